@@ -1,0 +1,38 @@
+# hoodie-datasource developer commands. `make help` lists them.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help install test test-unit demo bench clean java-check
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+java-check:  ## Spark needs Java 17 or newer
+	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is required: apt-get install openjdk-17-jre-headless (or set JAVA_HOME)"; exit 1; }
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	 if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then echo "Java 17+ is required, found: $$(java -version 2>&1 | head -1). Install openjdk-17-jre-headless."; exit 1; fi
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: java-check $(STAMP)  ## create .venv with the library and its test tools
+
+test: install  ## run the whole test suite
+	$(PY) -m pytest -q
+
+test-unit: install  ## only the tests that need no JVM
+	$(PY) -m pytest -q tests/unit
+
+demo: install  ## the trips example end to end on local Spark, in ./demo-output
+	$(PY) -m hoodie_datasource.demo demo-output/trips
+
+bench: install  ## benchmarks (see benchmarks/README.md)
+	$(PY) benchmarks/bench_upsert.py $(BENCH_ARGS)
+
+clean:  ## remove the venv and build leftovers
+	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse

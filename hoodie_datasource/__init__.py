@@ -1,0 +1,45 @@
+"""hoodie-datasource: Apache Hudi tables (upserts, incremental pulls) for PySpark, in Python.
+
+    import hoodie_datasource
+    hoodie_datasource.register(spark)
+    df.write.format("hoodie").option("recordkey.field", "uuid").mode("upsert").save(path)
+    spark.read.format("hoodie").load(path)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hoodie_datasource.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    HoodieConfigError,
+    HoodieError,
+    HoodieIndexError,
+    InvalidRecordError,
+    InvalidTablePathError,
+    SchemaMismatchError,
+    TableNotFoundError,
+    TimelineError,
+    UnsupportedTableError,
+)
+from hoodie_datasource.table.hoodie_table import HoodieTable
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__version__ = "0.1.0"
+
+
+def register(spark: SparkSession) -> None:
+    """Register ``format("hoodie")`` and the Hudi write modes on a SparkSession (classic or Connect)."""
+    from hoodie_datasource.spark.register import register as _register
+
+    _register(spark)
+
+
+__all__ = [
+    "CommitConflictError", "CorruptFileError", "HoodieConfigError", "HoodieError", "HoodieIndexError",
+    "HoodieTable", "InvalidRecordError", "InvalidTablePathError", "SchemaMismatchError", "TableNotFoundError",
+    "TimelineError", "UnsupportedTableError", "register",
+]

@@ -1,0 +1,1 @@
+"""Options: every key users may pass, resolved once into frozen typed configs."""

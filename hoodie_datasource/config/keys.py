@@ -1,0 +1,109 @@
+"""The options users may pass, with their Apache Hudi keys and short aliases."""
+
+from __future__ import annotations
+
+from hoodie_datasource.config.property import (
+    ConfigProperty,
+    OptionCatalog,
+    parse_bool,
+    parse_field_list,
+    parse_float,
+    parse_int,
+)
+
+MB = 1024 * 1024
+
+WRITE_OPERATIONS = (
+    "upsert",
+    "insert",
+    "bulk_insert",
+    "delete",
+    "insert_overwrite",
+    "insert_overwrite_table",
+    "delete_partition",
+)
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE")
+BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+PAYLOAD_CLASSES = (
+    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+    "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+)
+COMPRESSION_CODECS = ("snappy", "gzip", "zstd", "uncompressed", "lz4", "brotli")
+
+TABLE_NAME = ConfigProperty("hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"))
+RECORD_KEY = ConfigProperty(
+    "hoodie.datasource.write.recordkey.field", (), ("recordkey.field",), parser=parse_field_list
+)
+PARTITION_PATH = ConfigProperty(
+    "hoodie.datasource.write.partitionpath.field", (), ("partitionpath.field",), parser=parse_field_list
+)
+PRECOMBINE = ConfigProperty(
+    "hoodie.datasource.write.precombine.field", None, ("precombine.field", "hoodie.table.ordering.fields")
+)
+OPERATION = ConfigProperty(
+    "hoodie.datasource.write.operation", "upsert", ("operation", "hoodie.operation"), choices=WRITE_OPERATIONS
+)
+TABLE_TYPE = ConfigProperty(
+    "hoodie.datasource.write.table.type",
+    None,
+    ("storage.type", "table.type", "hoodie.datasource.write.storage.type", "type"),
+    choices=TABLE_TYPES,
+)
+HIVE_STYLE = ConfigProperty(
+    "hoodie.datasource.write.hive_style_partitioning",
+    None,
+    ("hive_style_partitioning",),
+    parser=parse_bool,
+)
+URL_ENCODE = ConfigProperty(
+    "hoodie.datasource.write.partitionpath.urlencode", False, ("partitionpath.urlencode",), parser=parse_bool
+)
+KEYGEN_CLASS = ConfigProperty("hoodie.datasource.write.keygenerator.class", None, ("keygenerator.class",))
+PAYLOAD_CLASS = ConfigProperty(
+    "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES
+)
+INDEX_TYPE = ConfigProperty("hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES)
+BLOOM_NUM_ENTRIES = ConfigProperty("hoodie.index.bloom.num_entries", 60000, parser=parse_int)
+BLOOM_FPP = ConfigProperty("hoodie.index.bloom.fpp", 1e-9, parser=parse_float)
+BLOOM_FILTER_TYPE = ConfigProperty(
+    "hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=BLOOM_FILTER_TYPES
+)
+BLOOM_MAX_ENTRIES = ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", 100000, parser=parse_int)
+PRUNE_BY_RANGES = ConfigProperty("hoodie.bloom.index.prune.by.ranges", True, parser=parse_bool)
+MAX_FILE_SIZE = ConfigProperty("hoodie.parquet.max.file.size", 120 * MB, parser=parse_int)
+SMALL_FILE_LIMIT = ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB, parser=parse_int)
+RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", 1024, parser=parse_int)
+COMPRESSION = ConfigProperty(
+    "hoodie.parquet.compression.codec", "snappy", ("compression",), choices=COMPRESSION_CODECS
+)
+COMBINE_BEFORE_UPSERT = ConfigProperty("hoodie.combine.before.upsert", True, parser=parse_bool)
+COMBINE_BEFORE_INSERT = ConfigProperty("hoodie.combine.before.insert", False, parser=parse_bool)
+PARALLELISM = ConfigProperty(
+    "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
+)
+
+QUERY_TYPE = ConfigProperty(
+    "hoodie.datasource.query.type", "snapshot", ("query", "query.type", "hoodie.datasource.view.type"),
+    choices=QUERY_TYPES,
+)
+BEGIN_INSTANT = ConfigProperty(
+    "hoodie.datasource.read.begin.instanttime", None, ("begin.instant", "begin.instanttime")
+)
+END_INSTANT = ConfigProperty("hoodie.datasource.read.end.instanttime", None, ("end.instant", "end.instanttime"))
+AS_OF_INSTANT = ConfigProperty("as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"))
+READ_SPLIT_SIZE = ConfigProperty("hoodie.read.split.size", 128 * MB, ("split.size",), parser=parse_int)
+
+WRITE_PROPERTIES = (
+    TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
+    KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
+    BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE, SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
+    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM,
+)
+READ_PROPERTIES = (QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE)
+
+# Keys Spark itself adds to the options it hands a data source.
+SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external", "is_managed_location")
+
+CATALOG = OptionCatalog(WRITE_PROPERTIES + READ_PROPERTIES)

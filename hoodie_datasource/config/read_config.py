@@ -1,0 +1,57 @@
+"""ReadConfig: the query options, resolved and validated once at ``load()``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hoodie_datasource.config import keys as k
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.timeline.instant import validate_instant_time
+
+
+@dataclass(frozen=True)
+class ReadConfig:
+    query_type: str = "snapshot"
+    begin_instant: str | None = None
+    end_instant: str | None = None
+    as_of_instant: str | None = None
+    split_size: int = 128 * k.MB
+
+
+def _instant(value: str | None, key: str) -> str | None:
+    if value is None or value == "":
+        return None
+    value = value.strip().replace("-", "").replace(":", "").replace(" ", "").replace("T", "").replace(".", "")
+    if value.isdigit() and len(value) < 14:  # Hudi accepts e.g. "000" for "from the beginning"
+        value = value.ljust(17, "0")
+    try:
+        return validate_instant_time(value, f"Option {key!r}")
+    except Exception as exc:
+        raise HoodieConfigError(str(exc)) from None
+
+
+def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
+    catalog = k.CATALOG
+    catalog.check_unknown(options, k.SPARK_PASSTHROUGH)
+    get = lambda prop: catalog.resolve(options, prop)  # noqa: E731
+    cfg = ReadConfig(
+        query_type=get(k.QUERY_TYPE),
+        begin_instant=_instant(get(k.BEGIN_INSTANT), k.BEGIN_INSTANT.key),
+        end_instant=_instant(get(k.END_INSTANT), k.END_INSTANT.key),
+        as_of_instant=_instant(get(k.AS_OF_INSTANT), k.AS_OF_INSTANT.key),
+        split_size=get(k.READ_SPLIT_SIZE),
+    )
+    if cfg.query_type == "incremental" and cfg.begin_instant is None:
+        raise HoodieConfigError(
+            "query=incremental needs option 'begin.instant' (hoodie.datasource.read.begin.instanttime): "
+            "records committed after it are returned; use '000' for everything"
+        )
+    if cfg.query_type != "incremental" and (cfg.begin_instant or cfg.end_instant):
+        raise HoodieConfigError(
+            "Options begin.instant / end.instant only apply to query=incremental; "
+            f"the query type is {cfg.query_type!r}"
+        )
+    if cfg.query_type == "incremental" and cfg.as_of_instant:
+        raise HoodieConfigError("as.of.instant cannot be combined with query=incremental; use end.instant")
+    return cfg

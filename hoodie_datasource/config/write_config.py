@@ -1,0 +1,188 @@
+"""WriteConfig: every write option resolved and validated once, before any file is touched."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hoodie_datasource.config import keys as k
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.table.table_config import (
+    PAYLOAD_OVERWRITE_LATEST,
+    TableConfig,
+)
+from hoodie_datasource.write.keygen import KeyGenerator
+
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    index_type: str = "BLOOM"
+    bloom_num_entries: int = 60000
+    bloom_fpp: float = 1e-9
+    bloom_filter_type: str = "DYNAMIC_V0"
+    bloom_max_entries: int = 100000
+    prune_by_ranges: bool = True
+
+    @property
+    def is_global(self) -> bool:
+        return self.index_type == "GLOBAL_BLOOM"
+
+    @property
+    def uses_bloom(self) -> bool:
+        return self.index_type in ("BLOOM", "GLOBAL_BLOOM")
+
+
+@dataclass(frozen=True)
+class FileSizing:
+    max_file_size: int = 120 * k.MB
+    small_file_limit: int = 100 * k.MB
+    record_size_estimate: int = 1024
+    compression: str = "snappy"
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    table_name: str
+    table_type: str
+    operation: str
+    keygen: KeyGenerator
+    precombine_field: str | None
+    payload_class: str
+    index: IndexConfig
+    sizing: FileSizing
+    combine_before_upsert: bool = True
+    combine_before_insert: bool = False
+    parallelism: int = 0
+
+    @property
+    def event_time_ordering(self) -> bool:
+        """DefaultHoodieRecordPayload: a stored record wins over an incoming one with a lower ordering value."""
+        return self.payload_class.endswith("DefaultHoodieRecordPayload")
+
+    @property
+    def dedupes(self) -> bool:
+        if self.operation in ("upsert", "delete"):
+            return self.combine_before_upsert
+        return self.combine_before_insert
+
+    def table_config(self, create_schema: str | None) -> TableConfig:
+        return TableConfig(
+            name=self.table_name,
+            table_type=self.table_type,
+            version=6,
+            timeline_layout_version=1,
+            record_key_fields=self.keygen.record_key_fields,
+            partition_fields=self.keygen.partition_fields,
+            precombine_field=self.precombine_field,
+            keygen_class=self.keygen.class_name,
+            hive_style_partitioning=self.keygen.hive_style,
+            url_encode_partitions=self.keygen.url_encode,
+            populate_meta_fields=True,
+            base_file_format="PARQUET",
+            payload_class=self.payload_class,
+            create_schema=create_schema,
+        )
+
+
+def _merge_with_table(name: str, given, stored, label: str):
+    """Use the table's stored value; a different explicit one is an error, not a silent override."""
+    if stored is None:
+        return given
+    if given not in (None, (), "") and given != stored:
+        raise HoodieConfigError(
+            f"Option {label} is {given!r} but the table was created with {stored!r}; "
+            f"a table's {name} cannot change"
+        )
+    return stored
+
+
+def resolve_write_config(options: Mapping[str, str], existing: TableConfig | None) -> WriteConfig:
+    catalog = k.CATALOG
+    catalog.check_unknown(options, k.SPARK_PASSTHROUGH)
+    get = lambda prop: catalog.resolve(options, prop)  # noqa: E731
+
+    table_name = _merge_with_table("name", get(k.TABLE_NAME), existing.name if existing else None, "table.name")
+    if not table_name:
+        raise HoodieConfigError("Option 'hoodie.table.name' (or 'table.name') is required to create a table")
+    if not _TABLE_NAME.match(table_name):
+        raise HoodieConfigError(
+            f"Invalid table name {table_name!r}: use letters, digits and underscores, starting with a letter"
+        )
+    table_type = _merge_with_table(
+        "type", get(k.TABLE_TYPE), existing.table_type if existing else None, "hoodie.datasource.write.table.type"
+    ) or "COPY_ON_WRITE"
+    if table_type == "MERGE_ON_READ":
+        raise HoodieConfigError(
+            "table type MERGE_ON_READ is not supported yet; valid values today: COPY_ON_WRITE"
+        )
+    record_keys = _merge_with_table(
+        "record key fields",
+        get(k.RECORD_KEY),
+        existing.record_key_fields if existing and existing.record_key_fields else None,
+        "hoodie.datasource.write.recordkey.field",
+    )
+    if not record_keys:
+        raise HoodieConfigError("Option 'hoodie.datasource.write.recordkey.field' (or 'recordkey.field') is required")
+    partitions = _merge_with_table(
+        "partition fields",
+        get(k.PARTITION_PATH),
+        existing.partition_fields if existing else None,
+        "hoodie.datasource.write.partitionpath.field",
+    )
+    precombine = _merge_with_table(
+        "precombine field",
+        get(k.PRECOMBINE),
+        existing.precombine_field if existing else None,
+        "hoodie.datasource.write.precombine.field",
+    )
+    hive_style = get(k.HIVE_STYLE)
+    if existing is not None:
+        hive_style = _merge_with_table(
+            "hive-style partitioning", hive_style, existing.hive_style_partitioning,
+            "hoodie.datasource.write.hive_style_partitioning",
+        )
+    url_encode = get(k.URL_ENCODE) if existing is None else existing.url_encode_partitions
+    payload = get(k.PAYLOAD_CLASS) or (existing.payload_class if existing else PAYLOAD_OVERWRITE_LATEST)
+    keygen_class = get(k.KEYGEN_CLASS)
+    keygen = KeyGenerator(tuple(record_keys), tuple(partitions or ()), bool(hive_style), bool(url_encode))
+    if keygen_class and keygen_class.rsplit(".", 1)[-1] not in (
+        "SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator",
+    ):
+        raise HoodieConfigError(
+            f"Unsupported key generator {keygen_class!r}; valid values: "
+            "org.apache.hudi.keygen.SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator"
+        )
+    index = IndexConfig(
+        index_type=get(k.INDEX_TYPE),
+        bloom_num_entries=get(k.BLOOM_NUM_ENTRIES),
+        bloom_fpp=get(k.BLOOM_FPP),
+        bloom_filter_type=get(k.BLOOM_FILTER_TYPE),
+        bloom_max_entries=get(k.BLOOM_MAX_ENTRIES),
+        prune_by_ranges=get(k.PRUNE_BY_RANGES),
+    )
+    if not 0 < index.bloom_fpp < 1 or index.bloom_num_entries <= 0:
+        raise HoodieConfigError("hoodie.index.bloom.fpp must be in (0, 1) and hoodie.index.bloom.num_entries > 0")
+    sizing = FileSizing(
+        max_file_size=get(k.MAX_FILE_SIZE),
+        small_file_limit=get(k.SMALL_FILE_LIMIT),
+        record_size_estimate=get(k.RECORD_SIZE_ESTIMATE),
+        compression=get(k.COMPRESSION),
+    )
+    if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or sizing.record_size_estimate <= 0:
+        raise HoodieConfigError("File sizes must be positive: check hoodie.parquet.max.file.size and friends")
+    return WriteConfig(
+        table_name=table_name,
+        table_type=table_type,
+        operation=get(k.OPERATION),
+        keygen=keygen,
+        precombine_field=precombine or None,
+        payload_class=payload,
+        index=index,
+        sizing=sizing,
+        combine_before_upsert=get(k.COMBINE_BEFORE_UPSERT),
+        combine_before_insert=get(k.COMBINE_BEFORE_INSERT),
+        parallelism=get(k.PARALLELISM),
+    )

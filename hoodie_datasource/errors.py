@@ -1,0 +1,49 @@
+"""The exception hierarchy: one base, ``HoodieError``, and a subclass per kind of failure.
+
+Messages name the offending option, value or path and, where there is a fixed set, the valid
+choices, so a user can fix the call without reading the source.
+"""
+
+
+class HoodieError(Exception):
+    """Base of every error raised by hoodie-datasource."""
+
+
+class HoodieConfigError(HoodieError, ValueError):
+    """An option is unknown, missing, or has a value outside its valid choices."""
+
+
+class TableNotFoundError(HoodieError):
+    """The path holds no Hudi table (no ``.hoodie/hoodie.properties``)."""
+
+
+class InvalidTablePathError(HoodieError):
+    """The path holds something that is not a Hudi table, so it cannot be written as one."""
+
+
+class UnsupportedTableError(HoodieError):
+    """The table uses a feature or version this library does not read or write."""
+
+
+class TimelineError(HoodieError):
+    """The timeline is inconsistent or an instant cannot be found or created."""
+
+
+class CommitConflictError(TimelineError):
+    """An instant file that must be created exactly once already exists."""
+
+
+class SchemaMismatchError(HoodieError):
+    """Incoming data does not fit the table's schema."""
+
+
+class InvalidRecordError(HoodieError):
+    """A record cannot be written: a null or missing record key or partition value."""
+
+
+class HoodieIndexError(HoodieError):
+    """The index cannot be built or read (for example a base file lost its bloom footer)."""
+
+
+class CorruptFileError(HoodieError):
+    """A data, log or metadata file cannot be parsed."""

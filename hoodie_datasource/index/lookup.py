@@ -1,0 +1,75 @@
+"""Tagging records with the file group that holds their key (Hudi's bloom index, columnar).
+
+Step 1 ``range_candidates``: pair each record with the files of its partition (every partition for
+a global index) whose [min, max] key range contains its key.
+Step 2 ``confirm_in_file``: per file, keep candidates its bloom filter may contain, then read the
+file's key column once and keep exact matches, so a bloom false positive never turns an insert
+into a phantom update (or an update into a duplicate).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.index.bloom_filter import read_bloom_filter
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.write.base_file_writer import read_record_keys
+
+
+def range_candidates(
+    keys: pa.Array,
+    partitions: pa.Array,
+    files: Sequence[FileKeyRange],
+    prune_by_ranges: bool,
+    global_index: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(record row, file position) pairs worth checking."""
+    rows_out: list[np.ndarray] = []
+    files_out: list[np.ndarray] = []
+    by_partition: dict[str, np.ndarray] = {}
+    if not global_index:
+        encoded = pc.dictionary_encode(partitions)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
+        for code, name in enumerate(encoded.dictionary.to_pylist()):
+            by_partition[name] = order[bounds[code]:bounds[code + 1]]
+    everything = np.arange(len(keys))
+    for position, file in enumerate(files):
+        rows = everything if global_index else by_partition.get(file.partition)
+        if rows is None or len(rows) == 0:
+            continue
+        if prune_by_ranges and file.min_key is not None and file.max_key is not None:
+            subset = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
+            inside = pc.and_(pc.greater_equal(subset, file.min_key), pc.less_equal(subset, file.max_key))
+            rows = rows[inside.to_numpy(zero_copy_only=False)]
+        if len(rows):
+            rows_out.append(rows)
+            files_out.append(np.full(len(rows), position, dtype=np.int64))
+    if not rows_out:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return np.concatenate(rows_out), np.concatenate(files_out)
+
+
+def confirm_in_file(base_path: str, base_file: str, candidate_keys: pa.Array, use_bloom: bool) -> np.ndarray:
+    """A bool per candidate key: is it really stored in ``base_file``?"""
+    path = os.path.join(base_path, base_file)
+    maybe = np.ones(len(candidate_keys), dtype=bool)
+    if use_bloom and len(candidate_keys):
+        bloom = read_bloom_filter(path)
+        if bloom is not None:
+            maybe = np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
+    if not maybe.any():
+        return maybe
+    checked = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
+    found = pc.is_in(checked, value_set=read_record_keys(path).combine_chunks()).to_numpy(zero_copy_only=False)
+    result = np.zeros(len(candidate_keys), dtype=bool)
+    result[np.nonzero(maybe)[0][found]] = True
+    return result

@@ -1,0 +1,1 @@
+"""The read path: query planning (snapshot, read-optimized, incremental, time travel) and file reading."""

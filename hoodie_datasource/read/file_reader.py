@@ -1,0 +1,40 @@
+"""Reading base files as Arrow batches in the table's schema, with an optional row filter.
+
+A filter is handed to pyarrow's dataset scanner, which skips row groups by their min/max
+statistics and filters rows; a file written before a column existed reads it as nulls.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from hoodie_datasource.write.records import conform
+
+BATCH_ROWS = 65536
+
+
+def read_base_file(
+    base_path: str,
+    relative: str,
+    schema: pa.Schema,
+    row_filter: pc.Expression | None = None,
+    filter_columns: frozenset[str] = frozenset(),
+) -> Iterator[pa.RecordBatch]:
+    dataset = ds.dataset(os.path.join(base_path, relative), format="parquet")
+    file_columns = set(dataset.schema.names)
+    pushable = row_filter is not None and filter_columns <= file_columns
+    columns = [name for name in schema.names if name in file_columns]
+    scanner = dataset.scanner(
+        columns=columns, filter=row_filter if pushable else None, batch_size=BATCH_ROWS, use_threads=False
+    )
+    for batch in scanner.to_batches():
+        table = conform(pa.Table.from_batches([batch]), schema)
+        if row_filter is not None and not pushable:
+            table = table.filter(row_filter)
+        if table.num_rows:
+            yield from table.to_batches()

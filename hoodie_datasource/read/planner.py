@@ -1,0 +1,79 @@
+"""Query planning: which files to read, with which row filter, for each query type.
+
+* snapshot: latest committed slice of every file group (as of ``as.of.instant`` for time travel)
+* read_optimized: the same, base files only (identical to snapshot for COW)
+* incremental: the file groups that the completed writes in (begin, end] touched, found through
+  their commit metadata (no table scan), and only rows with ``_hoodie_commit_time`` in that range.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.table_config import TableConfig, load_table_config
+from hoodie_datasource.timeline.commit_metadata import write_stats_of
+from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.write.records import META_COLUMNS, meta_schema
+from hoodie_datasource.write.table_schema import table_data_schema
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    base_path: str
+    table: TableConfig
+    schema: pa.Schema  # meta columns (when the table has them) + data columns
+    slices: tuple[FileSlice, ...]
+    commit_range: tuple[str, str] | None  # (begin exclusive, end inclusive) for incremental
+
+
+def table_schema(timeline: Timeline) -> pa.Schema:
+    data = table_data_schema(timeline) or pa.schema([])
+    if not timeline.config.populate_meta_fields:
+        return data
+    return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
+
+
+def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
+    base_path = local_path(path)
+    table = load_table_config(base_path)
+    timeline = Timeline.load(base_path, table)
+    schema = table_schema(timeline)
+    view = FileSystemView(base_path, timeline)
+    commit_range = None
+    if cfg.query_type == "incremental":
+        begin = cfg.begin_instant or "0"
+        latest = timeline.last_completed_write()
+        end = cfg.end_instant or (latest.timestamp if latest else begin)
+        in_range = [i for i in timeline.completed() if begin < i.timestamp <= end]
+        touched = {
+            (s.get("partitionPath") or "", s["fileId"])
+            for instant in in_range
+            for s in write_stats_of(timeline.read_metadata(instant))
+            if s.get("fileId")
+        }
+        slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
+        commit_range = (begin, end)
+    else:
+        slices = view.latest_file_slices(as_of=cfg.as_of_instant)
+    for s in slices:
+        if s.base_file is not None and s.base_file.extension != "parquet":
+            raise UnsupportedTableError(
+                f"Base file {s.base_relative_path} is in format {s.base_file.extension!r}; "
+                "only parquet base files are supported (Lance base files of table version 9 are not)"
+            )
+        if s.log_files and cfg.query_type != "read_optimized":
+            raise UnsupportedTableError(
+                f"File group {s.file_id} has log files (merge-on-read); snapshot reads of merge-on-read "
+                "tables are not supported yet: use query=read_optimized"
+            )
+    return ReadPlan(base_path, table, schema, tuple(slices), commit_range)

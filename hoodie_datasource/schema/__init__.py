@@ -1,0 +1,1 @@
+"""Schemas: Avro (as Hudi stores them in commit metadata) <-> Arrow."""

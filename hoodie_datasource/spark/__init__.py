@@ -1,0 +1,1 @@
+"""The Spark edge: the only package that imports pyspark."""

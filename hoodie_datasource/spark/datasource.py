@@ -1,0 +1,57 @@
+"""``format("hoodie")``: the PySpark Python data source.
+
+Reads go straight through it. Writes made with ``df.write.format("hoodie").save()`` after
+``hoodie_datasource.register(spark)`` never reach it: they run the distributed write DAG
+(``spark.write_dag``). Writes that do reach it (SQL ``INSERT``, ``insertInto``, or a session
+without ``register``) are staged by the tasks and written in ``commit()`` by the local engine,
+so they are correct whatever their input partitioning.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.types import StructType
+
+from hoodie_datasource.config.read_config import resolve_read_config
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.spark.reader import HoodieFilteringReader, HoodieReader
+from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
+
+
+def _path(options: dict[str, str]) -> str:
+    path = options.get("path") or options.get("location")
+    if not path:
+        raise HoodieConfigError("A table path is required: use .load(path) / .save(path) or option('path', ...)")
+    return path
+
+
+class HoodieDataSource(DataSource):
+    """Hudi tables as ``format("hoodie")``, with filter pushdown."""
+
+    filter_pushdown = True
+
+    @classmethod
+    def name(cls) -> str:
+        return "hoodie"
+
+    def schema(self) -> StructType:
+        cfg = resolve_read_config(self.options)
+        return spark_schema(plan_read(_path(self.options), cfg).schema)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        cfg = resolve_read_config(self.options)
+        plan = plan_read(_path(self.options), cfg)
+        reader_class = HoodieFilteringReader if self.filter_pushdown else HoodieReader
+        return reader_class(plan, cfg, spark_arrow_schema(schema))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from hoodie_datasource.spark.staged_writer import StagedWriter
+
+        return StagedWriter.create(dict(self.options), schema, overwrite)
+
+
+class HoodieDataSourceNoPushdown(HoodieDataSource):
+    """The same source for sessions that did not enable Python filter pushdown (see pyspark_hoodie)."""
+
+    filter_pushdown = False

@@ -1,0 +1,78 @@
+"""``hoodie_datasource.register(spark)``: the one call that makes ``format("hoodie")`` complete.
+
+It registers the data source, enables Python filter pushdown, and routes
+``df.write.format("hoodie")...save()`` (with the Hudi operation as the save mode, or
+``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from pyspark.sql import DataFrame, SparkSession
+
+from hoodie_datasource.config import keys as k
+from hoodie_datasource.errors import HoodieConfigError, HoodieError
+from hoodie_datasource.spark import save_modes
+from hoodie_datasource.spark.datasource import HoodieDataSource
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.table_config import table_exists
+
+logger = logging.getLogger(__name__)
+
+_ERROR_MODES = (None, "error", "errorifexists", "default")
+
+
+def _operation(options: dict[str, str], mode: str | None) -> str | None:
+    """The Hudi operation a save mode asks for, or None when the save is a no-op (ignore)."""
+    given = k.CATALOG.resolve(options, k.OPERATION) if any(
+        n.lower() in options for n in k.OPERATION.names) else None
+    if mode in save_modes.HOODIE_WRITE_OPERATIONS:
+        if given and given != mode:
+            raise HoodieConfigError(f"mode({mode!r}) conflicts with option hoodie.datasource.write.operation={given!r}")
+        return mode
+    if mode == "overwrite":
+        if given and given not in ("insert_overwrite", "insert_overwrite_table"):
+            raise HoodieConfigError(
+                f"mode('overwrite') replaces the table; it cannot run operation {given!r} "
+                "(use mode('append') with that operation, or insert_overwrite / insert_overwrite_table)"
+            )
+        return given or "insert_overwrite_table"
+    if mode == "append":
+        return given or "upsert"
+    if mode in _ERROR_MODES or mode == "ignore":
+        return given or "upsert"
+    valid = ", ".join(["append", "overwrite", "ignore", "error", *sorted(save_modes.HOODIE_WRITE_OPERATIONS)])
+    raise HoodieConfigError(f"Unknown save mode {mode!r} for format hoodie; valid modes: {valid}")
+
+
+def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, path: str | None) -> None:
+    """The save handler: validate the mode, then run the write DAG."""
+    from hoodie_datasource.spark.write_dag import write_dataframe
+
+    opts = {key.lower(): value for key, value in options.items()}
+    path = path or opts.pop("path", None)
+    if not path:
+        raise HoodieConfigError("A table path is required: .save(path) or option('path', ...)")
+    operation = _operation(opts, mode)
+    if mode in _ERROR_MODES or mode == "ignore":
+        if table_exists(local_path(path)):
+            if mode == "ignore":
+                logger.info("Table at %s exists; mode('ignore') writes nothing", path)
+                return
+            raise HoodieError(
+                f"A hoodie table already exists at {path}; use mode('append') (with an operation), "
+                "mode('upsert') / mode('insert') / ..., or mode('overwrite')"
+            )
+    opts[k.OPERATION.key] = operation
+    for alias in k.OPERATION.aliases:
+        opts.pop(alias, None)
+    write_dataframe(df, path, opts)
+
+
+def register(spark: SparkSession) -> None:
+    """Register ``format("hoodie")`` and the Hudi save modes on ``spark`` (idempotent)."""
+    spark.dataSource.register(HoodieDataSource)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    save_modes.install(save_dataframe)

@@ -1,0 +1,87 @@
+"""The data source writer for writes that bypass ``register()``'s DAG (SQL INSERT, insertInto).
+
+Spark gives the writer its input as the user partitioned it and no SparkSession in ``commit()``,
+so tasks only stage their rows (``.hoodie/.temp/staging-<id>/``) and ``commit()`` runs the whole
+write with the local engine: correct for any input partitioning, bounded by one process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.write_config import resolve_write_config
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
+from hoodie_datasource.write.local_engine import write_local
+
+
+@dataclass
+class StagedFile(WriterCommitMessage):
+    path: str
+    rows: int
+
+
+class StagedWriter(DataSourceArrowWriter):
+    def __init__(self, options: dict[str, str], staging: str, base_path: str):
+        self.options = options
+        self.staging = staging
+        self.base_path = base_path
+
+    @staticmethod
+    def create(options: dict[str, str], schema: StructType, overwrite: bool) -> StagedWriter:
+        path = options.get("path") or options.get("location")
+        if not path:
+            raise HoodieConfigError("A table path is required: use .save(path) or option('path', ...)")
+        base_path = local_path(path)
+        options = dict(options)
+        if overwrite:
+            options[k.OPERATION.key] = "insert_overwrite_table"
+        # fail now, in the planning worker, rather than after every task ran
+        resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
+        staging = os.path.join(base_path, METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
+        return StagedWriter(options, staging, base_path)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        name = f"part-{task.partitionId() if task else 0}-{task.attemptNumber() if task else 0}.parquet"
+        os.makedirs(self.staging, exist_ok=True)
+        path = os.path.join(self.staging, name)
+        rows = 0
+        writer = None
+        try:
+            for batch in iterator:
+                if writer is None:
+                    writer = pq.ParquetWriter(path, batch.schema)
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+        return StagedFile(path if rows else "", rows)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        try:
+            staged = [m.path for m in messages if isinstance(m, StagedFile) and m.path]
+            tables = [pq.read_table(p) for p in staged]
+            if not tables:
+                return
+            data = pa.concat_tables(tables, promote_options="default")
+            write_local(self.base_path, data, self.options)
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)

@@ -1,0 +1,174 @@
+"""The distributed write: the Hoodie upsert DAG expressed with DataFrame operations.
+
+Runs in the user's Python process (classic or Spark Connect); records only ever move between
+Spark tasks, the driver sees index metadata (min/max keys per file), per-partition counts and
+write stats::
+
+    input --mapInArrow(keys)--> keyed (persisted)
+    keyed --mapInArrow(range candidates)--> candidates --repartition(file)--mapInArrow(bloom + exact)--> locations
+    keyed LEFT JOIN locations --> tagged (persisted) --count inserts per partition--> profile -> insert plan
+    tagged --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
+    driver: commit (the completed instant file)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from hoodie_datasource.table.file_names import write_token
+from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write import tagging
+from hoodie_datasource.write.file_group_writer import WriteContext, WriteTarget, write_file_group
+from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
+from hoodie_datasource.write.partitioner import InsertPlan
+from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.write.write_client import WriteSession, start_write
+
+logger = logging.getLogger(__name__)
+
+STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
+
+
+def _add_keys(keygen: KeyGenerator, is_delete: bool):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield from tagging.with_keys(pa.Table.from_batches([batch]), keygen, is_delete).to_batches()
+    return run
+
+
+def _candidates(files, prune: bool, global_index: bool):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield from tagging.candidates(pa.Table.from_batches([batch]), files, prune, global_index).to_batches()
+    return run
+
+
+def _confirm(base_path: str, use_bloom: bool):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # all candidates of a file are in this task: check each file once
+        table = pa.Table.from_batches(list(batches), schema=tagging.CANDIDATE_SCHEMA)
+        yield from tagging.confirm(base_path, table, use_bloom).to_batches()
+    return run
+
+
+def _split_moves(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield from tagging.split_partition_moves(pa.Table.from_batches([batch])).to_batches()
+
+
+def _route(plan: InsertPlan):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield from tagging.route(pa.Table.from_batches([batch]), plan).to_batches()
+    return run
+
+
+def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarget]):
+    def run(key: tuple, table: pa.Table) -> pa.Table:
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        token = write_token(task.partitionId(), task.stageId(), task.taskAttemptId()) if task else "0-0-0"
+        partition, file_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key[:2])
+        target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
+        stat = write_file_group(ctx, target, table, token, task.partitionId() if task else 0)
+        rows = [json.dumps(stat.as_dict())] if stat is not None else []
+        return pa.table({"stat": pa.array(rows, pa.string())})
+    return run
+
+
+def _schema_with(df: DataFrame, *fields: tuple[str, T.DataType]) -> T.StructType:
+    return T.StructType(list(df.schema.fields) + [T.StructField(n, t, True) for n, t in fields])
+
+
+def _timed(session: WriteSession, stage: str, started: float) -> float:
+    now = time.monotonic()
+    session.stage_seconds[stage] = now - started
+    return now
+
+
+def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str:
+    """Run one write of ``df`` into the table at ``path``; return the committed instant time."""
+    arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
+    session = start_write(path, options, arrow_schema)
+    persisted: list[DataFrame] = []
+    try:
+        return _run(session, df, persisted)
+    except BaseException:
+        session.abort()
+        raise
+    finally:
+        for frame in persisted:
+            frame.unpersist()
+
+
+def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> str:
+    cfg = session.config
+    t = time.monotonic()
+    keyed_schema = _schema_with(
+        df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
+        (IS_DELETE_COLUMN, T.BooleanType()),
+    )
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
+    persisted.append(keyed)
+    partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
+    t = _timed(session, "keys", t)
+    if cfg.operation == "delete_partition":
+        session.mark_inflight({})
+        return session.commit([], session.replaced_file_groups(partitions))
+
+    files = session.key_ranges(None if cfg.index.is_global else partitions)
+    location_fields = ((FILE_ID_COLUMN, T.StringType()), (LOCATION_PARTITION_COLUMN, T.StringType()))
+    if session.needs_tagging and files:
+        cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)
+        cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
+            _candidates(files, cfg.index.prune_by_ranges, cfg.index.is_global), cand_schema
+        )
+        locations = cands.repartition(max(1, min(len(files), 200)), "_hoodie_base_file").mapInArrow(
+            _confirm(session.base_path, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
+        )
+        on = [RECORD_KEY_COLUMN] if cfg.index.is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
+        locations = locations.select(*on, FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN).dropDuplicates(on)
+        tagged = keyed.join(locations, on=on, how="left").select(*keyed_schema.names, FILE_ID_COLUMN,
+                                                                 LOCATION_PARTITION_COLUMN)
+        if cfg.index.is_global:
+            tagged = tagged.mapInArrow(_split_moves, tagged.schema)
+    else:
+        tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in location_fields])
+    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    persisted.append(tagged)
+    counts = {
+        r[0]: r[1]
+        for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
+        .groupBy(PARTITION_PATH_COLUMN).count().collect()
+    }
+    t = _timed(session, "tag", t)
+
+    plan = session.insert_plan(counts, files)
+    session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
+    targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file, f.base_instant)
+               for f in files}
+    for partition, buckets in plan.by_partition.items():
+        for target in buckets.targets:
+            targets[(partition, target.file_id)] = target
+    t = _timed(session, "profile", t)
+
+    routed = tagged.mapInArrow(_route(plan), tagged.schema)
+    stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
+        _write_groups(session.context(), targets), STAT_SCHEMA
+    )
+    stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
+    _timed(session, "write", t)
+    return session.commit(stats, session.replaced_file_groups(partitions))

@@ -1,0 +1,1 @@
+"""File system access: local paths (``file:`` URIs accepted), atomic create-once files."""

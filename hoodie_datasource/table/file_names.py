@@ -1,0 +1,56 @@
+"""Base and log file names, and the write token Spark tasks put in them."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+BASE_FILE = re.compile(r"^([a-zA-Z0-9-]+)_([a-zA-Z0-9-]+)_([0-9]+)\.([a-zA-Z0-9]+)$")
+LOG_FILE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(?:_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+UNKNOWN_WRITE_TOKEN = "1-0-1"
+
+
+def new_file_id() -> str:
+    """``<uuid4>-0``, as FSUtils.createNewFileId makes with index 0."""
+    return f"{uuid.uuid4()}-0"
+
+
+def write_token(task_partition: int, stage_id: int, attempt_id: int) -> str:
+    return f"{task_partition}-{stage_id}-{attempt_id}"
+
+
+def base_file_name(file_id: str, token: str, instant_time: str, extension: str = "parquet") -> str:
+    return f"{file_id}_{token}_{instant_time}.{extension}"
+
+
+@dataclass(frozen=True, order=True)
+class BaseFileName:
+    file_id: str
+    write_token: str
+    instant_time: str
+    extension: str
+
+    @staticmethod
+    def parse(name: str) -> BaseFileName | None:
+        match = BASE_FILE.match(name)
+        return BaseFileName(*match.groups()) if match else None
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    file_id: str
+    instant_time: str  # v6: base instant of the slice; v8: the deltacommit's own time
+    version: int
+    write_token: str
+
+    @staticmethod
+    def parse(name: str) -> LogFileName | None:
+        match = LOG_FILE.match(name)
+        if not match or match.group(3) != "log" or match.group(9):
+            return None
+        return LogFileName(match.group(1), match.group(2), int(match.group(4)), match.group(5) or "")
+
+    def name(self) -> str:
+        return f".{self.file_id}_{self.instant_time}.log.{self.version}_{self.write_token}"

@@ -1,0 +1,60 @@
+"""``HoodieTable(path)``: the table from Python, without Spark: timeline, commits, rollback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hoodie_datasource.services.rollback import rollback_completed, rollback_failed_writes, rollback_pending
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.table_config import TableConfig, load_table_config
+from hoodie_datasource.timeline.instant import Instant
+from hoodie_datasource.timeline.timeline import Timeline
+
+
+@dataclass(frozen=True)
+class HoodieTable:
+    path: str
+
+    @property
+    def base_path(self) -> str:
+        return local_path(self.path)
+
+    @property
+    def config(self) -> TableConfig:
+        return load_table_config(self.base_path)
+
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.base_path, self.config)
+
+    def instants(self) -> list[Instant]:
+        return list(self.timeline().instants)
+
+    def completed_commits(self) -> list[str]:
+        return [i.timestamp for i in self.timeline().completed()]
+
+    def latest_commit(self) -> str | None:
+        latest = self.timeline().last_completed_write()
+        return latest.timestamp if latest else None
+
+    def commit_metadata(self, instant_time: str) -> dict[str, Any]:
+        timeline = self.timeline()
+        instant = timeline.find(instant_time)
+        if instant is None or not instant.is_completed:
+            from hoodie_datasource.errors import TimelineError
+
+            raise TimelineError(f"No completed instant {instant_time} in {self.path}")
+        return timeline.read_metadata(instant)
+
+    def rollback(self, instant_time: str | None = None) -> list[str]:
+        """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
+        every failed (pending) write. Returns the instants rolled back."""
+        timeline = self.timeline()
+        if instant_time is None:
+            return rollback_failed_writes(timeline)
+        instant = timeline.find(instant_time)
+        if instant is not None and not instant.is_completed:
+            rollback_pending(timeline, instant)
+        else:
+            rollback_completed(timeline, instant_time)
+        return [instant_time]

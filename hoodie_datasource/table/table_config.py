@@ -1,0 +1,170 @@
+"""The typed view of ``.hoodie/hoodie.properties``: what a table is, fixed at creation."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from hoodie_datasource.errors import TableNotFoundError, UnsupportedTableError
+from hoodie_datasource.storage.local import write_atomic
+from hoodie_datasource.table.properties import format_properties, parse_properties
+
+METAFOLDER = ".hoodie"
+PROPERTIES_FILE = "hoodie.properties"
+
+KEYGEN_SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
+KEYGEN_COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"
+KEYGEN_NONPARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+_KEYGEN_TYPES = {
+    "SIMPLE": KEYGEN_SIMPLE,
+    "COMPLEX": KEYGEN_COMPLEX,
+    "NON_PARTITION": KEYGEN_NONPARTITIONED,
+    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+}
+PAYLOAD_OVERWRITE_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+
+SUPPORTED_READ_VERSIONS = (6, 8, 9)
+
+
+def table_checksum(database: str, table: str) -> int:
+    """Hudi's ``hoodie.table.checksum``: CRC32 of ``"<database>.<table>"``."""
+    return zlib.crc32(f"{database}.{table}".encode())
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """Table-level settings read from, or about to be written to, hoodie.properties."""
+
+    name: str
+    table_type: str
+    version: int
+    timeline_layout_version: int
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    precombine_field: str | None
+    keygen_class: str
+    hive_style_partitioning: bool
+    url_encode_partitions: bool
+    populate_meta_fields: bool
+    base_file_format: str
+    payload_class: str
+    database: str = "default"
+    create_schema: str | None = None
+    timeline_path: str = ""
+    archive_folder: str = "archived"
+    raw: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @property
+    def timeline_dir(self) -> str:
+        """Relative to .hoodie: "" for v6 (layout 1), "timeline" for v8+ (layout 2)."""
+        return self.timeline_path
+
+    @staticmethod
+    def from_properties(props: dict[str, str]) -> TableConfig:
+        try:
+            version = int(props.get("hoodie.table.version", "0"))
+        except ValueError:
+            version = 0
+        if version not in SUPPORTED_READ_VERSIONS:
+            raise UnsupportedTableError(
+                f"Hudi table version {props.get('hoodie.table.version')!r} is not supported; "
+                f"supported versions: {', '.join(map(str, SUPPORTED_READ_VERSIONS))}"
+            )
+        layout = int(props.get("hoodie.timeline.layout.version", "1" if version < 8 else "2"))
+        keygen = props.get("hoodie.table.keygenerator.class") or _KEYGEN_TYPES.get(
+            props.get("hoodie.table.keygenerator.type", "").upper(), ""
+        )
+        ordering = props.get("hoodie.table.precombine.field") or props.get("hoodie.table.ordering.fields")
+        partition_fields = tuple(
+            f.split(":")[0].strip() for f in props.get("hoodie.table.partition.fields", "").split(",") if f.strip()
+        )
+        return TableConfig(
+            name=props.get("hoodie.table.name", ""),
+            table_type=props.get("hoodie.table.type", "COPY_ON_WRITE").upper(),
+            version=version,
+            timeline_layout_version=layout,
+            record_key_fields=tuple(
+                f.strip() for f in props.get("hoodie.table.recordkey.fields", "").split(",") if f.strip()
+            ),
+            partition_fields=partition_fields,
+            precombine_field=ordering or None,
+            keygen_class=keygen,
+            hive_style_partitioning=props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower()
+            == "true",
+            url_encode_partitions=props.get("hoodie.datasource.write.partitionpath.urlencode", "false").lower()
+            == "true",
+            populate_meta_fields=props.get("hoodie.populate.meta.fields", "true").lower() == "true",
+            base_file_format=props.get("hoodie.table.base.file.format", "PARQUET").upper(),
+            payload_class=props.get("hoodie.compaction.payload.class", PAYLOAD_OVERWRITE_LATEST),
+            database=props.get("hoodie.database.name", "default"),
+            create_schema=props.get("hoodie.table.create.schema"),
+            timeline_path=props.get("hoodie.timeline.path", "timeline") if layout >= 2 else "",
+            archive_folder=props.get("hoodie.archivelog.folder", "archived"),
+            raw=tuple(sorted(props.items())),
+        )
+
+    def to_properties(self) -> dict[str, str]:
+        """The properties a new version-6 table gets (what Hudi 0.14/0.15 writes)."""
+        props = {
+            "hoodie.table.name": self.name,
+            "hoodie.table.type": self.table_type,
+            "hoodie.table.version": str(self.version),
+            "hoodie.timeline.layout.version": str(self.timeline_layout_version),
+            "hoodie.database.name": self.database,
+            "hoodie.table.recordkey.fields": ",".join(self.record_key_fields),
+            "hoodie.table.keygenerator.class": self.keygen_class,
+            "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style_partitioning).lower(),
+            "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode_partitions).lower(),
+            "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.populate.meta.fields": str(self.populate_meta_fields).lower(),
+            "hoodie.table.base.file.format": self.base_file_format,
+            "hoodie.table.log.file.format": "HOODIE_LOG",
+            "hoodie.archivelog.folder": self.archive_folder,
+            "hoodie.table.timeline.timezone": "UTC",
+            "hoodie.compaction.payload.class": self.payload_class,
+            "hoodie.compaction.record.merger.strategy": EVENT_TIME_MERGE_STRATEGY,
+        }
+        if self.partition_fields:
+            props["hoodie.table.partition.fields"] = ",".join(self.partition_fields)
+        if self.precombine_field:
+            props["hoodie.table.precombine.field"] = self.precombine_field
+        if self.create_schema:
+            props["hoodie.table.create.schema"] = self.create_schema
+        props["hoodie.table.checksum"] = str(table_checksum(self.database, self.name))
+        return props
+
+
+def properties_path(base_path: str) -> str:
+    return os.path.join(base_path, METAFOLDER, PROPERTIES_FILE)
+
+
+def table_exists(base_path: str) -> bool:
+    return os.path.isfile(properties_path(base_path))
+
+
+def load_table_config(base_path: str) -> TableConfig:
+    path = properties_path(base_path)
+    try:
+        text = Path(path).read_text(encoding="latin-1")
+    except FileNotFoundError:
+        raise TableNotFoundError(f"No Hudi table at {base_path}: {path} does not exist") from None
+    return TableConfig.from_properties(parse_properties(text))
+
+
+def write_table_config(base_path: str, config: TableConfig) -> None:
+    """Create the .hoodie skeleton Hudi expects, then hoodie.properties (written atomically)."""
+    meta = os.path.join(base_path, METAFOLDER)
+    for sub in (".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids", ".temp", ".schema", config.archive_folder):
+        os.makedirs(os.path.join(meta, sub), exist_ok=True)
+    write_atomic(properties_path(base_path), format_properties(config.to_properties()).encode("latin-1"))

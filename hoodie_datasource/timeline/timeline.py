@@ -1,0 +1,147 @@
+"""Loading the active timeline and asking it questions.
+
+A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
+state. Queries return plain lists; nothing here writes (see ``timeline.transitions``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import fastavro
+
+from hoodie_datasource.errors import CorruptFileError, TimelineError
+from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
+from hoodie_datasource.timeline.instant import (
+    COMPACTION,
+    REPLACE_COMMIT,
+    WRITE_ACTIONS,
+    Instant,
+    State,
+)
+
+_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+AVRO_MAGIC = b"Obj\x01"
+
+
+def timeline_dir(base_path: str, config: TableConfig) -> str:
+    return os.path.join(base_path, METAFOLDER, config.timeline_dir) if config.timeline_dir else os.path.join(
+        base_path, METAFOLDER
+    )
+
+
+def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
+    """Commit-like metadata: JSON (layout 1) or one Avro record in a container (layout 2)."""
+    if not content.strip():
+        return {}
+    if content.startswith(AVRO_MAGIC):
+        try:
+            records = list(fastavro.reader(io.BytesIO(content)))
+        except Exception as exc:  # fastavro raises several unrelated types on bad input
+            raise CorruptFileError(f"Cannot read Avro instant file {where}: {exc}") from exc
+        return records[0] if records else {}
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise CorruptFileError(f"Cannot parse instant file {where} as JSON: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Timeline:
+    base_path: str
+    config: TableConfig
+    instants: tuple[Instant, ...]
+    # every timeline file seen per instant time, to tell compaction commits apart
+    actions_seen: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @staticmethod
+    def load(base_path: str, config: TableConfig) -> Timeline:
+        directory = timeline_dir(base_path, config)
+        latest: dict[str, Instant] = {}
+        seen: dict[str, set[str]] = {}
+        try:
+            names = os.listdir(directory)
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            instant = Instant.parse(name)
+            if instant is None:
+                continue
+            seen.setdefault(instant.timestamp, set()).add(instant.action)
+            current = latest.get(instant.timestamp)
+            if current is None or _STATE_RANK[instant.state] > _STATE_RANK[current.state]:
+                latest[instant.timestamp] = instant
+        # A pending compaction whose completed file exists is recorded as the completed commit.
+        ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
+        return Timeline(base_path, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()))
+
+    @property
+    def directory(self) -> str:
+        return timeline_dir(self.base_path, self.config)
+
+    @cached_property
+    def _actions_by_time(self) -> dict[str, frozenset[str]]:
+        return dict(self.actions_seen)
+
+    def is_compaction(self, instant: Instant) -> bool:
+        return COMPACTION in self._actions_by_time.get(instant.timestamp, frozenset())
+
+    def completed(self, actions: Iterable[str] = WRITE_ACTIONS) -> list[Instant]:
+        wanted = set(actions)
+        return [i for i in self.instants if i.is_completed and i.action in wanted]
+
+    def completed_writes_upto(self, as_of: str | None) -> list[Instant]:
+        return [i for i in self.completed() if as_of is None or i.timestamp <= as_of]
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if not i.is_completed]
+
+    def last_completed_write(self) -> Instant | None:
+        done = self.completed()
+        return done[-1] if done else None
+
+    def last_instant_time(self) -> str | None:
+        return self.instants[-1].timestamp if self.instants else None
+
+    def find(self, timestamp: str) -> Instant | None:
+        for instant in self.instants:
+            if instant.timestamp == timestamp:
+                return instant
+        return None
+
+    def path_of(self, instant: Instant) -> str:
+        return os.path.join(self.directory, instant.file_name(self.config.timeline_layout_version))
+
+    def read_metadata(self, instant: Instant) -> dict[str, Any]:
+        path = self.path_of(instant)
+        try:
+            with open(path, "rb") as handle:
+                content = handle.read()
+        except FileNotFoundError:
+            raise TimelineError(f"Instant file {path} is missing; was the instant archived or rolled back?") from None
+        return decode_instant_content(content, path)
+
+    def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:
+        """(partition, fileId) pairs replaced by completed replacecommits up to ``as_of``."""
+        replaced: set[tuple[str, str]] = set()
+        for instant in self.completed((REPLACE_COMMIT,)):
+            if as_of is not None and instant.timestamp > as_of:
+                continue
+            meta = self.read_metadata(instant)
+            for partition, file_ids in (meta.get("partitionToReplaceFileIds") or {}).items():
+                replaced.update((partition, fid) for fid in file_ids or ())
+        return replaced
+
+    def latest_schema(self) -> str | None:
+        """The Avro schema JSON of the latest completed write that recorded one."""
+        for instant in reversed(self.completed()):
+            schema = (self.read_metadata(instant).get("extraMetadata") or {}).get("schema")
+            if schema:
+                return schema
+        return None

@@ -1,0 +1,1 @@
+"""The write path: key generation, index tagging, bin-packing, file-group handles and commit."""

@@ -1,0 +1,40 @@
+"""Writing a parquet base file with Hudi's footer: bloom filter and min/max record key."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodie_datasource.index.bloom_filter import FOOTER_BLOOM_KEY, FOOTER_MAX_KEY, FOOTER_MIN_KEY, FOOTER_TYPE_KEY
+from hoodie_datasource.index.bloom_filter import new_bloom_filter
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+
+
+def footer_metadata(keys: pa.Array | pa.ChunkedArray, filter_type: str, num_entries: int, fpp: float,
+                    max_entries: int) -> dict[str, str]:
+    bloom = new_bloom_filter(filter_type, num_entries, fpp, max_entries)
+    bloom.add_keys(keys)
+    meta = {FOOTER_BLOOM_KEY: bloom.serialize()}
+    if bloom.type_code != "SIMPLE":
+        meta[FOOTER_TYPE_KEY] = bloom.type_code
+    if len(keys):
+        bounds = pc.min_max(keys)
+        meta[FOOTER_MIN_KEY] = bounds["min"].as_py()
+        meta[FOOTER_MAX_KEY] = bounds["max"].as_py()
+    return meta
+
+
+def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compression: str) -> int:
+    """Write ``table`` to ``path`` (which must not exist) and return the file size in bytes."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    schema = table.schema.with_metadata({**(table.schema.metadata or {}), **footer})
+    with pq.ParquetWriter(path, schema, compression=compression) as writer:
+        writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=1 << 20)
+    return os.path.getsize(path)
+
+
+def read_record_keys(path: str) -> pa.ChunkedArray:
+    return pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0)

@@ -1,0 +1,137 @@
+"""Writing one file group for one instant: a new base file, or the latest one rewritten (COW).
+
+This is the unit of work of a write task: it receives every incoming record of its file group at
+once, so it can merge them with the stored records in a single pass.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.table.file_names import base_file_name
+from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write.base_file_writer import footer_metadata, write_base_file
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+from hoodie_datasource.write.markers import create_marker
+from hoodie_datasource.write.merge import merge_positions
+from hoodie_datasource.write.records import (
+    FILE_NAME_COLUMN,
+    META_COLUMNS,
+    conform,
+    dedupe,
+    meta_schema,
+    with_meta_columns,
+)
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where a group of records goes: an existing file group's latest base file, or a new one."""
+
+    partition: str
+    file_id: str
+    base_file: str | None = None  # path relative to the table, None for a new file group
+    base_instant: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every write task of one instant shares (pickled into the tasks)."""
+
+    base_path: str
+    instant: str
+    data_schema: pa.Schema
+    index: IndexConfig
+    compression: str
+    precombine_field: str | None
+    dedupe: bool
+    event_time_ordering: bool
+
+
+def write_file_group(
+    ctx: WriteContext, target: WriteTarget, records: pa.Table, token: str, task_partition: int
+) -> WriteStat | None:
+    """Write ``records`` (data columns + key columns, maybe the delete flag) into ``target``.
+
+    Returns None when nothing in the file group changes (so no file is written)."""
+    started = time.monotonic()
+    if ctx.dedupe:
+        records = dedupe(records, ctx.precombine_field)
+    existing = None
+    ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
+    if target.base_file is not None:
+        existing = pq.read_table(os.path.join(ctx.base_path, target.base_file))
+    scanned = time.monotonic()
+    plan = merge_positions(
+        existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
+        records,
+        ordering_field,
+        existing.column(ordering_field) if existing is not None and ordering_field in (existing.column_names) else None,
+    )
+    if plan.num_updates == plan.num_deletes == plan.num_inserts == 0:
+        return None
+
+    file_name = base_file_name(target.file_id, token, ctx.instant)
+    relative = posixpath.join(target.partition, file_name) if target.partition else file_name
+    full_schema = pa.unify_schemas([meta_schema(), ctx.data_schema])
+
+    from_incoming = plan.sources < 0
+    incoming_rows = -plan.sources[from_incoming] - 1
+    taken = records.take(pa.array(incoming_rows))
+    fresh = with_meta_columns(
+        conform(taken, ctx.data_schema),
+        taken.column(RECORD_KEY_COLUMN),
+        target.partition,
+        ctx.instant,
+        task_partition,
+        file_name,
+        np.nonzero(from_incoming)[0],
+    )
+    if existing is not None:
+        kept = conform(existing, full_schema)
+        kept = kept.set_column(
+            kept.schema.get_field_index(FILE_NAME_COLUMN),
+            FILE_NAME_COLUMN,
+            pa.repeat(pa.scalar(file_name, pa.string()), kept.num_rows),
+        )
+        n_old = kept.num_rows
+        take = np.where(from_incoming, n_old + np.cumsum(from_incoming) - 1, plan.sources)
+        output = pa.concat_tables([kept, fresh]).take(pa.array(take))
+    else:
+        output = fresh
+    keys = output.column(RECORD_KEY_COLUMN)
+    footer = footer_metadata(
+        keys, ctx.index.bloom_filter_type, ctx.index.bloom_num_entries, ctx.index.bloom_fpp,
+        ctx.index.bloom_max_entries,
+    )
+    create_marker(ctx.base_path, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
+    size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression)
+    finished = time.monotonic()
+    return WriteStat(
+        fileId=target.file_id,
+        path=relative,
+        partitionPath=target.partition,
+        prevCommit=target.base_instant or "null",
+        numWrites=output.num_rows,
+        numDeletes=plan.num_deletes,
+        numUpdateWrites=plan.num_updates,
+        numInserts=plan.num_inserts,
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        runtimeStats={
+            "totalScanTime": int((scanned - started) * 1000),
+            "totalUpsertTime": int((finished - scanned) * 1000) if existing is not None else 0,
+            "totalCreateTime": int((finished - scanned) * 1000) if existing is None else 0,
+        },
+    )
+
+

@@ -1,0 +1,72 @@
+"""Merging incoming records into a file group's latest base file (the COW merge handle's logic).
+
+The result keeps the old file's row order: an updated record takes its old row's place, a
+deleted record's row is dropped, and new keys are appended. Rows carried over unchanged keep
+their commit time and sequence number, as Hudi's merge handle does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+from hoodie_datasource.write.records import IS_DELETE_COLUMN
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """Row positions of the merged file: old rows kept as they are, and incoming rows."""
+
+    # For each output row: index into ``existing`` (>= 0) or, encoded as -(i + 1), into ``incoming``.
+    sources: np.ndarray
+    num_updates: int
+    num_deletes: int
+    num_inserts: int
+
+
+def merge_positions(
+    existing_keys: pa.Array | None,
+    incoming: pa.Table,
+    ordering_field: str | None = None,
+    existing_ordering: pa.Array | None = None,
+) -> MergeResult:
+    """Plan the merged file. With ``ordering_field`` a stored record with a greater ordering value
+    wins over the incoming one (DefaultHoodieRecordPayload); without it the incoming record wins."""
+    n_in = incoming.num_rows
+    is_delete = (
+        incoming.column(IS_DELETE_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
+        if IS_DELETE_COLUMN in incoming.column_names
+        else np.zeros(n_in, dtype=bool)
+    )
+    if existing_keys is None or len(existing_keys) == 0:
+        inserts = np.nonzero(~is_delete)[0]
+        return MergeResult(-(inserts + 1), 0, 0, len(inserts))
+
+    in_keys = incoming.column(RECORD_KEY_COLUMN)
+    # position of each incoming key in the existing file, -1 when new
+    where = pc.fill_null(pc.index_in(in_keys, value_set=existing_keys), -1).to_numpy().astype(np.int64)
+    matched = where >= 0
+    if ordering_field is not None and existing_ordering is not None and matched.any():
+        idx = np.nonzero(matched)[0]
+        new_vals = pc.take(incoming.column(ordering_field), pa.array(idx))
+        old_vals = pc.take(existing_ordering, pa.array(where[idx]))
+        stored_wins = pc.fill_null(pc.greater(old_vals, new_vals), False).to_numpy(zero_copy_only=False)
+        drop = idx[stored_wins]
+        matched[drop] = False
+        where[drop] = -2  # neither update nor insert: the stored record stays
+    n_old = len(existing_keys)
+    replacement = np.full(n_old, -1, dtype=np.int64)  # incoming row replacing each old row
+    upd = np.nonzero(matched & ~is_delete)[0]
+    replacement[where[upd]] = upd
+    deleted = np.zeros(n_old, dtype=bool)
+    dels = np.nonzero(matched & is_delete)[0]
+    deleted[where[dels]] = True
+    old_rows = np.arange(n_old, dtype=np.int64)
+    sources = np.where(replacement >= 0, -(replacement + 1), old_rows)[~deleted]
+    inserts = np.nonzero((where == -1) & ~is_delete)[0]
+    sources = np.concatenate([sources, -(inserts + 1)])
+    return MergeResult(sources, len(upd), int(deleted.sum()), len(inserts))

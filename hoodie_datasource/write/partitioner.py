@@ -1,0 +1,114 @@
+"""Workload profile -> where inserts go (Hudi's UpsertPartitioner idea).
+
+Updates stay in the file group that holds their key. Inserts of a partition first fill that
+partition's small files (base files under ``hoodie.parquet.small.file.limit``) up to
+``hoodie.parquet.max.file.size``, then go to new file groups of at most that size; the record
+size comes from the last commit's write stats. Each insert is sent to a bucket by a hash of its
+key, so a retried task recomputes exactly the same assignment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.config.write_config import FileSizing
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.table.file_names import new_file_id
+from hoodie_datasource.write.file_group_writer import WriteTarget
+
+KeyHash = Callable[[pa.Array], np.ndarray]
+
+
+@dataclass(frozen=True)
+class InsertBuckets:
+    targets: tuple[WriteTarget, ...]
+    cumulative_weights: tuple[float, ...]  # last one is 1.0
+
+
+@dataclass(frozen=True)
+class InsertPlan:
+    by_partition: Mapping[str, InsertBuckets]
+
+    def assign(self, partitions: pa.Array, keys: pa.Array, key_hash: KeyHash) -> pa.Array:
+        """The target file id of each insert record."""
+        n = len(keys)
+        if n == 0:
+            return pa.array([], pa.string())
+        spread = (key_hash(keys).astype(np.int64) & 0x7FFFFFFF) % 10_000 / 10_000.0
+        encoded = pc.dictionary_encode(partitions)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        result_codes = np.zeros(n, dtype=np.int64)
+        ids: list[str] = []
+        for code, partition in enumerate(encoded.dictionary.to_pylist()):
+            buckets = self.by_partition[partition]
+            rows = codes == code
+            chosen = np.searchsorted(np.asarray(buckets.cumulative_weights), spread[rows], side="right")
+            chosen = np.minimum(chosen, len(buckets.targets) - 1)
+            result_codes[rows] = len(ids) + chosen
+            ids.extend(t.file_id for t in buckets.targets)
+        return pc.take(pa.array(ids, pa.string()), pa.array(result_codes))
+
+    def target(self, partition: str, file_id: str) -> WriteTarget | None:
+        buckets = self.by_partition.get(partition)
+        if buckets is None:
+            return None
+        for t in buckets.targets:
+            if t.file_id == file_id:
+                return t
+        return None
+
+
+def plan_inserts(
+    insert_counts: Mapping[str, int],
+    files: Sequence[FileKeyRange],
+    avg_record_size: int,
+    sizing: FileSizing,
+    id_factory: Callable[[], str] = new_file_id,
+) -> InsertPlan:
+    per_file_capacity = max(1, sizing.max_file_size // max(1, avg_record_size))
+    small: dict[str, list[FileKeyRange]] = {}
+    for f in files:
+        if f.size < sizing.small_file_limit:
+            small.setdefault(f.partition, []).append(f)
+    plan: dict[str, InsertBuckets] = {}
+    for partition, count in sorted(insert_counts.items()):
+        if count <= 0:
+            continue
+        remaining = count
+        targets: list[WriteTarget] = []
+        shares: list[int] = []
+        for f in sorted(small.get(partition, []), key=lambda f: f.size):
+            room = (sizing.max_file_size - f.size) // max(1, avg_record_size)
+            take = min(room, remaining)
+            if take <= 0:
+                continue
+            targets.append(WriteTarget(partition, f.file_id, f.base_file, f.base_instant))
+            shares.append(take)
+            remaining -= take
+            if remaining == 0:
+                break
+        if remaining > 0:
+            buckets = math.ceil(remaining / per_file_capacity)
+            base, extra = divmod(remaining, buckets)
+            for i in range(buckets):
+                targets.append(WriteTarget(partition, id_factory()))
+                shares.append(base + (1 if i < extra else 0))
+        weights = np.cumsum(shares) / float(count)
+        weights[-1] = 1.0
+        plan[partition] = InsertBuckets(tuple(targets), tuple(float(w) for w in weights))
+    return InsertPlan(plan)
+
+
+def average_record_size(stats: Sequence[Mapping], default: int) -> int:
+    """Bytes per record from write stats (Hudi uses the last commits' totalWriteBytes / numWrites)."""
+    records = sum(int(s.get("numWrites") or 0) for s in stats)
+    size = sum(int(s.get("totalWriteBytes") or 0) for s in stats)
+    return max(1, size // records) if records and size else default

@@ -1,0 +1,141 @@
+"""Record-level steps of a write that every engine applies to whole Arrow batches.
+
+    with_keys        compute _hoodie_record_key / _hoodie_partition_path
+    candidates       (record key, partition, file) pairs by key range       [index step 1]
+    confirm          per file: bloom filter, then exact key check            [index step 2]
+    apply_tags       join confirmed locations back onto the records
+    route            give every record its target file group (updates keep theirs,
+                     inserts get a bucket, deletes of unknown keys are dropped)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.index.lookup import confirm_in_file, range_candidates
+from hoodie_datasource.index.murmur_hash import hash_strings
+from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
+from hoodie_datasource.write.partitioner import InsertPlan
+from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
+
+CANDIDATE_SCHEMA = pa.schema(
+    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
+     (LOCATION_PARTITION_COLUMN, pa.string()), ("_hoodie_base_file", pa.string())]
+)
+LOCATION_SCHEMA = pa.schema(
+    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
+     (LOCATION_PARTITION_COLUMN, pa.string())]
+)
+
+
+def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False) -> pa.Table:
+    keys = keygen.record_keys(batch)
+    partitions = keygen.partition_paths(batch)
+    out = batch.append_column(RECORD_KEY_COLUMN, keys).append_column(PARTITION_PATH_COLUMN, partitions)
+    return out.append_column(IS_DELETE_COLUMN, pa.repeat(pa.scalar(is_delete), batch.num_rows))
+
+
+def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges: bool, global_index: bool) -> pa.Table:
+    """Thin (key, partition, candidate file) rows; the records themselves stay where they are."""
+    keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
+    parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
+    rows, file_pos = range_candidates(keys, parts, files, prune_by_ranges, global_index)
+    if len(rows) == 0:
+        return CANDIDATE_SCHEMA.empty_table()
+    idx = pa.array(rows)
+    pos = pa.array(file_pos)
+    return pa.Table.from_arrays(
+        [
+            pc.take(keys, idx),
+            pc.take(parts, idx),
+            pc.take(pa.array([f.file_id for f in files], pa.string()), pos),
+            pc.take(pa.array([f.partition for f in files], pa.string()), pos),
+            pc.take(pa.array([f.base_file for f in files], pa.string()), pos),
+        ],
+        schema=CANDIDATE_SCHEMA,
+    )
+
+
+def confirm(base_path: str, cands: pa.Table, use_bloom: bool) -> pa.Table:
+    """Exact locations among ``cands`` (which may span several files)."""
+    if cands.num_rows == 0:
+        return LOCATION_SCHEMA.empty_table()
+    files = cands.column("_hoodie_base_file").combine_chunks()
+    encoded = pc.dictionary_encode(files)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    keep = np.zeros(cands.num_rows, dtype=bool)
+    keys = cands.column(RECORD_KEY_COLUMN).combine_chunks()
+    for code, base_file in enumerate(encoded.dictionary.to_pylist()):
+        rows = np.nonzero(codes == code)[0]
+        keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)
+    return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
+
+
+def apply_tags(records: pa.Table, locations: pa.Table, global_index: bool) -> pa.Table:
+    """Left-join locations onto records (by key, and by partition unless the index is global)."""
+    on = [RECORD_KEY_COLUMN] if global_index else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
+    right = locations.group_by(on, use_threads=False).aggregate(
+        [(FILE_ID_COLUMN, "first"), (LOCATION_PARTITION_COLUMN, "first")]
+    )
+    right = right.rename_columns([n.removesuffix("_first") for n in right.column_names])
+    joined = records.append_column("__row", pa.array(np.arange(records.num_rows))).join(
+        right, keys=on, join_type="left outer", use_threads=False
+    )
+    return joined.sort_by("__row").drop_columns(["__row"])
+
+
+def untagged(records: pa.Table) -> pa.Table:
+    nulls = pa.nulls(records.num_rows, pa.string())
+    return records.append_column(FILE_ID_COLUMN, nulls).append_column(LOCATION_PARTITION_COLUMN, nulls)
+
+
+def split_partition_moves(records: pa.Table) -> pa.Table:
+    """Global index: a key that moved partition is deleted where it was and inserted where it goes."""
+    location = records.column(LOCATION_PARTITION_COLUMN)
+    moved = pc.fill_null(
+        pc.and_(pc.is_valid(location), pc.not_equal(location, records.column(PARTITION_PATH_COLUMN))), False
+    )
+    if not pc.any(moved).as_py():
+        return records
+    movers = records.filter(moved)
+    deletes = movers.set_column(
+        movers.schema.get_field_index(PARTITION_PATH_COLUMN), PARTITION_PATH_COLUMN, movers.column(LOCATION_PARTITION_COLUMN)
+    ).set_column(movers.schema.get_field_index(IS_DELETE_COLUMN), IS_DELETE_COLUMN,
+                 pa.repeat(pa.scalar(True), movers.num_rows))
+    nulls = pa.nulls(movers.num_rows, pa.string())
+    inserts = movers.set_column(movers.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, nulls)
+    return pa.concat_tables([records.filter(pc.invert(moved)), deletes, inserts])
+
+
+def insert_counts(records: pa.Table) -> dict[str, int]:
+    inserts = records.filter(pc.and_(pc.is_null(records.column(FILE_ID_COLUMN)),
+                                     pc.invert(records.column(IS_DELETE_COLUMN))))
+    if inserts.num_rows == 0:
+        return {}
+    counted = inserts.group_by(PARTITION_PATH_COLUMN).aggregate([(RECORD_KEY_COLUMN, "count")])
+    return dict(zip(counted.column(PARTITION_PATH_COLUMN).to_pylist(), counted.column(1).to_pylist()))
+
+
+def route(records: pa.Table, plan: InsertPlan) -> pa.Table:
+    """Fill the target file id of inserts; drop deletes of keys the table does not hold."""
+    file_ids = records.column(FILE_ID_COLUMN)
+    is_delete = records.column(IS_DELETE_COLUMN)
+    records = records.filter(pc.or_(pc.invert(is_delete), pc.is_valid(file_ids)))
+    file_ids = records.column(FILE_ID_COLUMN).combine_chunks()
+    missing = pc.is_null(file_ids)
+    if not pc.any(missing).as_py():
+        return records
+    rows = np.nonzero(missing.to_numpy(zero_copy_only=False))[0]
+    idx = pa.array(rows)
+    assigned = plan.assign(
+        pc.take(records.column(PARTITION_PATH_COLUMN), idx).combine_chunks(),
+        pc.take(records.column(RECORD_KEY_COLUMN), idx).combine_chunks(),
+        hash_strings,
+    )
+    filled = pc.replace_with_mask(file_ids, missing, assigned)
+    return records.set_column(records.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, filled)

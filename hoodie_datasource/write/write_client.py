@@ -1,0 +1,250 @@
+"""One write (one instant) from start to commit, independent of the engine that moves records.
+
+    start_write()  resolve options once, create the table if needed, roll back failed writes,
+                   create ``T.<action>.requested``
+    session.key_ranges() / insert_plan()    driver-side planning from index metadata only
+    session.mark_inflight(profile)          ``T.inflight`` with the workload profile
+    ... an engine writes file groups with write_file_group() and returns their WriteStats ...
+    session.commit(stats)                   ``T.commit``: the one atomic commit point
+    session.abort()                         roll the instant back (also done by the next writer)
+
+Engines: ``local_engine`` (pyarrow, one process) and ``spark.write_dag`` (distributed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
+from hoodie_datasource.errors import InvalidTablePathError
+from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.file_names import PARTITION_METAFILE
+from hoodie_datasource.table.fs_view import FileSystemView, list_partitions
+from hoodie_datasource.table.properties import format_properties
+from hoodie_datasource.table.table_config import METAFOLDER, TableConfig, load_table_config, table_exists, write_table_config
+from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
+from hoodie_datasource.timeline.instant import COMMIT, REPLACE_COMMIT, Instant
+from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.write.file_group_writer import WriteContext
+from hoodie_datasource.write.markers import delete_marker_dir, marked_files
+from hoodie_datasource.write.partitioner import InsertPlan, average_record_size, plan_inserts
+from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
+
+logger = logging.getLogger(__name__)
+
+OPERATION_TYPES = {
+    "upsert": "UPSERT",
+    "insert": "INSERT",
+    "bulk_insert": "BULK_INSERT",
+    "delete": "DELETE",
+    "insert_overwrite": "INSERT_OVERWRITE",
+    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+    "delete_partition": "DELETE_PARTITION",
+}
+REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
+TAGGING_OPERATIONS = ("upsert", "delete")
+
+
+def _check_path(base_path: str) -> None:
+    if os.path.exists(base_path) and not os.path.isdir(base_path):
+        raise InvalidTablePathError(f"{base_path} is a file, not a table directory")
+    if os.path.isdir(base_path) and not table_exists(base_path):
+        stray = [n for n in os.listdir(base_path) if not n.startswith(".")]
+        if stray or os.path.exists(os.path.join(base_path, METAFOLDER)):
+            raise InvalidTablePathError(
+                f"{base_path} is not empty and holds no Hudi table (found e.g. {sorted(stray)[:3]}); "
+                "write a hoodie table to an empty or new directory"
+            )
+
+
+@dataclass
+class WriteSession:
+    base_path: str
+    config: WriteConfig
+    table: TableConfig
+    timeline: Timeline
+    instant: Instant
+    data_schema: pa.Schema
+    new_table: bool
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def instant_time(self) -> str:
+        return self.instant.timestamp
+
+    @property
+    def operation(self) -> str:
+        return self.config.operation
+
+    @property
+    def needs_tagging(self) -> bool:
+        return self.operation in TAGGING_OPERATIONS and not self.new_table
+
+    def context(self) -> WriteContext:
+        return WriteContext(
+            base_path=self.base_path,
+            instant=self.instant_time,
+            data_schema=self.data_schema,
+            index=self.config.index,
+            compression=self.config.sizing.compression,
+            precombine_field=self.config.precombine_field if self.config.precombine_field in self.data_schema.names
+            else None,
+            dedupe=self.config.dedupes,
+            event_time_ordering=self.config.event_time_ordering,
+        )
+
+    def file_system_view(self) -> FileSystemView:
+        return FileSystemView(self.base_path, self.timeline)
+
+    def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
+        """Min/max keys of the latest base files in ``partitions`` (all when None)."""
+        if self.new_table:
+            return []
+        view = self.file_system_view()
+        wanted = None if partitions is None else [p for p in partitions if p in set(view.partitions or [])]
+        return load_key_ranges(self.base_path, view.latest_file_slices(partitions=wanted))
+
+    def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
+        packable = [] if self.operation in ("bulk_insert", *REPLACE_OPERATIONS) else files
+        return plan_inserts(insert_counts, packable, self._average_record_size(), self.config.sizing)
+
+    def _average_record_size(self) -> int:
+        latest = self.timeline.last_completed_write()
+        if latest is None:
+            return self.config.sizing.record_size_estimate
+        return average_record_size(list(write_stats_of(self.timeline.read_metadata(latest))),
+                                   self.config.sizing.record_size_estimate)
+
+    def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
+        """File groups an overwrite replaces: all in the written partitions, or the whole table."""
+        if self.operation not in REPLACE_OPERATIONS or self.new_table:
+            return {}
+        view = self.file_system_view()
+        partitions = None if self.operation == "insert_overwrite_table" else list(written_partitions)
+        replaced: dict[str, list[str]] = {}
+        for s in view.latest_file_slices(partitions=partitions):
+            replaced.setdefault(s.partition_path, []).append(s.file_id)
+        return replaced
+
+    def mark_inflight(self, profile: Mapping[str, Mapping[str, int]]) -> None:
+        """``T.inflight`` with the workload profile (per partition: inserts / updates counts)."""
+        body = {
+            "partitionToWriteStats": {
+                p: [{"fileId": "", "path": None, "prevCommit": "null", "numInserts": c.get("inserts", 0),
+                     "numUpdateWrites": c.get("updates", 0), "partitionPath": None}]
+                for p, c in profile.items()
+            },
+            "compacted": False,
+            "extraMetadata": {},
+            "operationType": OPERATION_TYPES[self.operation],
+        }
+        self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
+
+    def commit(self, stats: list[WriteStat], replaced: dict[str, list[str]] | None = None) -> str:
+        """Finalize: drop files of failed task attempts, write partition markers, complete the instant."""
+        written = {s.path for s in stats if s.path}
+        for relative in marked_files(self.base_path, self.instant_time):
+            if relative not in written:
+                path = os.path.join(self.base_path, relative)
+                if os.path.exists(path):
+                    logger.info("Removing %s: written by a task attempt that did not succeed", relative)
+                    os.unlink(path)
+        for partition in {s.partitionPath for s in stats}:
+            _write_partition_metafile(self.base_path, partition, self.instant_time)
+        schema_json = to_avro_json(
+            arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
+        )
+        extra = {"schema": schema_json}
+        extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
+        metadata = CommitMetadata(
+            OPERATION_TYPES[self.operation],
+            sorted(stats, key=lambda s: (s.partitionPath, s.fileId)),
+            extra,
+            replaced_file_ids=replaced if self.instant.action == REPLACE_COMMIT else None,
+        )
+        if self.instant.state.value == "requested":
+            self.mark_inflight({})
+        transition_to_completed(self.timeline, self.instant, metadata.to_json())
+        delete_marker_dir(self.base_path, self.instant_time)
+        logger.info(
+            "Committed %s %s: %d files, %d records written", self.instant.action, self.instant_time, len(stats),
+            sum(s.numWrites for s in stats),
+        )
+        return self.instant_time
+
+    def abort(self) -> None:
+        try:
+            rollback_pending(self.timeline, self.instant)
+        except Exception:  # the next writer rolls it back; never hide the original failure
+            logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
+
+
+def _write_partition_metafile(base_path: str, partition: str, instant_time: str) -> None:
+    directory = os.path.join(base_path, partition) if partition else base_path
+    path = os.path.join(directory, PARTITION_METAFILE)
+    if os.path.exists(path):
+        return
+    depth = 0 if not partition else partition.count("/") + 1
+    text = format_properties({"commitTime": instant_time, "partitionDepth": str(depth)})
+    text = text.replace(text.split("\n", 1)[0], "#partition metadata", 1)
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.{instant_time}.tmp"
+    with open(tmp, "w", encoding="latin-1") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
+    """Validate everything, then create the requested instant. Nothing is written before the
+    options and schema are known to be good, so a bad call leaves the table unchanged."""
+    base_path = local_path(path)
+    _check_path(base_path)
+    existing = load_table_config(base_path) if table_exists(base_path) else None
+    config = resolve_write_config(options, existing)
+    config.keygen.validate_schema(incoming_schema.names)
+    if config.precombine_field and config.precombine_field not in incoming_schema.names and config.operation not in (
+        "delete", "delete_partition"
+    ):
+        raise_missing_precombine(config.precombine_field, incoming_schema.names)
+    timeline = Timeline.load(base_path, existing) if existing else None
+    table_schema = table_data_schema(timeline) if timeline else None
+    allow_missing = config.operation in ("delete", "delete_partition")
+    data_schema = table_schema if allow_missing and table_schema is not None else evolve_schema(
+        table_schema, incoming_schema, allow_missing
+    )
+    new_table = existing is None
+    if existing is None:
+        existing = config.table_config(
+            to_avro_json(arrow_to_avro_schema(data_schema, f"{config.table_name}_record", f"hoodie.{config.table_name}"))
+        )
+        write_table_config(base_path, existing)
+        timeline = Timeline.load(base_path, existing)
+    assert timeline is not None
+    if rollback_failed_writes(timeline):
+        timeline = Timeline.load(base_path, existing)
+    new_table = new_table or not timeline.completed()
+    action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else COMMIT
+    instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
+    logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, base_path)
+    return WriteSession(base_path, config, existing, Timeline.load(base_path, existing), instant, data_schema,
+                        new_table or not list_partitions(base_path, existing.is_partitioned))
+
+
+def raise_missing_precombine(field_name: str, names: list[str]) -> None:
+    from hoodie_datasource.errors import SchemaMismatchError
+
+    raise SchemaMismatchError(
+        f"Precombine field {field_name!r} not found in the data; columns are: {', '.join(names)} "
+        "(set hoodie.datasource.write.precombine.field to one of them)"
+    )

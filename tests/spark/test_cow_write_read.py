@@ -1,0 +1,208 @@
+"""Copy-on-write tables end to end through real Spark: write operations, snapshot, incremental
+and time-travel reads, and what lands on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow.parquet as pq
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import Row
+
+from hoodie_datasource import HoodieTable
+
+OPTS = {
+    "table.name": "trips",
+    "recordkey.field": "uuid",
+    "partitionpath.field": "city",
+    "precombine.field": "ts",
+}
+COLS = ["uuid", "ts", "city", "fare"]
+
+
+def trips(spark, rows):
+    return spark.createDataFrame([Row(uuid=u, ts=t, city=c, fare=f) for u, t, c, f in rows])
+
+
+def snapshot(spark, path, **options):
+    reader = spark.read.format("hoodie")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load(path)
+
+
+def data_only(df):
+    return df.select(*COLS).orderBy("uuid")
+
+
+def expect(spark, rows):
+    return trips(spark, rows).select(*COLS).orderBy("uuid")
+
+
+def write(df, path, mode="upsert", **extra):
+    writer = df.write.format("hoodie").options(**OPTS)
+    for key, value in extra.items():
+        writer = writer.option(key, value)
+    writer.mode(mode).save(path)
+
+
+def test_upsert_insert_update_and_snapshot(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "sf", 20.0), ("c", 1, "nyc", 30.0)]), table_path)
+    write(trips(spark, [("b", 2, "sf", 21.0), ("d", 2, "nyc", 40.0)]), table_path)
+    assert_df_equality(
+        data_only(snapshot(spark, table_path)),
+        expect(spark, [("a", 1, "sf", 10.0), ("b", 2, "sf", 21.0), ("c", 1, "nyc", 30.0), ("d", 2, "nyc", 40.0)]),
+    )
+    # the update rewrote b's file group: one base file per file group in the latest slice
+    table = HoodieTable(table_path)
+    commits = table.completed_commits()
+    assert len(commits) == 2
+    meta = table.commit_metadata(commits[1])
+    assert meta["operationType"] == "UPSERT"
+    stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
+    assert sum(s["numUpdateWrites"] for s in stats) == 1
+    assert sum(s["numInserts"] for s in stats) == 1
+    assert "schema" in meta["extraMetadata"]
+
+
+def test_duplicates_in_batch_are_combined_by_precombine(spark, table_path):
+    write(trips(spark, [("a", 5, "sf", 1.0), ("a", 7, "sf", 2.0), ("a", 6, "sf", 3.0)]), table_path)
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 7, "sf", 2.0)]))
+
+
+def test_meta_columns_and_files_on_disk(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path)
+    df = snapshot(spark, table_path)
+    assert df.columns[:5] == [
+        "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name",
+    ]
+    rows = {r["uuid"]: r for r in df.collect()}
+    commit = HoodieTable(table_path).latest_commit()
+    assert rows["a"]["_hoodie_commit_time"] == commit
+    assert rows["a"]["_hoodie_partition_path"] == "sf"
+    assert rows["a"]["_hoodie_commit_seqno"].startswith(commit + "_")
+    base = os.path.join(table_path, "sf", rows["a"]["_hoodie_file_name"])
+    footer = pq.read_metadata(base).metadata
+    assert footer[b"hoodie_min_record_key"] == b"a"
+    assert footer[b"hoodie_bloom_filter_type_code"] == b"DYNAMIC_V0"
+    assert os.path.exists(os.path.join(table_path, "sf", ".hoodie_partition_metadata"))
+    hoodie = os.listdir(os.path.join(table_path, ".hoodie"))
+    assert {f"{commit}.commit.requested", f"{commit}.inflight", f"{commit}.commit"} <= set(hoodie)
+    props = open(os.path.join(table_path, ".hoodie", "hoodie.properties")).read()
+    assert "hoodie.table.version=6" in props and "hoodie.table.recordkey.fields=uuid" in props
+
+
+def test_delete_operation(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "sf", 20.0), ("c", 1, "nyc", 30.0)]), table_path)
+    write(trips(spark, [("b", 1, "sf", 0.0), ("zz", 1, "sf", 0.0)]), table_path, mode="delete")
+    assert_df_equality(
+        data_only(snapshot(spark, table_path)), expect(spark, [("a", 1, "sf", 10.0), ("c", 1, "nyc", 30.0)])
+    )
+
+
+def test_append_mode_with_operation_option(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0)]), table_path, mode="append", **{"hoodie.datasource.write.operation": "insert"})
+    write(trips(spark, [("a", 2, "sf", 11.0)]), table_path, mode="append")  # default operation: upsert
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 2, "sf", 11.0)]))
+
+
+def test_insert_and_bulk_insert(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path, mode="bulk_insert")
+    write(trips(spark, [("c", 1, "sf", 30.0)]), table_path, mode="insert")
+    assert snapshot(spark, table_path).count() == 3
+    ops = [HoodieTable(table_path).commit_metadata(c)["operationType"] for c in HoodieTable(table_path).completed_commits()]
+    assert ops == ["BULK_INSERT", "INSERT"]
+
+
+def test_overwrite_modes(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path)
+    write(trips(spark, [("c", 1, "sf", 30.0)]), table_path, mode="insert_overwrite")
+    assert_df_equality(
+        data_only(snapshot(spark, table_path)), expect(spark, [("b", 1, "nyc", 20.0), ("c", 1, "sf", 30.0)])
+    )
+    write(trips(spark, [("d", 1, "la", 40.0)]), table_path, mode="overwrite")
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("d", 1, "la", 40.0)]))
+    instants = HoodieTable(table_path).instants()
+    assert [i.action for i in instants] == ["commit", "replacecommit", "replacecommit"]
+
+
+def test_incremental_and_time_travel(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path)
+    t1 = HoodieTable(table_path).latest_commit()
+    write(trips(spark, [("a", 2, "sf", 11.0), ("c", 2, "la", 30.0)]), table_path)
+    t2 = HoodieTable(table_path).latest_commit()
+    write(trips(spark, [("b", 3, "nyc", 21.0)]), table_path)
+    t3 = HoodieTable(table_path).latest_commit()
+
+    inc = snapshot(spark, table_path, query="incremental", **{"begin.instant": t1})
+    assert_df_equality(data_only(inc), expect(spark, [("a", 2, "sf", 11.0), ("b", 3, "nyc", 21.0), ("c", 2, "la", 30.0)]))
+    bounded = snapshot(spark, table_path, **{
+        "hoodie.datasource.query.type": "incremental",
+        "hoodie.datasource.read.begin.instanttime": t1,
+        "hoodie.datasource.read.end.instanttime": t2,
+    })
+    assert_df_equality(data_only(bounded), expect(spark, [("a", 2, "sf", 11.0), ("c", 2, "la", 30.0)]))
+    assert snapshot(spark, table_path, query="incremental", **{"begin.instant": t3}).count() == 0
+
+    past = snapshot(spark, table_path, **{"as.of.instant": t1})
+    assert_df_equality(data_only(past), expect(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]))
+    mid = snapshot(spark, table_path, **{"as.of.instant": t2})
+    assert_df_equality(
+        data_only(mid), expect(spark, [("a", 2, "sf", 11.0), ("b", 1, "nyc", 20.0), ("c", 2, "la", 30.0)])
+    )
+
+
+def test_filters_and_partition_pruning(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0), ("c", 1, "la", 30.0)]), table_path)
+    df = snapshot(spark, table_path)
+    assert sorted(r.uuid for r in df.filter("city = 'sf' or city = 'la'").collect()) == ["a", "c"]
+    assert [r.uuid for r in df.filter("city = 'nyc'").collect()] == ["b"]
+    assert [r.uuid for r in df.filter("fare > 25").collect()] == ["c"]
+    assert [r.uuid for r in df.filter("city in ('la') and fare >= 30 and uuid like 'c%'").collect()] == ["c"]
+    assert df.filter("not (city = 'sf')").count() == 2
+
+
+@pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE", "GLOBAL_BLOOM"])
+def test_index_types(spark, table_path, index_type):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path, **{"index.type": index_type})
+    write(trips(spark, [("a", 2, "sf", 11.0), ("b", 2, "nyc", 21.0), ("c", 2, "sf", 1.0)]), table_path,
+          **{"hoodie.index.type": index_type})
+    assert_df_equality(
+        data_only(snapshot(spark, table_path)),
+        expect(spark, [("a", 2, "sf", 11.0), ("b", 2, "nyc", 21.0), ("c", 2, "sf", 1.0)]),
+    )
+
+
+def test_global_bloom_moves_a_key_across_partitions(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0)]), table_path, **{"index.type": "GLOBAL_BLOOM"})
+    write(trips(spark, [("a", 2, "nyc", 11.0)]), table_path, **{"index.type": "GLOBAL_BLOOM"})
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 2, "nyc", 11.0)]))
+
+
+def test_complex_key_hive_style_and_nonpartitioned(spark, tmp_path):
+    hive = str(tmp_path / "hive")
+    df = trips(spark, [("a", 1, "sf", 10.0), ("a", 2, "nyc", 20.0)])
+    (df.write.format("hoodie").option("hoodie.table.name", "t")
+     .option("hoodie.datasource.write.recordkey.field", "uuid,ts")
+     .option("hoodie.datasource.write.partitionpath.field", "city")
+     .option("hoodie.datasource.write.hive_style_partitioning", "true")
+     .mode("upsert").save(hive))
+    got = spark.read.format("hoodie").load(hive)
+    assert sorted(r["_hoodie_record_key"] for r in got.collect()) == ["uuid:a,ts:1", "uuid:a,ts:2"]
+    assert sorted(os.listdir(hive)) == [".hoodie", "city=nyc", "city=sf"]
+
+    flat = str(tmp_path / "flat")
+    df.write.format("hoodie").option("table.name", "t").option("recordkey.field", "ts").mode("upsert").save(flat)
+    rows = spark.read.format("hoodie").load(flat).collect()
+    assert sorted(r.ts for r in rows) == [1, 2] and {r["_hoodie_partition_path"] for r in rows} == {""}
+    assert os.path.exists(os.path.join(flat, ".hoodie_partition_metadata"))
+
+
+def test_commit_metadata_records_stage_timings(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0)]), table_path)
+    meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
+    assert {"hoodie.stage.tag.ms", "hoodie.stage.write.ms"} <= set(meta["extraMetadata"])
+    json.loads(meta["extraMetadata"]["schema"])
