@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
-from hoodie_datasource.errors import InvalidTablePathError
+from hoodie_datasource.errors import InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
@@ -61,7 +61,11 @@ def _check_path(base_path: str) -> None:
         raise InvalidTablePathError(f"{base_path} is a file, not a table directory")
     if os.path.isdir(base_path) and not table_exists(base_path):
         stray = [n for n in os.listdir(base_path) if not n.startswith(".")]
-        if stray or os.path.exists(os.path.join(base_path, METAFOLDER)):
+        meta = os.path.join(base_path, METAFOLDER)
+        # a .hoodie holding only .temp is the staging area of the first write through the data source
+        if not stray and os.path.isdir(meta):
+            stray = [f"{METAFOLDER}/{n}" for n in os.listdir(meta) if n != ".temp"]
+        if stray:
             raise InvalidTablePathError(
                 f"{base_path} is not empty and holds no Hudi table (found e.g. {sorted(stray)[:3]}); "
                 "write a hoodie table to an empty or new directory"
@@ -242,8 +246,6 @@ def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schem
 
 
 def raise_missing_precombine(field_name: str, names: list[str]) -> None:
-    from hoodie_datasource.errors import SchemaMismatchError
-
     raise SchemaMismatchError(
         f"Precombine field {field_name!r} not found in the data; columns are: {', '.join(names)} "
         "(set hoodie.datasource.write.precombine.field to one of them)"
