@@ -29,7 +29,7 @@ test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
 
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
-	$(PY) -m hoodie_datasource.demo demo-output/trips
+	$(PY) -m hoodie_datasource.spark.demo demo-output/trips
 
 bench: install  ## benchmarks (see benchmarks/README.md)
 	$(PY) benchmarks/bench_upsert.py $(BENCH_ARGS)
