@@ -1,0 +1,80 @@
+"""Merge-handle planning, batch dedupe, and insert bin-packing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from hoodie_datasource.config.write_config import FileSizing
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.index.murmur_hash import hash_strings
+from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.write.merge import merge_positions
+from hoodie_datasource.write.partitioner import average_record_size, plan_inserts
+from hoodie_datasource.write.records import IS_DELETE_COLUMN, dedupe
+
+
+def incoming(keys, deletes=None, ts=None):
+    cols = {RECORD_KEY_COLUMN: keys, PARTITION_PATH_COLUMN: ["p"] * len(keys),
+            IS_DELETE_COLUMN: deletes or [False] * len(keys)}
+    if ts is not None:
+        cols["ts"] = ts
+    return pa.table(cols)
+
+
+def test_updates_keep_old_row_order_inserts_append_deletes_drop():
+    plan = merge_positions(pa.array(["a", "b", "c", "d"]), incoming(["c", "x", "b"], [False, False, True]))
+    # a stays, b deleted, c replaced by incoming row 0, d stays, x appended
+    assert plan.sources.tolist() == [0, -1, 3, -2]
+    assert (plan.num_updates, plan.num_deletes, plan.num_inserts) == (1, 1, 1)
+
+
+def test_event_time_ordering_keeps_the_newer_stored_record():
+    plan = merge_positions(pa.array(["a", "b"]), incoming(["a", "b"], ts=[5, 1]), "ts", pa.array([3, 3]))
+    assert plan.sources.tolist() == [-1, 1]  # a updated (5 > 3), b kept (1 < 3)
+    assert plan.num_updates == 1
+
+
+def test_deletes_of_unknown_keys_write_nothing():
+    plan = merge_positions(pa.array(["a"]), incoming(["zz"], [True]))
+    assert (plan.num_updates, plan.num_deletes, plan.num_inserts) == (0, 0, 0)
+
+
+def test_dedupe_keeps_max_precombine_then_latest():
+    t = incoming(["a", "b", "a", "a", "b"], ts=[1, 9, 3, 3, 2]).append_column("v", pa.array([1, 2, 3, 4, 5]))
+    out = dedupe(t, "ts")
+    assert sorted(zip(out.column(RECORD_KEY_COLUMN).to_pylist(), out.column("v").to_pylist())) == [("a", 4), ("b", 2)]
+    assert dedupe(t, None).column("v").to_pylist() == [4, 5]
+
+
+def _file(fid, size, partition="p"):
+    return FileKeyRange(partition, fid, f"{partition}/{fid}_1-0-1_1.parquet", "1", size, size // 100, "a", "z")
+
+
+def test_inserts_fill_small_files_first_then_new_groups():
+    sizing = FileSizing(max_file_size=10_000, small_file_limit=6_000, record_size_estimate=100)
+    files = [_file("big", 9_000), _file("small", 5_000)]
+    ids = iter(f"new-{i}" for i in range(10))
+    plan = plan_inserts({"p": 260}, files, 100, sizing, lambda: next(ids))
+    buckets = plan.by_partition["p"]
+    assert [t.file_id for t in buckets.targets] == ["small", "new-0", "new-1", "new-2"]
+    assert buckets.targets[0].base_file == "p/small_1-0-1_1.parquet"
+    # small file takes 50 records (5000 free / 100), the remaining 210 split over 3 new files of <= 100
+    shares = np.diff((0.0, *buckets.cumulative_weights)) * 260
+    assert np.allclose(shares, [50, 70, 70, 70])
+
+
+def test_insert_assignment_is_deterministic_and_balanced():
+    sizing = FileSizing(max_file_size=100_000, small_file_limit=0, record_size_estimate=100)
+    plan = plan_inserts({"p": 5000}, [], 100, sizing)
+    keys = pa.array([f"key-{i}" for i in range(5000)])
+    parts = pa.array(["p"] * 5000)
+    first = plan.assign(parts, keys, hash_strings).to_pylist()
+    assert first == plan.assign(parts, keys, hash_strings).to_pylist()
+    counts = sorted(first.count(t.file_id) for t in plan.by_partition["p"].targets)
+    assert len(counts) == 5 and min(counts) > 800
+
+
+def test_average_record_size_from_stats():
+    assert average_record_size([{"numWrites": 10, "totalWriteBytes": 2000}], 1024) == 200
+    assert average_record_size([], 1024) == 1024
