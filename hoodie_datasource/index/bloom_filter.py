@@ -53,24 +53,37 @@ def bloom_positions(keys, num_hashes: int, vector_size: int) -> np.ndarray:
 
 
 class _BitVector:
-    """One Hadoop bloom filter row: bits kept unpacked (one bool per bit) for fast numpy updates."""
+    """One Hadoop bloom filter row. Probing reads the packed bytes as stored; adding keys works on
+    an unpacked bool-per-bit copy (made on first add) so numpy can set bits in one pass."""
 
-    def __init__(self, vector_size: int, num_hashes: int, bits: np.ndarray | None = None):
+    def __init__(self, vector_size: int, num_hashes: int, packed: np.ndarray | None = None):
         self.vector_size = vector_size
         self.num_hashes = num_hashes
-        self.bits = bits if bits is not None else np.zeros(vector_size, dtype=bool)
+        self._packed = packed
+        self._bits = np.zeros(vector_size, dtype=bool) if packed is None else None
 
     def add(self, positions: np.ndarray) -> None:
-        self.bits[positions.ravel()] = True
+        if self._bits is None:
+            self._bits = np.unpackbits(self._packed, bitorder="little")[: self.vector_size].astype(bool)
+        self._bits[positions.ravel()] = True
+        self._packed = None
 
     def contains(self, positions: np.ndarray) -> np.ndarray:
-        return self.bits[positions].all(axis=1)
+        if self._bits is not None:
+            return self._bits[positions].all(axis=1)
+        bytes_ = self._packed[positions >> 3]
+        return ((bytes_ >> (positions & 7).astype(np.uint8)) & 1).all(axis=1).astype(bool)
+
+    def packed(self) -> np.ndarray:
+        if self._packed is None:
+            self._packed = np.packbits(self._bits, bitorder="little")
+        return self._packed
 
     def header(self) -> bytes:
         return struct.pack(">ibi", self.num_hashes, MURMUR_HASH, self.vector_size)
 
     def to_bytes(self) -> bytes:
-        return struct.pack(">i", _VERSION) + self.header() + np.packbits(self.bits, bitorder="little").tobytes()
+        return struct.pack(">i", _VERSION) + self.header() + self.packed().tobytes()
 
     @staticmethod
     def parse(raw: memoryview, offset: int) -> tuple[_BitVector, int]:
@@ -84,8 +97,7 @@ class _BitVector:
         if offset + nbytes > len(raw):
             raise CorruptFileError("Bloom filter is truncated")
         packed = np.frombuffer(raw, dtype=np.uint8, count=nbytes, offset=offset)
-        bits = np.unpackbits(packed, bitorder="little")[:vector_size].astype(bool)
-        return _BitVector(vector_size, num_hashes, bits), offset + nbytes
+        return _BitVector(vector_size, num_hashes, packed), offset + nbytes
 
 
 def _sizing(num_entries: int, fpp: float) -> tuple[int, int]:
@@ -201,9 +213,9 @@ def bloom_filter_from_footer(serialized: str | bytes, type_code: str | None) -> 
         raise CorruptFileError(f"Cannot decode bloom filter: {exc}") from exc
 
 
-def read_bloom_filter(parquet_path: str) -> BloomFilter | None:
+def read_bloom_filter(parquet_path: str, metadata: pq.FileMetaData | None = None) -> BloomFilter | None:
     """The bloom filter in a base file's footer, or None when it has none."""
-    kv = pq.read_metadata(parquet_path).metadata or {}
+    kv = (metadata or pq.read_metadata(parquet_path)).metadata or {}
     serialized = kv.get(FOOTER_BLOOM_KEY.encode()) or kv.get(FOOTER_LEGACY_BLOOM_KEY.encode())
     if serialized is None:
         return None

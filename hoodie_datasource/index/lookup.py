@@ -15,10 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hoodie_datasource.index.bloom_filter import read_bloom_filter
 from hoodie_datasource.index.key_ranges import FileKeyRange
-from hoodie_datasource.write.base_file_writer import read_record_keys
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 
 
 def range_candidates(
@@ -61,15 +62,17 @@ def range_candidates(
 def confirm_in_file(base_path: str, base_file: str, candidate_keys: pa.Array, use_bloom: bool) -> np.ndarray:
     """A bool per candidate key: is it really stored in ``base_file``?"""
     path = os.path.join(base_path, base_file)
+    parquet = pq.ParquetFile(path)
     maybe = np.ones(len(candidate_keys), dtype=bool)
     if use_bloom and len(candidate_keys):
-        bloom = read_bloom_filter(path)
+        bloom = read_bloom_filter(path, parquet.metadata)
         if bloom is not None:
             maybe = np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
     if not maybe.any():
         return maybe
     checked = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
-    found = pc.is_in(checked, value_set=read_record_keys(path).combine_chunks()).to_numpy(zero_copy_only=False)
+    stored = parquet.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
+    found = pc.is_in(checked, value_set=stored).to_numpy(zero_copy_only=False)
     result = np.zeros(len(candidate_keys), dtype=bool)
     result[np.nonzero(maybe)[0][found]] = True
     return result

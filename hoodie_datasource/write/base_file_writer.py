@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 
 from hoodie_datasource.index.bloom_filter import FOOTER_BLOOM_KEY, FOOTER_MAX_KEY, FOOTER_MIN_KEY, FOOTER_TYPE_KEY
 from hoodie_datasource.index.bloom_filter import new_bloom_filter
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 
 
 def footer_metadata(keys: pa.Array | pa.ChunkedArray, filter_type: str, num_entries: int, fpp: float,
@@ -34,7 +33,3 @@ def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compress
     with pq.ParquetWriter(path, schema, compression=compression) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=1 << 20)
     return os.path.getsize(path)
-
-
-def read_record_keys(path: str) -> pa.ChunkedArray:
-    return pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0)
