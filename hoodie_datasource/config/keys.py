@@ -80,6 +80,9 @@ COMPRESSION = ConfigProperty(
 )
 COMBINE_BEFORE_UPSERT = ConfigProperty("hoodie.combine.before.upsert", True, parser=parse_bool)
 COMBINE_BEFORE_INSERT = ConfigProperty("hoodie.combine.before.insert", False, parser=parse_bool)
+LOG_BLOCK_FORMAT = ConfigProperty(
+    "hoodie.logfile.data.block.format", "parquet", ("log.block.format",), choices=("parquet", "avro")
+)
 PARALLELISM = ConfigProperty(
     "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
 )
@@ -99,7 +102,7 @@ WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE, SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
-    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM,
+    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT,
 )
 READ_PROPERTIES = (QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE)
 

@@ -56,6 +56,11 @@ class WriteConfig:
     combine_before_upsert: bool = True
     combine_before_insert: bool = False
     parallelism: int = 0
+    log_block_format: str = "parquet"
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
 
     @property
     def event_time_ordering(self) -> bool:
@@ -114,10 +119,6 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     table_type = _merge_with_table(
         "type", get(k.TABLE_TYPE), existing.table_type if existing else None, "hoodie.datasource.write.table.type"
     ) or "COPY_ON_WRITE"
-    if table_type == "MERGE_ON_READ":
-        raise HoodieConfigError(
-            "table type MERGE_ON_READ is not supported yet; valid values today: COPY_ON_WRITE"
-        )
     record_keys = _merge_with_table(
         "record key fields",
         get(k.RECORD_KEY),
@@ -185,4 +186,5 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         combine_before_upsert=get(k.COMBINE_BEFORE_UPSERT),
         combine_before_insert=get(k.COMBINE_BEFORE_INSERT),
         parallelism=get(k.PARALLELISM),
+        log_block_format=get(k.LOG_BLOCK_FORMAT),
     )

@@ -26,6 +26,7 @@ class FileKeyRange:
     num_records: int
     min_key: str | None
     max_key: str | None
+    has_logs: bool = False
 
 
 def _read_range(base_path: str, file_slice: FileSlice) -> FileKeyRange:
@@ -44,6 +45,7 @@ def _read_range(base_path: str, file_slice: FileSlice) -> FileKeyRange:
         metadata.num_rows,
         low.decode() if low is not None else None,
         high.decode() if high is not None else None,
+        bool(file_slice.log_files),
     )
 
 

@@ -158,11 +158,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
 
     plan = session.insert_plan(counts, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
-    targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file, f.base_instant)
-               for f in files}
-    for partition, buckets in plan.by_partition.items():
-        for target in buckets.targets:
-            targets[(partition, target.file_id)] = target
+    targets = session.targets(files, plan)
     t = _timed(session, "profile", t)
 
     routed = tagged.mapInArrow(_route(plan), tagged.schema)

@@ -33,14 +33,19 @@ from hoodie_datasource.write.records import (
 )
 
 
+CREATE, MERGE, APPEND = "CREATE", "MERGE", "APPEND"
+
+
 @dataclass(frozen=True)
 class WriteTarget:
-    """Where a group of records goes: an existing file group's latest base file, or a new one."""
+    """Where a group of records goes: a new file group (CREATE), a rewrite of the latest base
+    file (MERGE, copy-on-write and small files), or a log append (APPEND, merge-on-read)."""
 
     partition: str
     file_id: str
     base_file: str | None = None  # path relative to the table, None for a new file group
     base_instant: str | None = None
+    io_type: str = CREATE
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class WriteContext:
     precombine_field: str | None
     dedupe: bool
     event_time_ordering: bool
+    log_block_format: str = "parquet"
+    table_name: str = "hoodie"
 
 
 def write_file_group(
@@ -63,6 +70,10 @@ def write_file_group(
     """Write ``records`` (data columns + key columns, maybe the delete flag) into ``target``.
 
     Returns None when nothing in the file group changes (so no file is written)."""
+    if target.io_type == APPEND:
+        from hoodie_datasource.write.append_handle import append_to_file_group
+
+        return append_to_file_group(ctx, target, records, token, task_partition)
     started = time.monotonic()
     if ctx.dedupe:
         records = dedupe(records, ctx.precombine_field)

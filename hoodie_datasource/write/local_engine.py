@@ -42,11 +42,7 @@ def tag_and_route(session: WriteSession, records: pa.Table) -> tuple[pa.Table, d
     counts = tagging.insert_counts(records)
     plan = session.insert_plan(counts, files)
     routed = tagging.route(records, plan)
-    targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file, f.base_instant)
-               for f in files}
-    for partition, buckets in plan.by_partition.items():
-        for target in buckets.targets:
-            targets[(partition, target.file_id)] = target
+    targets = session.targets(files, plan)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     _timed(session, "profile", t)
     return routed, targets

@@ -17,7 +17,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -32,11 +32,11 @@ from hoodie_datasource.table.fs_view import FileSystemView, list_partitions
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig, load_table_config, table_exists, write_table_config
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
-from hoodie_datasource.timeline.instant import COMMIT, REPLACE_COMMIT, Instant
+from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.file_group_writer import WriteContext
+from hoodie_datasource.write.file_group_writer import APPEND, CREATE, MERGE, WriteContext, WriteTarget
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import InsertPlan, average_record_size, plan_inserts
 from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
@@ -106,6 +106,8 @@ class WriteSession:
             else None,
             dedupe=self.config.dedupes,
             event_time_ordering=self.config.event_time_ordering,
+            log_block_format=self.config.log_block_format,
+            table_name=self.table.name,
         )
 
     def file_system_view(self) -> FileSystemView:
@@ -120,8 +122,23 @@ class WriteSession:
         return load_key_ranges(self.base_path, view.latest_file_slices(partitions=wanted))
 
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
-        packable = [] if self.operation in ("bulk_insert", *REPLACE_OPERATIONS) else files
+        """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
+        packable = [] if self.operation in ("bulk_insert", *REPLACE_OPERATIONS) else [
+            f for f in files if not (self.config.is_mor and f.has_logs)]
         return plan_inserts(insert_counts, packable, self._average_record_size(), self.config.sizing)
+
+    def targets(self, files: list[FileKeyRange], plan: InsertPlan) -> dict[tuple[str, str], WriteTarget]:
+        """Every file group this write may touch, keyed by (partition, fileId), with how to write it:
+        updates rewrite the base file (COW) or append to its log (MOR); a file group that takes
+        inserts is rewritten (small-file packing); new file groups are created."""
+        existing_io = APPEND if self.config.is_mor else MERGE
+        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file, f.base_instant,
+                                                         existing_io) for f in files}
+        for partition, buckets in plan.by_partition.items():
+            for target in buckets.targets:
+                io_type = MERGE if target.base_file is not None else CREATE
+                targets[(partition, target.file_id)] = replace(target, io_type=io_type)
+        return targets
 
     def _average_record_size(self) -> int:
         latest = self.timeline.last_completed_write()
@@ -238,7 +255,7 @@ def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schem
     if rollback_failed_writes(timeline):
         timeline = Timeline.load(base_path, existing)
     new_table = new_table or not timeline.completed()
-    action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else COMMIT
+    action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, base_path)
     return WriteSession(base_path, config, existing, Timeline.load(base_path, existing), instant, data_schema,

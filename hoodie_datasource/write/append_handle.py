@@ -1,0 +1,94 @@
+"""Merge-on-read: updates and deletes of a file group appended as log blocks.
+
+Each write appends one new log file version to the file group's latest slice (layout 1 names it
+after the slice's base instant): a data block with the updated records (PARQUET_DATA by default,
+AVRO_DATA on request) and a DELETE block with deleted keys. Readers merge it with the base file.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.log.log_blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
+from hoodie_datasource.log.log_format import append_blocks
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
+from hoodie_datasource.table.file_names import LogFileName
+from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write.file_group_writer import WriteContext, WriteTarget
+from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.write.markers import create_marker
+from hoodie_datasource.write.records import IS_DELETE_COLUMN, conform, dedupe, with_meta_columns
+
+
+def next_log_version(directory: str, file_id: str, base_instant: str) -> int:
+    versions = [0]
+    prefix = f".{file_id}_{base_instant}.log."
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        if name.startswith(prefix):
+            parsed = LogFileName.parse(name)
+            if parsed is not None:
+                versions.append(parsed.version)
+    return max(versions) + 1
+
+
+def log_avro_schema(ctx: WriteContext) -> dict:
+    name = ctx.table_name
+    return with_meta_fields(arrow_to_avro_schema(ctx.data_schema, f"{name}_record", f"hoodie.{name}"))
+
+
+def append_to_file_group(
+    ctx: WriteContext, target: WriteTarget, records: pa.Table, token: str, task_partition: int
+) -> WriteStat | None:
+    started = time.monotonic()
+    if ctx.dedupe:
+        records = dedupe(records, ctx.precombine_field)
+    is_delete = records.column(IS_DELETE_COLUMN)
+    upserts = records.filter(pc.invert(is_delete))
+    deletes = records.filter(is_delete)
+    if upserts.num_rows == 0 and deletes.num_rows == 0:
+        return None
+    assert target.base_instant is not None and target.base_file is not None
+    avro_schema = log_avro_schema(ctx)
+    blocks = []
+    if upserts.num_rows:
+        data = with_meta_columns(conform(upserts, ctx.data_schema), upserts.column(RECORD_KEY_COLUMN),
+                                 target.partition, ctx.instant, task_partition, target.file_id)
+        encode = encode_avro_data_block if ctx.log_block_format == "avro" else encode_parquet_data_block
+        blocks.append(encode(data, ctx.instant, avro_schema))
+    if deletes.num_rows:
+        blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
+                                          deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant))
+    directory = os.path.join(ctx.base_path, target.partition) if target.partition else ctx.base_path
+    version = next_log_version(directory, target.file_id, target.base_instant)
+    log_name = LogFileName(target.file_id, target.base_instant, version, token).name()
+    create_marker(ctx.base_path, ctx.instant, target.partition, log_name, "APPEND")
+    size = append_blocks(os.path.join(directory, log_name), blocks)
+    relative = posixpath.join(target.partition, log_name) if target.partition else log_name
+    return WriteStat(
+        fileId=target.file_id,
+        path=relative,
+        partitionPath=target.partition,
+        prevCommit=target.base_instant,
+        numWrites=upserts.num_rows,
+        numDeletes=deletes.num_rows,
+        numUpdateWrites=upserts.num_rows,
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        totalLogRecords=upserts.num_rows + deletes.num_rows,
+        totalLogBlocks=len(blocks),
+        runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
+                      "totalCreateTime": 0},
+        logVersion=version,
+        logOffset=0,
+        baseFile=posixpath.basename(target.base_file),
+        logFiles=[log_name],
+    )
