@@ -87,6 +87,25 @@ PARALLELISM = ConfigProperty(
     "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
 )
 
+INLINE_COMPACT = ConfigProperty("hoodie.compact.inline", False, ("compact.inline",), parser=parse_bool)
+MAX_DELTA_COMMITS = ConfigProperty("hoodie.compact.inline.max.delta.commits", 5, parser=parse_int)
+COMPACTION_STRATEGY = ConfigProperty("hoodie.compaction.strategy", "LogFileSizeBasedCompactionStrategy")
+DAYBASED_PARTITIONS = ConfigProperty("hoodie.compaction.daybased.target.partitions", 10, parser=parse_int)
+TARGET_IO = ConfigProperty("hoodie.compaction.target.io", 500 * 1024, parser=parse_int)
+AUTO_CLEAN = ConfigProperty("hoodie.clean.automatic", True, ("clean.automatic",), parser=parse_bool)
+CLEANER_POLICY = ConfigProperty(
+    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
+)
+COMMITS_RETAINED = ConfigProperty("hoodie.cleaner.commits.retained", 10, parser=parse_int)
+FILE_VERSIONS_RETAINED = ConfigProperty("hoodie.cleaner.fileversions.retained", 3, parser=parse_int)
+AUTO_ARCHIVE = ConfigProperty("hoodie.archive.automatic", True, parser=parse_bool)
+KEEP_MIN_COMMITS = ConfigProperty("hoodie.keep.min.commits", 20, parser=parse_int)
+KEEP_MAX_COMMITS = ConfigProperty("hoodie.keep.max.commits", 30, parser=parse_int)
+SERVICE_PROPERTIES = (
+    INLINE_COMPACT, MAX_DELTA_COMMITS, COMPACTION_STRATEGY, DAYBASED_PARTITIONS, TARGET_IO, AUTO_CLEAN,
+    CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
+)
+
 QUERY_TYPE = ConfigProperty(
     "hoodie.datasource.query.type", "snapshot", ("query", "query.type", "hoodie.datasource.view.type"),
     choices=QUERY_TYPES,
@@ -109,4 +128,4 @@ READ_PROPERTIES = (QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_S
 # Keys Spark itself adds to the options it hands a data source.
 SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external", "is_managed_location")
 
-CATALOG = OptionCatalog(WRITE_PROPERTIES + READ_PROPERTIES)
+CATALOG = OptionCatalog(WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES)

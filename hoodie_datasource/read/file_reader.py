@@ -13,6 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from hoodie_datasource.read.merged_reader import read_merged_slice
+from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.records import conform
 
 BATCH_ROWS = 65536
@@ -38,3 +41,18 @@ def read_base_file(
             table = table.filter(row_filter)
         if table.num_rows:
             yield from table.to_batches()
+
+
+def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expression | None = None,
+                    filter_columns: frozenset[str] = frozenset()) -> Iterator[pa.RecordBatch]:
+    """A file slice in the table schema: the base file alone (copy-on-write, read-optimized), or
+    merged with its log blocks (merge-on-read snapshot and incremental)."""
+    if file_slice.log_files and plan.merge_logs:
+        merged = read_merged_slice(plan.base_path, file_slice, plan.schema, plan.visible_instants,
+                                   plan.ordering_field)
+        if row_filter is not None:
+            merged = merged.filter(row_filter)
+        yield from merged.to_batches(max_chunksize=BATCH_ROWS)
+    elif file_slice.base_relative_path is not None:
+        yield from read_base_file(plan.base_path, file_slice.base_relative_path, plan.schema, row_filter,
+                                  filter_columns)

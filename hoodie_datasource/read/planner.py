@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
@@ -21,7 +22,7 @@ from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.write.records import META_COLUMNS, meta_schema
+from hoodie_datasource.write.records import COMMIT_TIME_COLUMN, META_COLUMNS, meta_schema
 from hoodie_datasource.write.table_schema import table_data_schema
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,16 @@ class ReadPlan:
     schema: pa.Schema  # meta columns (when the table has them) + data columns
     slices: tuple[FileSlice, ...]
     commit_range: tuple[str, str] | None  # (begin exclusive, end inclusive) for incremental
+    merge_logs: bool = False  # merge-on-read snapshot / incremental: merge log blocks
+    visible_instants: frozenset[str] = frozenset()  # completed writes whose log blocks count
+    ordering_field: str | None = None
+
+    def commit_filter(self) -> pc.Expression | None:
+        """Incremental queries: ``_hoodie_commit_time`` in (begin, end]."""
+        if self.commit_range is None or COMMIT_TIME_COLUMN not in self.schema.names:
+            return None
+        begin, end = self.commit_range
+        return (pc.field(COMMIT_TIME_COLUMN) > begin) & (pc.field(COMMIT_TIME_COLUMN) <= end)
 
 
 def table_schema(timeline: Timeline) -> pa.Schema:
@@ -71,9 +82,8 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
                 f"Base file {s.base_relative_path} is in format {s.base_file.extension!r}; "
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
-        if s.log_files and cfg.query_type != "read_optimized":
-            raise UnsupportedTableError(
-                f"File group {s.file_id} has log files (merge-on-read); snapshot reads of merge-on-read "
-                "tables are not supported yet: use query=read_optimized"
-            )
-    return ReadPlan(base_path, table, schema, tuple(slices), commit_range)
+    upto = commit_range[1] if commit_range else cfg.as_of_instant
+    visible = frozenset(i.timestamp for i in timeline.completed_writes_upto(upto))
+    return ReadPlan(base_path, table, schema, tuple(slices), commit_range,
+                    merge_logs=cfg.query_type != "read_optimized", visible_instants=visible,
+                    ordering_field=table.precombine_field)

@@ -36,9 +36,10 @@ def _files_named_with(base_path: str, partitioned: bool, instant_time: str) -> l
     return found
 
 
-def _delete_data_files(timeline: Timeline, instant: Instant, extra: list[str]) -> int:
+def delete_instant_data_files(timeline: Timeline, instant: Instant, extra: list[str] | None = None) -> int:
+    """Delete every data file ``instant`` wrote (marked, listed in ``extra``, or named with it)."""
     base_path = timeline.base_path
-    files = set(marked_files(base_path, instant.timestamp)) | set(extra)
+    files = set(marked_files(base_path, instant.timestamp)) | set(extra or ())
     files |= set(_files_named_with(base_path, timeline.config.is_partitioned, instant.timestamp))
     deleted = sum(remove_if_exists(os.path.join(base_path, f)) for f in files)
     delete_marker_dir(base_path, instant.timestamp)
@@ -48,7 +49,7 @@ def _delete_data_files(timeline: Timeline, instant: Instant, extra: list[str]) -
 def rollback_pending(timeline: Timeline, instant: Instant) -> None:
     if instant.is_completed:
         raise TimelineError(f"Instant {instant.timestamp} is completed; use rollback_completed")
-    deleted = _delete_data_files(timeline, instant, [])
+    deleted = delete_instant_data_files(timeline, instant)
     delete_pending_files(timeline, instant)
     logger.info("Rolled back pending %s %s (%d data files removed)", instant.action, instant.timestamp, deleted)
 
@@ -73,6 +74,6 @@ def rollback_completed(timeline: Timeline, instant_time: str) -> None:
         )
     written = [s["path"] for s in write_stats_of(timeline.read_metadata(latest)) if s.get("path")]
     remove_if_exists(timeline.path_of(latest))  # readers stop seeing the instant here
-    deleted = _delete_data_files(timeline, latest, written)
+    deleted = delete_instant_data_files(timeline, latest, written)
     delete_pending_files(timeline, latest)
     logger.info("Rolled back completed %s %s (%d data files removed)", latest.action, instant_time, deleted)

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read.file_reader import read_base_file
+from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.spark.filters import ConvertedFilter, convert
 from hoodie_datasource.table.file_group import FileSlice
@@ -39,19 +39,16 @@ def partition_values(partition_path: str, fields: Sequence[str], hive_style: boo
     return values
 
 
-def coalesce(slices: Sequence[FileSlice], split_size: int) -> list[tuple[str, ...]]:
+def coalesce(slices: Sequence[FileSlice], split_size: int) -> list[tuple[FileSlice, ...]]:
     """Group slices into input partitions of about ``split_size`` bytes, keeping order."""
-    groups: list[tuple[str, ...]] = []
-    current: list[str] = []
+    groups: list[tuple[FileSlice, ...]] = []
+    current: list[FileSlice] = []
     size = 0
     for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id)):
-        path = s.base_relative_path
-        if path is None:
-            continue
         if current and size + s.total_size > split_size:
             groups.append(tuple(current))
             current, size = [], 0
-        current.append(path)
+        current.append(s)
         size += s.total_size
     if current:
         groups.append(tuple(current))
@@ -68,9 +65,9 @@ class HoodieReader(DataSourceReader):
     def _row_filter(self) -> tuple[pc.Expression | None, frozenset[str]]:
         exprs = [f.expression for f in self.filters]
         columns: frozenset[str] = frozenset().union(*(f.columns for f in self.filters)) if self.filters else frozenset()
-        if self.plan.commit_range is not None and COMMIT_TIME_COLUMN in self.plan.schema.names:
-            begin, end = self.plan.commit_range
-            exprs.append((pc.field(COMMIT_TIME_COLUMN) > begin) & (pc.field(COMMIT_TIME_COLUMN) <= end))
+        commit_filter = self.plan.commit_filter()
+        if commit_filter is not None:
+            exprs.append(commit_filter)
             columns = columns | {COMMIT_TIME_COLUMN}
         if not exprs:
             return None, columns
@@ -106,8 +103,8 @@ class HoodieReader(DataSourceReader):
         if partition.value is None:
             return
         row_filter, columns = self._row_filter()
-        for relative in partition.value:
-            for batch in read_base_file(self.plan.base_path, relative, self.plan.schema, row_filter, columns):
+        for file_slice in partition.value:
+            for batch in read_file_slice(self.plan, file_slice, row_filter, columns):
                 yield from conform(pa.Table.from_batches([batch]), self.arrow_schema).to_batches()
 
 

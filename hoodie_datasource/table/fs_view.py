@@ -94,6 +94,8 @@ class FileSystemView:
         committed = {i.timestamp for i in self.timeline.completed_writes_upto(as_of)}
         replaced = self.timeline.replaced_file_ids(as_of)
         layout = self.timeline.config.timeline_layout_version
+        # logs written while a compaction of their file group is pending are named after it
+        pending = self.timeline.pending_compactions() if self.timeline.config.is_mor else {}
         slices: list[FileSlice] = []
         for group in self.file_groups(partitions):
             key = (group.partition_path, group.file_id)
@@ -103,9 +105,12 @@ class FileSystemView:
             if not bases:
                 continue
             base = bases[-1]
+            pending_instant = pending.get(key)
             logs = tuple(
                 sorted(
-                    (log for log in group.log_files if _log_in_slice(log, base, committed, layout, as_of)),
+                    (log for log in group.log_files
+                     if _log_in_slice(log, base, committed, layout, as_of)
+                     or (pending_instant is not None and layout < 2 and log.instant_time == pending_instant)),
                     key=lambda log: (log.instant_time, log.version, log.write_token),
                 )
             )

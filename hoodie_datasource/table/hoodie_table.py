@@ -46,6 +46,40 @@ class HoodieTable:
             raise TimelineError(f"No completed instant {instant_time} in {self.path}")
         return timeline.read_metadata(instant)
 
+    def compact(self, **options: str) -> list[str]:
+        """Run pending compactions, then schedule and run a new one (MERGE_ON_READ); returns the
+        compaction instants completed. Options are the ``hoodie.compaction.*`` keys."""
+        from hoodie_datasource.config.services_config import resolve_services_config
+        from hoodie_datasource.services.table_services import compact_now
+
+        return compact_now(self.base_path, self.config, resolve_services_config(options))
+
+    def schedule_compaction(self, **options: str) -> str | None:
+        from hoodie_datasource.config.services_config import resolve_services_config
+        from hoodie_datasource.services.compaction import schedule_compaction
+
+        return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)
+
+    def run_compaction(self, instant_time: str, **options: str) -> str:
+        from hoodie_datasource.config.services_config import resolve_services_config
+        from hoodie_datasource.services.compaction import execute_compaction
+
+        return execute_compaction(self.timeline(), instant_time, resolve_services_config(options).compaction)
+
+    def clean(self, **options: str) -> str | None:
+        """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
+        from hoodie_datasource.config.services_config import resolve_services_config
+        from hoodie_datasource.services.cleaner import clean
+
+        return clean(self.timeline(), resolve_services_config(options).clean)
+
+    def archive(self, **options: str) -> list[str]:
+        """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
+        from hoodie_datasource.config.services_config import resolve_services_config
+        from hoodie_datasource.services.archival import archive
+
+        return archive(self.timeline(), resolve_services_config(options).archive)
+
     def rollback(self, instant_time: str | None = None) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed (pending) write. Returns the instants rolled back."""

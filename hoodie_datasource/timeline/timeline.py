@@ -36,6 +36,13 @@ def timeline_dir(base_path: str, config: TableConfig) -> str:
     )
 
 
+def _list(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+
+
 def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
     """Commit-like metadata: JSON (layout 1) or one Avro record in a container (layout 2)."""
     if not content.strip():
@@ -60,16 +67,19 @@ class Timeline:
     # every timeline file seen per instant time, to tell compaction commits apart
     actions_seen: tuple[tuple[str, frozenset[str]], ...] = ()
 
+    archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
+
     @staticmethod
     def load(base_path: str, config: TableConfig) -> Timeline:
+        """The active timeline plus instants archived by this library (plain instant files moved to
+        ``.hoodie/<archive folder>/``; Hudi's own archive log files there are not read)."""
         directory = timeline_dir(base_path, config)
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
-        try:
-            names = os.listdir(directory)
-        except FileNotFoundError:
-            names = []
-        for name in names:
+        archive = os.path.join(base_path, METAFOLDER, config.archive_folder)
+        archived_names = _list(archive) if config.timeline_layout_version < 2 else []
+        archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
+        for name in _list(directory) + archived_names:
             instant = Instant.parse(name)
             if instant is None:
                 continue
@@ -79,7 +89,8 @@ class Timeline:
                 latest[instant.timestamp] = instant
         # A pending compaction whose completed file exists is recorded as the completed commit.
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
-        return Timeline(base_path, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()))
+        return Timeline(base_path, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
+                        frozenset(archived))
 
     @property
     def directory(self) -> str:
@@ -116,7 +127,25 @@ class Timeline:
         return None
 
     def path_of(self, instant: Instant) -> str:
-        return os.path.join(self.directory, instant.file_name(self.config.timeline_layout_version))
+        name = instant.file_name(self.config.timeline_layout_version)
+        if instant.timestamp in self.archived:
+            return os.path.join(self.base_path, METAFOLDER, self.config.archive_folder, name)
+        return os.path.join(self.directory, name)
+
+    def pending_compactions(self) -> dict[tuple[str, str], str]:
+        """(partition, fileId) -> instant time of a requested or running compaction of that file group."""
+        pending: dict[tuple[str, str], str] = {}
+        for instant in self.instants:
+            if instant.action != COMPACTION or instant.is_completed:
+                continue
+            plan = self.read_plan(instant.with_state(State.REQUESTED))
+            for op in plan.get("operations") or ():
+                pending[(op.get("partitionPath") or "", op["fileId"])] = instant.timestamp
+        return pending
+
+    def read_plan(self, instant: Instant) -> dict[str, Any]:
+        with open(self.path_of(instant), "rb") as handle:
+            return decode_instant_content(handle.read(), self.path_of(instant))
 
     def read_metadata(self, instant: Instant) -> dict[str, Any]:
         path = self.path_of(instant)

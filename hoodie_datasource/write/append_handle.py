@@ -66,7 +66,8 @@ def append_to_file_group(
         blocks.append(encode(data, ctx.instant, avro_schema))
     if deletes.num_rows:
         blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
-                                          deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant))
+                                          deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant,
+                                          avro_schema=avro_schema))
     directory = os.path.join(ctx.base_path, target.partition) if target.partition else ctx.base_path
     version = next_log_version(directory, target.file_id, target.base_instant)
     log_name = LogFileName(target.file_id, target.base_instant, version, token).name()

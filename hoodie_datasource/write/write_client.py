@@ -21,14 +21,16 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
+from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.errors import InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
-from hoodie_datasource.table.fs_view import FileSystemView, list_partitions
+from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig, load_table_config, table_exists, write_table_config
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
@@ -81,6 +83,7 @@ class WriteSession:
     instant: Instant
     data_schema: pa.Schema
     new_table: bool
+    services: ServicesConfig = field(default_factory=ServicesConfig)
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -123,8 +126,9 @@ class WriteSession:
 
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
+        pending = self.timeline.pending_compactions() if self.config.is_mor else {}
         packable = [] if self.operation in ("bulk_insert", *REPLACE_OPERATIONS) else [
-            f for f in files if not (self.config.is_mor and f.has_logs)]
+            f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
         return plan_inserts(insert_counts, packable, self._average_record_size(), self.config.sizing)
 
     def targets(self, files: list[FileKeyRange], plan: InsertPlan) -> dict[tuple[str, str], WriteTarget]:
@@ -132,7 +136,10 @@ class WriteSession:
         updates rewrite the base file (COW) or append to its log (MOR); a file group that takes
         inserts is rewritten (small-file packing); new file groups are created."""
         existing_io = APPEND if self.config.is_mor else MERGE
-        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file, f.base_instant,
+        # a file group being compacted takes new log files in the slice the compaction starts
+        pending = self.timeline.pending_compactions() if self.config.is_mor else {}
+        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file,
+                                                         pending.get((f.partition, f.file_id), f.base_instant),
                                                          existing_io) for f in files}
         for partition, buckets in plan.by_partition.items():
             for target in buckets.targets:
@@ -202,7 +209,16 @@ class WriteSession:
             "Committed %s %s: %d files, %d records written", self.instant.action, self.instant_time, len(stats),
             sum(s.numWrites for s in stats),
         )
+        self.run_table_services()
         return self.instant_time
+
+    def run_table_services(self) -> None:
+        """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival.
+        The write is already committed; a failing service is logged and retried by the next write."""
+        try:
+            run_inline_services(self.base_path, self.table, self.services)
+        except Exception:
+            logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
 
     def abort(self) -> None:
         try:
@@ -233,37 +249,30 @@ def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schem
     _check_path(base_path)
     existing = load_table_config(base_path) if table_exists(base_path) else None
     config = resolve_write_config(options, existing)
+    services = resolve_services_config(options, config.index, config.sizing.compression)
     config.keygen.validate_schema(incoming_schema.names)
-    if config.precombine_field and config.precombine_field not in incoming_schema.names and config.operation not in (
-        "delete", "delete_partition"
-    ):
-        raise_missing_precombine(config.precombine_field, incoming_schema.names)
-    timeline = Timeline.load(base_path, existing) if existing else None
-    table_schema = table_data_schema(timeline) if timeline else None
-    allow_missing = config.operation in ("delete", "delete_partition")
-    data_schema = table_schema if allow_missing and table_schema is not None else evolve_schema(
-        table_schema, incoming_schema, allow_missing
-    )
-    new_table = existing is None
-    if existing is None:
-        existing = config.table_config(
-            to_avro_json(arrow_to_avro_schema(data_schema, f"{config.table_name}_record", f"hoodie.{config.table_name}"))
+    deleting = config.operation in ("delete", "delete_partition")
+    if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
+        raise SchemaMismatchError(
+            f"Precombine field {config.precombine_field!r} not found in the data; columns are: "
+            f"{', '.join(incoming_schema.names)} (set hoodie.datasource.write.precombine.field to one of them)"
         )
-        write_table_config(base_path, existing)
-        timeline = Timeline.load(base_path, existing)
-    assert timeline is not None
+    table_schema = table_data_schema(Timeline.load(base_path, existing)) if existing else None
+    if deleting and table_schema is not None:
+        data_schema = table_schema
+    else:
+        data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
+
+    table = existing
+    if table is None:
+        name = config.table_name
+        table = config.table_config(to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}")))
+        write_table_config(base_path, table)
+    timeline = Timeline.load(base_path, table)
     if rollback_failed_writes(timeline):
-        timeline = Timeline.load(base_path, existing)
-    new_table = new_table or not timeline.completed()
+        timeline = Timeline.load(base_path, table)
     action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, base_path)
-    return WriteSession(base_path, config, existing, Timeline.load(base_path, existing), instant, data_schema,
-                        new_table or not list_partitions(base_path, existing.is_partitioned))
-
-
-def raise_missing_precombine(field_name: str, names: list[str]) -> None:
-    raise SchemaMismatchError(
-        f"Precombine field {field_name!r} not found in the data; columns are: {', '.join(names)} "
-        "(set hoodie.datasource.write.precombine.field to one of them)"
-    )
+    return WriteSession(base_path, config, table, Timeline.load(base_path, table), instant, data_schema,
+                        not timeline.completed(), services)

@@ -10,8 +10,7 @@ import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read.file_reader import read_base_file
-from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.write_client import start_write
@@ -25,20 +24,7 @@ def batch(rows):
 
 
 def read(path, **cfg):
-    plan = plan_read(path, ReadConfig(**cfg))
-    tables = []
-    for s in plan.slices:
-        row_filter = None
-        if plan.commit_range:
-            import pyarrow.compute as pc
-
-            begin, end = plan.commit_range
-            row_filter = (pc.field("_hoodie_commit_time") > begin) & (pc.field("_hoodie_commit_time") <= end)
-        tables += [pa.Table.from_batches([b]) for b in read_base_file(plan.base_path, s.base_relative_path,
-                                                                       plan.schema, row_filter)]
-    if not tables:
-        return []
-    out = pa.concat_tables(tables)
+    out = read_table(path, ReadConfig(**cfg))
     return sorted(zip(out.column("id").to_pylist(), out.column("v").to_pylist()))
 
 

@@ -1,0 +1,1 @@
+"""Merge-on-read log files: block framing and block contents."""

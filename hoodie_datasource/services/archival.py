@@ -1,0 +1,69 @@
+"""Archival: keeping the active timeline short.
+
+When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on the active
+timeline, the oldest are moved to ``.hoodie/archived/`` until ``hoodie.keep.min.commits``
+(default 20) remain, with their requested/inflight files and any clean/rollback instants before
+them. Never archived: anything at or after the earliest pending instant (a running write or
+compaction) or the cleaner's earliest retained instant.
+
+This library still reads archived instants (time travel and incremental pulls across them keep
+working); hudi-rs reads only the active timeline, so there time travel is limited to the active
+window (files of archived commits are still read as part of the latest snapshot).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.table.table_config import METAFOLDER
+from hoodie_datasource.timeline.instant import State
+from hoodie_datasource.timeline.timeline import Timeline
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    min_commits: int = 20
+    max_commits: int = 30
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_commits < self.max_commits:
+            raise HoodieConfigError("hoodie.keep.min.commits must be > 0 and < hoodie.keep.max.commits")
+
+
+def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | None = None) -> list[str]:
+    if timeline.config.timeline_layout_version >= 2:
+        return []  # layout 2 archives into an LSM history we do not write
+    active = [i for i in timeline.instants if i.timestamp not in timeline.archived]
+    completed = [i for i in timeline.completed() if i.timestamp not in timeline.archived]
+    if len(completed) <= cfg.max_commits:
+        return []
+    cutoff = completed[len(completed) - cfg.min_commits].timestamp
+    pending = [i.timestamp for i in active if not i.is_completed]
+    if pending:
+        cutoff = min(cutoff, pending[0])
+    if earliest_retained:
+        cutoff = min(cutoff, earliest_retained)
+    source = timeline.directory
+    target = os.path.join(timeline.base_path, METAFOLDER, timeline.config.archive_folder)
+    os.makedirs(target, exist_ok=True)
+    moved = []
+    for instant in active:
+        if instant.timestamp >= cutoff or not instant.is_completed:
+            continue
+        layout = timeline.config.timeline_layout_version
+        names = {instant.with_state(s).file_name(layout) for s in (State.REQUESTED, State.INFLIGHT)}
+        names.add(instant.file_name(layout))
+        if timeline.is_compaction(instant):
+            names |= {f"{instant.timestamp}.compaction.requested", f"{instant.timestamp}.compaction.inflight"}
+        # the completed file last: an instant is never left on the active timeline as pending
+        for name in sorted(names, key=lambda n: 1 if n == instant.file_name(layout) else 0):
+            if os.path.exists(os.path.join(source, name)):
+                os.replace(os.path.join(source, name), os.path.join(target, name))
+        moved.append(instant.timestamp)
+    logger.info("Archived %d instants older than %s", len(moved), cutoff)
+    return moved

@@ -1,0 +1,137 @@
+"""Cleaning: deleting file slices no reader can need any more.
+
+Policies (``hoodie.cleaner.policy``):
+* ``KEEP_LATEST_COMMITS`` (default): keep what the last ``hoodie.cleaner.commits.retained``
+  (default 10) completed writes can read: every slice newer than the earliest retained write,
+  plus, per file group, the slice that was latest at that write. Time travel and incremental pulls
+  within that window keep working.
+* ``KEEP_LATEST_FILE_VERSIONS``: keep the latest ``hoodie.cleaner.fileversions.retained`` (default 3)
+  slices of each file group.
+
+Never removed: the latest slice of a live file group, any slice a pending compaction reads, files
+of pending instants. File groups replaced by an overwrite are removed once the replace is older
+than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerPlan) ->
+``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.storage.local import remove_if_exists
+from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
+from hoodie_datasource.timeline.instant import CLEAN
+from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+
+logger = logging.getLogger(__name__)
+
+POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
+
+
+@dataclass(frozen=True)
+class CleanConfig:
+    policy: str = "KEEP_LATEST_COMMITS"
+    commits_retained: int = 10
+    file_versions_retained: int = 3
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise HoodieConfigError(f"Unknown cleaner policy {self.policy!r}; valid values: {', '.join(POLICIES)}")
+        if self.commits_retained < 1 or self.file_versions_retained < 1:
+            raise HoodieConfigError("hoodie.cleaner.commits.retained and ...fileversions.retained must be >= 1")
+
+
+def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
+    """Files to delete per partition, and the earliest instant retained."""
+    completed = timeline.completed()
+    if not completed:
+        return {}, ""
+    retained_from = completed[max(0, len(completed) - cfg.commits_retained)].timestamp
+    view = FileSystemView(timeline.base_path, timeline)
+    pending_compaction = timeline.pending_compactions()
+    committed = {i.timestamp for i in completed}
+    replaced_at: dict[tuple[str, str], str] = {}
+    for instant in timeline.completed(("replacecommit",)):
+        for partition, ids in (timeline.read_metadata(instant).get("partitionToReplaceFileIds") or {}).items():
+            for fid in ids or ():
+                replaced_at[(partition, fid)] = instant.timestamp
+    doomed: dict[str, list[str]] = defaultdict(list)
+    for group in view.file_groups():
+        key = (group.partition_path, group.file_id)
+        bases = sorted((b for b in group.base_files if b.instant_time in committed), key=lambda b: b.instant_time)
+        if not bases:
+            continue
+        if key in replaced_at:
+            if cfg.policy == "KEEP_LATEST_COMMITS" and replaced_at[key] < retained_from:
+                keep = set()
+            else:
+                continue
+        elif cfg.policy == "KEEP_LATEST_FILE_VERSIONS":
+            keep = {b.instant_time for b in bases[-cfg.file_versions_retained:]}
+        else:
+            older = [b for b in bases if b.instant_time < retained_from]
+            keep = {b.instant_time for b in bases if b.instant_time >= retained_from}
+            if older:
+                keep.add(older[-1].instant_time)
+        if key not in replaced_at:
+            keep.add(bases[-1].instant_time)
+        if key in pending_compaction:
+            continue
+        for base in bases:
+            if base.instant_time not in keep:
+                doomed[group.partition_path].append(base.name)
+                doomed[group.partition_path].extend(
+                    log.name for log in group.log_files if log.instant_time == base.instant_time)
+    return dict(doomed), retained_from
+
+
+def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
+    """Plan and run a clean; return its instant time, or None when there is nothing to delete."""
+    started = time.monotonic()
+    doomed, retained_from = files_to_clean(timeline, cfg)
+    if not any(doomed.values()):
+        return None
+    instant_time = new_instant_time(timeline.last_instant_time())
+    last = timeline.last_completed_write()
+    plan = {
+        "earliestInstantToRetain": {"timestamp": retained_from, "action": "commit", "state": "COMPLETED"},
+        "lastCompletedCommitTimestamp": last.timestamp if last else None,
+        "policy": cfg.policy,
+        "filesToBeDeletedPerPartition": None,
+        "version": 2,
+        "filePathsToBeDeletedPerPartition": {
+            p: [{"filePath": os.path.join(timeline.base_path, p, n), "isBootstrapBaseFile": False} for n in names]
+            for p, names in doomed.items()
+        },
+        "partitionsToBeDeleted": None,
+    }
+    requested = create_requested(timeline, instant_time, CLEAN, encode(CLEANER_PLAN, plan))
+    inflight = transition_to_inflight(timeline, requested)
+    partition_metadata = {}
+    total = 0
+    for partition, names in doomed.items():
+        directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
+        ok = [n for n in names if remove_if_exists(os.path.join(directory, n))]
+        total += len(ok)
+        partition_metadata[partition] = {
+            "partitionPath": partition, "policy": cfg.policy, "deletePathPatterns": names,
+            "successDeleteFiles": ok, "failedDeleteFiles": [n for n in names if n not in ok],
+            "isPartitionDeleted": False,
+        }
+    metadata = {
+        "startCleanTime": instant_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": total, "earliestCommitToRetain": retained_from,
+        "lastCompletedCommitTimestamp": plan["lastCompletedCommitTimestamp"],
+        "partitionMetadata": partition_metadata, "version": 2,
+    }
+    transition_to_completed(timeline, inflight, encode(CLEAN_METADATA, metadata))
+    logger.info("Clean %s removed %d files (retaining from %s)", instant_time, total, retained_from)
+    return instant_time

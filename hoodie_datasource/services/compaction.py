@@ -1,0 +1,200 @@
+"""Compaction: merging a merge-on-read file slice's logs into a new base file.
+
+    schedule  pick file slices with log files (strategy below), write ``T.compaction.requested``
+              with the plan (Avro HoodieCompactionPlan: base file + log files per file group)
+    execute   ``T.compaction.inflight``; per operation, merge base + the planned log files exactly
+              as a snapshot read does and write ``<fileId>_<token>_T.parquet``; complete as
+              ``T.commit`` with ``compacted: true`` and operation COMPACT
+
+While a compaction is pending, writers append new log files named after ``T`` (the slice the
+compaction starts), so nothing written meanwhile is lost, and readers merge both. A compaction
+that died midway is resumed by ``run_pending_compactions`` (its partial files are removed first).
+
+Strategies (``hoodie.compaction.strategy``):
+* ``LogFileSizeBasedCompactionStrategy`` (default): slices with the most log bytes first.
+* ``DayBasedCompactionStrategy``: the latest partitions first (``hoodie.compaction.daybased.target.partitions``,
+  default 10), so the read-optimized view sees recent data within a bound.
+* ``UnBoundedCompactionStrategy``: every slice with logs.
+``hoodie.compaction.target.io`` (MB, default 500 GB as in Hudi) bounds the log bytes per plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.errors import HoodieConfigError, TimelineError
+from hoodie_datasource.read.merged_reader import read_merged_slice
+from hoodie_datasource.read.planner import table_schema
+from hoodie_datasource.services.rollback import delete_instant_data_files
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
+from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
+from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
+from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, State
+from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.write.base_file_writer import footer_metadata, write_base_file
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+from hoodie_datasource.write.markers import create_marker, delete_marker_dir
+from hoodie_datasource.write.records import FILE_NAME_COLUMN, data_schema_of
+
+logger = logging.getLogger(__name__)
+
+STRATEGIES = ("LogFileSizeBasedCompactionStrategy", "DayBasedCompactionStrategy", "UnBoundedCompactionStrategy")
+
+
+@dataclass(frozen=True)
+class CompactionConfig:
+    strategy: str = "LogFileSizeBasedCompactionStrategy"
+    max_delta_commits: int = 5
+    target_partitions: int = 10
+    target_io_mb: int = 500 * 1024
+    index: IndexConfig = IndexConfig()
+    compression: str = "snappy"
+
+    def __post_init__(self) -> None:
+        name = self.strategy.rsplit(".", 1)[-1]
+        if name not in STRATEGIES:
+            raise HoodieConfigError(f"Unknown compaction strategy {self.strategy!r}; valid values: {', '.join(STRATEGIES)}")
+        object.__setattr__(self, "strategy", name)
+
+
+def delta_commits_since_last_compaction(timeline: Timeline) -> int:
+    count = 0
+    for instant in reversed(timeline.completed()):
+        if timeline.is_compaction(instant):
+            break
+        if instant.action == DELTA_COMMIT:
+            count += 1
+    return count
+
+
+def _select(slices: list[FileSlice], cfg: CompactionConfig) -> list[FileSlice]:
+    with_logs = [s for s in slices if s.log_files and s.base_file is not None]
+    if cfg.strategy == "DayBasedCompactionStrategy":
+        latest = sorted({s.partition_path for s in with_logs}, reverse=True)[: cfg.target_partitions]
+        return [s for s in with_logs if s.partition_path in set(latest)]
+    if cfg.strategy == "UnBoundedCompactionStrategy":
+        return with_logs
+    chosen, budget = [], cfg.target_io_mb * 1024 * 1024
+    for s in sorted(with_logs, key=lambda s: -sum(log.size for log in s.log_files)):
+        log_bytes = sum(log.size for log in s.log_files)
+        if chosen and log_bytes > budget:
+            break
+        chosen.append(s)
+        budget -= log_bytes
+    return chosen
+
+
+def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None:
+    """Write a compaction plan; return its instant time, or None when nothing needs compacting."""
+    if not timeline.config.is_mor:
+        raise HoodieConfigError("Compaction applies to MERGE_ON_READ tables only")
+    view = FileSystemView(timeline.base_path, timeline)
+    pending = timeline.pending_compactions()
+    candidates = [s for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
+    selected = _select(candidates, cfg)
+    if not selected:
+        return None
+    instant_time = new_instant_time(timeline.last_instant_time())
+    operations = [
+        {
+            "baseInstantTime": s.base_instant,
+            "deltaFilePaths": [log.name for log in s.log_files],
+            "dataFilePath": s.base_file.name if s.base_file else None,
+            "fileId": s.file_id,
+            "partitionPath": s.partition_path,
+            "metrics": {"TOTAL_LOG_FILES": float(len(s.log_files)),
+                        "TOTAL_LOG_FILES_SIZE": float(sum(log.size for log in s.log_files))},
+            "bootstrapFilePath": None,
+        }
+        for s in selected
+    ]
+    create_requested(timeline, instant_time, COMPACTION, encode(COMPACTION_PLAN, {
+        "operations": operations, "extraMetadata": None, "version": 2}))
+    logger.info("Scheduled compaction %s of %d file groups (%s)", instant_time, len(selected), cfg.strategy)
+    return instant_time
+
+
+def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionConfig) -> str:
+    instant = timeline.find(instant_time)
+    if instant is None or instant.action != COMPACTION or instant.is_completed:
+        raise TimelineError(f"No pending compaction {instant_time}")
+    base_path = timeline.base_path
+    plan = timeline.read_plan(instant.with_state(State.REQUESTED))
+    if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
+        delete_instant_data_files(timeline, instant)
+    else:
+        instant = transition_to_inflight(timeline, instant)
+    schema = table_schema(timeline)
+    data_schema = data_schema_of(schema)
+    visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
+    stats = []
+    for op in plan.get("operations") or ():
+        stats.append(_compact_one(timeline, op, instant_time, schema, visible, cfg))
+    name = timeline.config.name
+    extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
+    metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
+    transition_to_completed(timeline, instant, metadata.to_json())
+    delete_marker_dir(base_path, instant_time)
+    logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
+    return instant_time
+
+
+def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
+                 cfg: CompactionConfig) -> WriteStat:
+    started = time.monotonic()
+    partition = op.get("partitionPath") or ""
+    directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
+    logs = []
+    for name in op.get("deltaFilePaths") or ():
+        parsed = LogFileName.parse(posixpath.basename(name))
+        size = os.path.getsize(os.path.join(directory, posixpath.basename(name)))
+        logs.append(LogFile(posixpath.basename(name), parsed.file_id, parsed.instant_time, parsed.version,
+                            parsed.write_token, size))
+    base_name = op.get("dataFilePath")
+    base = BaseFile(posixpath.basename(base_name), op["fileId"], op["baseInstantTime"], 0) if base_name else None
+    file_slice = FileSlice(partition, op["fileId"], op["baseInstantTime"], base, tuple(logs))
+    merged = read_merged_slice(timeline.base_path, file_slice, schema, visible, timeline.config.precombine_field)
+    file_name = base_file_name(op["fileId"], UNKNOWN_WRITE_TOKEN, instant_time)
+    if FILE_NAME_COLUMN in merged.column_names:
+        merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,
+                                   pa.repeat(pa.scalar(file_name, pa.string()), merged.num_rows))
+    footer = footer_metadata(merged.column(RECORD_KEY_COLUMN), cfg.index.bloom_filter_type,
+                             cfg.index.bloom_num_entries, cfg.index.bloom_fpp, cfg.index.bloom_max_entries)
+    create_marker(timeline.base_path, instant_time, partition, file_name, "CREATE")
+    size = write_base_file(os.path.join(directory, file_name), merged, footer, cfg.compression)
+    return WriteStat(
+        fileId=op["fileId"],
+        path=posixpath.join(partition, file_name) if partition else file_name,
+        partitionPath=partition,
+        prevCommit=op["baseInstantTime"],
+        numWrites=merged.num_rows,
+        numUpdateWrites=merged.num_rows,
+        totalWriteBytes=size,
+        fileSizeInBytes=size,
+        totalLogFilesCompacted=len(logs),
+        totalLogSizeCompacted=sum(log.size for log in logs),
+        totalUpdatedRecordsCompacted=merged.num_rows,
+        runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
+                      "totalCreateTime": 0},
+    )
+
+
+def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig) -> list[str]:
+    done = []
+    for instant in timeline.instants:
+        if instant.action == COMPACTION and not instant.is_completed:
+            done.append(execute_compaction(Timeline.load(timeline.base_path, timeline.config), instant.timestamp, cfg))
+    return done
+

@@ -1,0 +1,41 @@
+"""Running the table services in order after a commit, or on demand."""
+
+from __future__ import annotations
+
+import logging
+
+from hoodie_datasource.config.services_config import ServicesConfig
+from hoodie_datasource.services.archival import archive
+from hoodie_datasource.services.cleaner import clean, files_to_clean
+from hoodie_datasource.services.compaction import (
+    delta_commits_since_last_compaction,
+    execute_compaction,
+    run_pending_compactions,
+    schedule_compaction,
+)
+from hoodie_datasource.table.table_config import TableConfig
+from hoodie_datasource.timeline.timeline import Timeline
+
+logger = logging.getLogger(__name__)
+
+
+def compact_now(base_path: str, table: TableConfig, services: ServicesConfig) -> list[str]:
+    """Finish pending compactions, then schedule and run a new one if any slice has logs."""
+    done = run_pending_compactions(Timeline.load(base_path, table), services.compaction)
+    instant = schedule_compaction(Timeline.load(base_path, table), services.compaction)
+    if instant is not None:
+        done.append(execute_compaction(Timeline.load(base_path, table), instant, services.compaction))
+    return done
+
+
+def run_inline_services(base_path: str, table: TableConfig, services: ServicesConfig) -> None:
+    if table.is_mor and services.inline_compact:
+        timeline = Timeline.load(base_path, table)
+        if delta_commits_since_last_compaction(timeline) >= services.compaction.max_delta_commits:
+            compact_now(base_path, table, services)
+    if services.auto_clean:
+        clean(Timeline.load(base_path, table), services.clean)
+    if services.auto_archive:
+        timeline = Timeline.load(base_path, table)
+        _, retained = files_to_clean(timeline, services.clean)
+        archive(timeline, services.archive, retained or None)

@@ -1,0 +1,96 @@
+"""Avro-encoded instant contents (compaction plans, clean plans and clean metadata).
+
+Hudi stores table-service plans and results as Avro object container files with one record,
+whatever the table version. These writer schemas carry the fields Hudi's readers resolve by name
+(``org.apache.hudi.avro.model``); optional fields Hudi added later are left out, and Avro schema
+resolution fills their defaults.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import fastavro
+
+NAMESPACE = "org.apache.hudi.avro.model"
+
+
+def _opt(avro_type: Any) -> list[Any]:
+    return ["null", avro_type]
+
+
+COMPACTION_OPERATION = {
+    "type": "record", "name": "HoodieCompactionOperation", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "baseInstantTime", "type": _opt("string"), "default": None},
+        {"name": "deltaFilePaths", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "dataFilePath", "type": _opt("string"), "default": None},
+        {"name": "fileId", "type": _opt("string"), "default": None},
+        {"name": "partitionPath", "type": _opt("string"), "default": None},
+        {"name": "metrics", "type": _opt({"type": "map", "values": "double"}), "default": None},
+        {"name": "bootstrapFilePath", "type": _opt("string"), "default": None},
+    ],
+}
+COMPACTION_PLAN = {
+    "type": "record", "name": "HoodieCompactionPlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "operations", "type": _opt({"type": "array", "items": COMPACTION_OPERATION}), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLEAN_FILE_INFO = {
+    "type": "record", "name": "HoodieCleanFileInfo", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "filePath", "type": _opt("string"), "default": None},
+        {"name": "isBootstrapBaseFile", "type": _opt("boolean"), "default": None},
+    ],
+}
+CLEANER_PLAN = {
+    "type": "record", "name": "HoodieCleanerPlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "earliestInstantToRetain", "type": _opt({
+            "type": "record", "name": "HoodieActionInstant", "namespace": NAMESPACE,
+            "fields": [{"name": "timestamp", "type": "string"}, {"name": "action", "type": "string"},
+                       {"name": "state", "type": "string"}]}), "default": None},
+        {"name": "lastCompletedCommitTimestamp", "type": _opt("string"), "default": None},
+        {"name": "policy", "type": "string"},
+        {"name": "filesToBeDeletedPerPartition", "type": _opt({"type": "map", "values": {"type": "array",
+                                                                                          "items": "string"}}),
+         "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "filePathsToBeDeletedPerPartition", "type": _opt({"type": "map", "values": {
+            "type": "array", "items": CLEAN_FILE_INFO}}), "default": None},
+        {"name": "partitionsToBeDeleted", "type": _opt({"type": "array", "items": "string"}), "default": None},
+    ],
+}
+CLEAN_PARTITION_METADATA = {
+    "type": "record", "name": "HoodieCleanPartitionMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "partitionPath", "type": "string"},
+        {"name": "policy", "type": "string"},
+        {"name": "deletePathPatterns", "type": {"type": "array", "items": "string"}},
+        {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+        {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+        {"name": "isPartitionDeleted", "type": _opt("boolean"), "default": None},
+    ],
+}
+CLEAN_METADATA = {
+    "type": "record", "name": "HoodieCleanMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "startCleanTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "earliestCommitToRetain", "type": "string"},
+        {"name": "lastCompletedCommitTimestamp", "type": _opt("string"), "default": None},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": CLEAN_PARTITION_METADATA}},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+    ],
+}
+
+
+def encode(schema: dict[str, Any], record: dict[str, Any]) -> bytes:
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), [record], codec="null")
+    return out.getvalue()

@@ -1,0 +1,146 @@
+"""Merge-on-read writes and the table services with the local engine (no JVM): log appends,
+snapshot vs read-optimized, compaction (also while writes continue), cleaning, archival, rollback."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+from hoodie_datasource import HoodieTable
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.timeline.instant import State
+from hoodie_datasource.write.local_engine import write_local
+
+MOR = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+       "storage.type": "MERGE_ON_READ", "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+
+
+def batch(rows):
+    ids, ts, ps, vs = zip(*rows)
+    return pa.table({"id": list(ids), "ts": list(ts), "p": list(ps), "v": list(vs)})
+
+
+def rows(path, **cfg):
+    out = read_table(path, ReadConfig(**cfg))
+    return sorted(zip(out.column("id").to_pylist(), out.column("v").to_pylist()))
+
+
+def log_files(path, partition="x"):
+    return sorted(n for n in os.listdir(os.path.join(path, partition)) if ".log." in n)
+
+
+@pytest.fixture
+def mor(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1), ("b", 1, "x", 2), ("c", 1, "y", 3)]), MOR)
+    return path
+
+
+@pytest.mark.parametrize("block_format", ["parquet", "avro"])
+def test_updates_and_deletes_go_to_logs(mor, block_format):
+    t2 = write_local(mor, batch([("a", 2, "x", 10)]), {**MOR, "hoodie.logfile.data.block.format": block_format})
+    write_local(mor, batch([("b", 2, "x", 0)]), {**MOR, "operation": "delete"})
+    write_local(mor, batch([("d", 2, "x", 4)]), MOR)
+    assert len(log_files(mor)) == 2
+    assert rows(mor) == [("a", 10), ("c", 3), ("d", 4)]
+    assert rows(mor, query_type="read_optimized") == [("a", 1), ("b", 2), ("c", 3), ("d", 4)]
+    assert rows(mor, as_of_instant=t2) == [("a", 10), ("b", 2), ("c", 3)]
+    assert rows(mor, query_type="incremental", begin_instant=t2) == [("d", 4)]
+    actions = [i.action for i in HoodieTable(mor).instants()]
+    assert actions == ["deltacommit"] * 4
+
+
+def test_ordering_field_decides_ties_go_to_later(mor):
+    write_local(mor, batch([("a", 0, "x", 99)]), MOR)  # older event: the base record (ts=1) wins
+    write_local(mor, batch([("b", 1, "x", 20)]), MOR)  # same ts: later write wins
+    assert rows(mor) == [("a", 1), ("b", 20), ("c", 3)]
+
+
+def test_compaction_folds_logs_into_base_files(mor):
+    write_local(mor, batch([("a", 2, "x", 10), ("c", 2, "y", 30)]), MOR)
+    before = rows(mor)
+    done = HoodieTable(mor).compact()
+    assert len(done) == 1
+    meta = HoodieTable(mor).commit_metadata(done[0])
+    assert meta["compacted"] is True and meta["operationType"] == "COMPACT"
+    assert rows(mor) == before == rows(mor, query_type="read_optimized")
+    assert os.path.exists(os.path.join(mor, ".hoodie", f"{done[0]}.compaction.requested"))
+    assert os.path.exists(os.path.join(mor, ".hoodie", f"{done[0]}.commit"))
+    write_local(mor, batch([("a", 3, "x", 100)]), MOR)
+    assert rows(mor) == [("a", 100), ("b", 2), ("c", 30)]
+
+
+def test_writes_during_a_pending_compaction_are_kept(mor):
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    table = HoodieTable(mor)
+    instant = table.schedule_compaction()
+    write_local(mor, batch([("b", 3, "x", 20)]), MOR)  # lands in the slice the compaction starts
+    assert rows(mor) == [("a", 10), ("b", 20), ("c", 3)]
+    table.run_compaction(instant)
+    assert rows(mor) == [("a", 10), ("b", 20), ("c", 3)]
+    assert rows(mor, query_type="read_optimized") == [("a", 10), ("b", 2), ("c", 3)]
+
+
+def test_compaction_that_died_midway_is_resumed(mor):
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    table = HoodieTable(mor)
+    instant = table.schedule_compaction()
+    timeline = table.timeline()
+    inflight = timeline.find(instant).with_state(State.INFLIGHT)
+    open(timeline.path_of(inflight), "wb").close()  # started, then died before writing anything
+    stray = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
+    open(stray, "wb").close()
+    assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]  # still readable
+    assert table.compact() == [instant]
+    assert not os.path.exists(stray)
+    assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]
+
+
+def test_inline_compaction_after_n_delta_commits(mor):
+    opts = {**MOR, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "3"}
+    write_local(mor, batch([("a", 2, "x", 10)]), opts)
+    assert not any(HoodieTable(mor).timeline().is_compaction(i) for i in HoodieTable(mor).instants())
+    write_local(mor, batch([("a", 3, "x", 11)]), opts)
+    assert any(HoodieTable(mor).timeline().is_compaction(i) for i in HoodieTable(mor).instants())
+    assert rows(mor, query_type="read_optimized") == [("a", 11), ("b", 2), ("c", 3)]
+
+
+def test_rollback_of_a_delta_commit_removes_its_log(mor):
+    t2 = write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    assert log_files(mor)
+    HoodieTable(mor).rollback(t2)
+    assert log_files(mor) == []
+    assert rows(mor) == [("a", 1), ("b", 2), ("c", 3)]
+
+
+def test_cleaning_keeps_the_retained_window(tmp_path):
+    path = str(tmp_path / "cow")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "hoodie.clean.automatic": "false",
+            "hoodie.archive.automatic": "false"}
+    instants = [write_local(path, batch([("a", i, "x", i)]), opts) for i in range(5)]
+    assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) == 5
+    assert HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "2"}) is not None
+    assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) == 3
+    assert rows(path, as_of_instant=instants[3]) == [("a", 3)]  # inside the window: still readable
+    assert rows(path) == [("a", 4)]
+    assert HoodieTable(path).clean(**{"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                      "hoodie.cleaner.fileversions.retained": "1"}) is not None
+    assert [n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")] == [
+        n for n in os.listdir(os.path.join(path, "x")) if n.endswith(f"{instants[4]}.parquet")]
+    assert any(i.action == "clean" for i in HoodieTable(path).instants())
+
+
+def test_automatic_cleaning_and_archival(tmp_path):
+    path = str(tmp_path / "cow")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p",
+            "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"}
+    instants = [write_local(path, batch([("a", i, "x", i)]), opts) for i in range(7)]
+    active = [n for n in os.listdir(os.path.join(path, ".hoodie")) if n.endswith(".commit")]
+    archived = [n for n in os.listdir(os.path.join(path, ".hoodie", "archived")) if n.endswith(".commit")]
+    assert 0 < len(archived) and len(active) <= 4 and len(active) + len(archived) == 7
+    assert HoodieTable(path).completed_commits() == instants  # archived instants are still ours to read
+    assert rows(path) == [("a", 6)]
+    assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) <= 3
