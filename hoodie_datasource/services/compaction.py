@@ -33,6 +33,7 @@ from hoodie_datasource.errors import HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.services.rollback import delete_instant_data_files
+from hoodie_datasource.storage.local import remove_if_exists
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
@@ -79,6 +80,10 @@ def delta_commits_since_last_compaction(timeline: Timeline) -> int:
     return count
 
 
+def _pending_writes(timeline: Timeline) -> list[str]:
+    return [i.timestamp for i in timeline.pending() if i.action in (DELTA_COMMIT, "commit", "replacecommit")]
+
+
 def _select(slices: list[FileSlice], cfg: CompactionConfig) -> list[FileSlice]:
     with_logs = [s for s in slices if s.log_files and s.base_file is not None]
     if cfg.strategy == "DayBasedCompactionStrategy":
@@ -100,6 +105,9 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
     """Write a compaction plan; return its instant time, or None when nothing needs compacting."""
     if not timeline.config.is_mor:
         raise HoodieConfigError("Compaction applies to MERGE_ON_READ tables only")
+    if _pending_writes(timeline):
+        logger.info("Not scheduling compaction: writes %s are in flight", _pending_writes(timeline))
+        return None
     view = FileSystemView(timeline.base_path, timeline)
     pending = timeline.pending_compactions()
     candidates = [s for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
@@ -120,8 +128,15 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
         }
         for s in selected
     ]
-    create_requested(timeline, instant_time, COMPACTION, encode(COMPACTION_PLAN, {
+    requested = create_requested(timeline, instant_time, COMPACTION, encode(COMPACTION_PLAN, {
         "operations": operations, "extraMetadata": None, "version": 2}))
+    # A writer that started before the plan existed appends to the old slice: withdraw the plan.
+    # (Writers create their instant before reading pending compactions, so one of the two sees the other.)
+    racing = _pending_writes(Timeline.load(timeline.base_path, timeline.config))
+    if racing:
+        remove_if_exists(timeline.path_of(requested))
+        logger.info("Withdrew compaction %s: writes %s started meanwhile", instant_time, racing)
+        return None
     logger.info("Scheduled compaction %s of %d file groups (%s)", instant_time, len(selected), cfg.strategy)
     return instant_time
 

@@ -106,3 +106,19 @@ def test_we_read_real_hudi_mor_tables(spark, tmp_path, zip_name):
     rs_ro = HudiTableBuilder.from_base_uri(base).with_hudi_option("hoodie.read.use.read_optimized.mode", "true") \
         .build().read()
     assert ro == sum(b.num_rows for b in rs_ro)
+
+
+def test_real_mor_values_after_updates_and_deletes(spark, tmp_path):
+    v6 = str(unzip_table("quickstart_trips_table/mor/avro/v6_trips_8i1u.zip", tmp_path))
+    fares = {r.rider: r.fare for r in spark.read.format("hoodie").load(v6).collect()}
+    assert fares["rider-D"] == 25.0 and len(fares) == 8  # the UPDATE in an Avro log block
+    ro = {r.rider: r.fare for r in spark.read.format("hoodie").option("query", "read_optimized").load(v6).collect()}
+    assert ro["rider-D"] == 33.9  # base file only
+    v8 = str(unzip_table("quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip", tmp_path))
+    fares = {r.rider: r.fare for r in spark.read.format("hoodie").load(v8).collect()}
+    assert fares == {"rider-A": 0.0, "rider-C": 27.7, "rider-D": 33.9, "rider-E": 93.5, "rider-G": 0.0,
+                     "rider-I": 41.06}
+    rollback = str(unzip_table("sample_table/mor/parquet/v6_nonpartitioned_rollback.zip", tmp_path))
+    ours_rows = sorted(r.id for r in spark.read.format("hoodie").load(rollback).collect())
+    rs = pa.Table.from_batches(HudiTableBuilder.from_base_uri(rollback).build().read())
+    assert ours_rows == sorted(rs.column("id").to_pylist())

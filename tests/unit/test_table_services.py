@@ -144,3 +144,25 @@ def test_automatic_cleaning_and_archival(tmp_path):
     assert HoodieTable(path).completed_commits() == instants  # archived instants are still ours to read
     assert rows(path) == [("a", 6)]
     assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) <= 3
+
+
+def test_compaction_is_not_scheduled_while_a_write_is_in_flight(mor):
+    from hoodie_datasource.write.write_client import start_write
+
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    session = start_write(mor, MOR, batch([("a", 3, "x", 11)]).schema)
+    assert HoodieTable(mor).schedule_compaction() is None
+    session.abort()
+    assert HoodieTable(mor).schedule_compaction() is not None
+
+
+def test_a_truncated_log_block_is_skipped_and_the_rest_stays_readable(mor, caplog):
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    log = os.path.join(mor, "x", log_files(mor)[0])
+    with open(log, "rb") as handle:
+        good = handle.read()
+    with open(log, "ab") as handle:
+        handle.write(good[: len(good) // 2])  # a writer died mid-append
+    with caplog.at_level("WARNING"):
+        assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]
+    assert "Corrupt log block" in caplog.text
