@@ -145,10 +145,10 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
                                                                  LOCATION_PARTITION_COLUMN)
         if cfg.index.is_global:
             tagged = tagged.mapInArrow(_split_moves, tagged.schema)
-    else:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(tagged)
+    else:  # nothing to look up: a projection of the persisted keyed records
         tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in location_fields])
-    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-    persisted.append(tagged)
     counts = {
         r[0]: r[1]
         for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
