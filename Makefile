@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install test test-unit demo bench clean java-check
+.PHONY: help install test test-unit lint demo bench clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -27,6 +27,9 @@ test: install  ## run the whole test suite
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
+
+lint: install  ## ruff over the library and tests
+	$(VENV)/bin/ruff check hoodie_datasource pyspark_hoodie tests
 
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
 	$(PY) -m hoodie_datasource.spark.demo demo-output/trips

@@ -32,9 +32,9 @@ from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.errors import HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import delete_instant_data_files
 from hoodie_datasource.storage.local import remove_if_exists
-from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
 from hoodie_datasource.table.fs_view import FileSystemView

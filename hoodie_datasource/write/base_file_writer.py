@@ -8,8 +8,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import FOOTER_BLOOM_KEY, FOOTER_MAX_KEY, FOOTER_MIN_KEY, FOOTER_TYPE_KEY
-from hoodie_datasource.index.bloom_filter import new_bloom_filter
+from hoodie_datasource.index.bloom_filter import (
+    FOOTER_BLOOM_KEY,
+    FOOTER_MAX_KEY,
+    FOOTER_MIN_KEY,
+    FOOTER_TYPE_KEY,
+    new_bloom_filter,
+)
 
 
 def footer_metadata(keys: pa.Array | pa.ChunkedArray, filter_type: str, num_entries: int, fpp: float,

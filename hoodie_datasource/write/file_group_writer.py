@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie_datasource.config.write_config import IndexConfig
@@ -25,13 +24,11 @@ from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.merge import merge_positions
 from hoodie_datasource.write.records import (
     FILE_NAME_COLUMN,
-    META_COLUMNS,
     conform,
     dedupe,
     meta_schema,
     with_meta_columns,
 )
-
 
 CREATE, MERGE, APPEND = "CREATE", "MERGE", "APPEND"
 

@@ -23,16 +23,22 @@ import pyarrow as pa
 
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
-from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.errors import InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
+from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.properties import format_properties
-from hoodie_datasource.table.table_config import METAFOLDER, TableConfig, load_table_config, table_exists, write_table_config
+from hoodie_datasource.table.table_config import (
+    METAFOLDER,
+    TableConfig,
+    load_table_config,
+    table_exists,
+    write_table_config,
+)
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time

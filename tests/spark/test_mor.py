@@ -13,7 +13,7 @@ from hoodie_datasource import HoodieTable
 from tests.conftest import unzip_table
 
 hudi = pytest.importorskip("hudi")
-from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder  # noqa: E402
+from hudi import HudiReadOptions, HudiTableBuilder  # noqa: E402
 
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts",
         "storage.type": "MERGE_ON_READ"}
