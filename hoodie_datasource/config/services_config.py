@@ -24,6 +24,7 @@ class ServicesConfig:
 
 def resolve_services_config(options: Mapping[str, str], index: IndexConfig | None = None,
                             compression: str = "snappy") -> ServicesConfig:
+    k.CATALOG.check_unknown(options, k.SPARK_PASSTHROUGH)
     get = lambda prop: k.CATALOG.resolve(options, prop)  # noqa: E731
     return ServicesConfig(
         inline_compact=get(k.INLINE_COMPACT),

@@ -1,11 +1,18 @@
-"""``HoodieTable(path)``: the table from Python, without Spark: timeline, commits, rollback."""
+"""``HoodieTable(path)``: the table from Python, without Spark: timeline, commit metadata and the
+table services (compaction, cleaning, archival, rollback)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from hoodie_datasource.config.services_config import resolve_services_config
+from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.services.archival import archive
+from hoodie_datasource.services.cleaner import clean
+from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
 from hoodie_datasource.services.rollback import rollback_completed, rollback_failed_writes, rollback_pending
+from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
@@ -31,6 +38,7 @@ class HoodieTable:
         return list(self.timeline().instants)
 
     def completed_commits(self) -> list[str]:
+        """Completed writes (commit, deltacommit, replacecommit), oldest first."""
         return [i.timestamp for i in self.timeline().completed()]
 
     def latest_commit(self) -> str | None:
@@ -41,43 +49,26 @@ class HoodieTable:
         timeline = self.timeline()
         instant = timeline.find(instant_time)
         if instant is None or not instant.is_completed:
-            from hoodie_datasource.errors import TimelineError
-
             raise TimelineError(f"No completed instant {instant_time} in {self.path}")
         return timeline.read_metadata(instant)
 
     def compact(self, **options: str) -> list[str]:
-        """Run pending compactions, then schedule and run a new one (MERGE_ON_READ); returns the
-        compaction instants completed. Options are the ``hoodie.compaction.*`` keys."""
-        from hoodie_datasource.config.services_config import resolve_services_config
-        from hoodie_datasource.services.table_services import compact_now
-
+        """Finish pending compactions, then schedule and run a new one (MERGE_ON_READ); returns the
+        compaction instants completed. Options: the ``hoodie.compaction.*`` keys."""
         return compact_now(self.base_path, self.config, resolve_services_config(options))
 
     def schedule_compaction(self, **options: str) -> str | None:
-        from hoodie_datasource.config.services_config import resolve_services_config
-        from hoodie_datasource.services.compaction import schedule_compaction
-
         return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
-        from hoodie_datasource.config.services_config import resolve_services_config
-        from hoodie_datasource.services.compaction import execute_compaction
-
         return execute_compaction(self.timeline(), instant_time, resolve_services_config(options).compaction)
 
     def clean(self, **options: str) -> str | None:
         """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
-        from hoodie_datasource.config.services_config import resolve_services_config
-        from hoodie_datasource.services.cleaner import clean
-
         return clean(self.timeline(), resolve_services_config(options).clean)
 
     def archive(self, **options: str) -> list[str]:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
-        from hoodie_datasource.config.services_config import resolve_services_config
-        from hoodie_datasource.services.archival import archive
-
         return archive(self.timeline(), resolve_services_config(options).archive)
 
     def rollback(self, instant_time: str | None = None) -> list[str]:

@@ -166,3 +166,33 @@ def test_a_truncated_log_block_is_skipped_and_the_rest_stays_readable(mor, caplo
     with caplog.at_level("WARNING"):
         assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]
     assert "Corrupt log block" in caplog.text
+
+
+def _compact_in_a_loop(path: str, seconds: float) -> int:
+    import time
+
+    done = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done += len(HoodieTable(path).compact())
+    return done
+
+
+def test_compaction_from_another_process_while_writes_continue(mor):
+    import concurrent.futures
+    import multiprocessing
+
+    expected = {"a": 1, "b": 2, "c": 3}
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        compactor = pool.submit(_compact_in_a_loop, mor, 6.0)
+        for i in range(12):
+            key = "ab"[i % 2]
+            write_local(mor, batch([(key, 10 + i, "x", 100 + i), (f"n{i}", 1, "y", i)]), MOR)
+            expected[key] = 100 + i
+            expected[f"n{i}"] = i
+        compactions = compactor.result()
+    assert rows(mor) == sorted(expected.items())
+    HoodieTable(mor).compact()
+    assert rows(mor) == sorted(expected.items()) == rows(mor, query_type="read_optimized")
+    assert compactions >= 1
