@@ -191,7 +191,10 @@ def new_bloom_filter(filter_type: str = "DYNAMIC_V0", num_entries: int = 60000, 
     return BloomFilter(kind, [_BitVector(bits, hashes)], nr=num_entries, max_entries=max_entries)
 
 
-def bloom_filter_from_footer(serialized: str | bytes, type_code: str | None) -> BloomFilter:
+def bloom_filter_from_footer(serialized: str | bytes, type_code: str | None,
+                             max_entries: int | None = None) -> BloomFilter:
+    """Deserialize a footer filter. ``max_entries`` (DYNAMIC_V0's growth bound, which the bytes do
+    not record) matters only when more keys are added to it."""
     kind = (type_code or "SIMPLE").upper()
     if kind not in FILTER_TYPES:
         raise HoodieConfigError(f"Unknown bloom filter type {type_code!r}; valid values: {', '.join(FILTER_TYPES)}")
@@ -208,19 +211,21 @@ def bloom_filter_from_footer(serialized: str | bytes, type_code: str | None) -> 
             rows.append(row)
         if not rows:
             raise CorruptFileError("Dynamic bloom filter has no rows")
-        return BloomFilter("DYNAMIC_V0", rows, nr=nr, max_entries=max(nr * count, nr), current=current)
+        bound = max_entries if max_entries is not None else max(nr * count, nr)
+        return BloomFilter("DYNAMIC_V0", rows, nr=nr, max_entries=bound, current=current)
     except (ValueError, struct.error) as exc:
         raise CorruptFileError(f"Cannot decode bloom filter: {exc}") from exc
 
 
-def read_bloom_filter(parquet_path: str, metadata: pq.FileMetaData | None = None) -> BloomFilter | None:
+def read_bloom_filter(parquet_path: str, metadata: pq.FileMetaData | None = None,
+                      max_entries: int | None = None) -> BloomFilter | None:
     """The bloom filter in a base file's footer, or None when it has none."""
     kv = (metadata or pq.read_metadata(parquet_path)).metadata or {}
     serialized = kv.get(FOOTER_BLOOM_KEY.encode()) or kv.get(FOOTER_LEGACY_BLOOM_KEY.encode())
     if serialized is None:
         return None
     code = kv.get(FOOTER_TYPE_KEY.encode())
-    return bloom_filter_from_footer(serialized, code.decode() if code else None)
+    return bloom_filter_from_footer(serialized, code.decode() if code else None, max_entries)
 
 
 

@@ -44,7 +44,7 @@ from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.base_file_writer import footer_metadata, write_base_file
+from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 from hoodie_datasource.write.markers import create_marker, delete_marker_dir
 from hoodie_datasource.write.records import FILE_NAME_COLUMN, data_schema_of
@@ -185,8 +185,8 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     if FILE_NAME_COLUMN in merged.column_names:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,
                                    pa.repeat(pa.scalar(file_name, pa.string()), merged.num_rows))
-    footer = footer_metadata(merged.column(RECORD_KEY_COLUMN), cfg.index.bloom_filter_type,
-                             cfg.index.bloom_num_entries, cfg.index.bloom_fpp, cfg.index.bloom_max_entries)
+    keys = merged.column(RECORD_KEY_COLUMN)
+    footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
     create_marker(timeline.base_path, instant_time, partition, file_name, "CREATE")
     size = write_base_file(os.path.join(directory, file_name), merged, footer, cfg.compression)
     return WriteStat(

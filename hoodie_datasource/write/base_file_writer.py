@@ -8,19 +8,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.index.bloom_filter import (
     FOOTER_BLOOM_KEY,
     FOOTER_MAX_KEY,
     FOOTER_MIN_KEY,
     FOOTER_TYPE_KEY,
+    BloomFilter,
     new_bloom_filter,
 )
 
 
-def footer_metadata(keys: pa.Array | pa.ChunkedArray, filter_type: str, num_entries: int, fpp: float,
-                    max_entries: int) -> dict[str, str]:
-    bloom = new_bloom_filter(filter_type, num_entries, fpp, max_entries)
+def new_filter_for(index: IndexConfig, keys: pa.Array | pa.ChunkedArray) -> BloomFilter:
+    bloom = new_bloom_filter(index.bloom_filter_type, index.bloom_num_entries, index.bloom_fpp,
+                             index.bloom_max_entries)
     bloom.add_keys(keys)
+    return bloom
+
+
+def footer_metadata(keys: pa.Array | pa.ChunkedArray, bloom: BloomFilter) -> dict[str, str]:
+    """Footer entries for a file holding ``keys``, whose filter ``bloom`` contains (at least) them."""
     meta = {FOOTER_BLOOM_KEY: bloom.serialize()}
     if bloom.type_code != "SIMPLE":
         meta[FOOTER_TYPE_KEY] = bloom.type_code

@@ -16,9 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.index.bloom_filter import read_bloom_filter
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write.base_file_writer import footer_metadata, write_base_file
+from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.merge import merge_positions
@@ -75,9 +76,13 @@ def write_file_group(
     if ctx.dedupe:
         records = dedupe(records, ctx.precombine_field)
     existing = None
+    stored_bloom = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        existing = pq.read_table(os.path.join(ctx.base_path, target.base_file))
+        base_path = os.path.join(ctx.base_path, target.base_file)
+        base = pq.ParquetFile(base_path)
+        existing = base.read()
+        stored_bloom = read_bloom_filter(base_path, base.metadata, ctx.index.bloom_max_entries)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -117,10 +122,16 @@ def write_file_group(
     else:
         output = fresh
     keys = output.column(RECORD_KEY_COLUMN)
-    footer = footer_metadata(
-        keys, ctx.index.bloom_filter_type, ctx.index.bloom_num_entries, ctx.index.bloom_fpp,
-        ctx.index.bloom_max_entries,
-    )
+    if stored_bloom is not None and stored_bloom.type_code == ctx.index.bloom_filter_type:
+        # the stored keys are already in the filter: add only the inserted ones (a deleted key left
+        # in it is a false positive, which tagging's exact key check absorbs)
+        if plan.num_inserts:
+            stored_bloom.add_keys(fresh.column(RECORD_KEY_COLUMN).take(pa.array(
+                np.arange(fresh.num_rows - plan.num_inserts, fresh.num_rows))))
+        bloom = stored_bloom
+    else:
+        bloom = new_filter_for(ctx.index, keys)
+    footer = footer_metadata(keys, bloom)
     create_marker(ctx.base_path, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
     size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression)
     finished = time.monotonic()

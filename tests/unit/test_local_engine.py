@@ -92,3 +92,23 @@ def test_bad_operation_leaves_no_trace(tmp_path):
     with pytest.raises(Exception, match="valid values are"):
         write_local(path, batch([("a", 1, "x", 1)]), {**OPTS, "operation": "merge"})
     assert not os.path.exists(path)
+
+
+def test_every_base_file_footer_covers_its_keys_after_merges(tmp_path):
+    import pyarrow.parquet as pq
+
+    from hoodie_datasource.index.bloom_filter import read_bloom_filter
+
+    path = str(tmp_path / "t")
+    write_local(path, batch([(f"k{i}", 1, "x", i) for i in range(50)]), OPTS)
+    write_local(path, batch([(f"k{i}", 2, "x", i) for i in range(0, 50, 7)] + [("new1", 1, "x", 0)]), OPTS)
+    write_local(path, batch([("k3", 3, "x", 0)]), {**OPTS, "operation": "delete"})
+    write_local(path, batch([("new2", 1, "x", 0)]), OPTS)
+    latest = HoodieTable(path).latest_commit()
+    [name] = [n for n in os.listdir(os.path.join(path, "x")) if n.endswith(f"_{latest}.parquet")]
+    file = os.path.join(path, "x", name)
+    keys = pq.read_table(file, columns=["_hoodie_record_key"]).column(0)
+    assert len(keys) == 51 and "k3" not in keys.to_pylist()
+    assert read_bloom_filter(file).might_contain(keys).all()
+    footer = pq.read_metadata(file).metadata
+    assert footer[b"hoodie_min_record_key"] == b"k0" and footer[b"hoodie_max_record_key"] == b"new2"
