@@ -18,7 +18,7 @@ from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.records import conform
 
-BATCH_ROWS = 65536
+BATCH_ROWS = 262144
 
 
 def read_base_file(
