@@ -50,6 +50,17 @@ def _state(writer: Any) -> dict[str, Any]:
     return state
 
 
+def _dataframe(writer: Any) -> Any:
+    """The DataFrame being written: classic writers hold it, Connect writers hold its plan."""
+    from pyspark.sql import DataFrame
+
+    if isinstance(writer._df, DataFrame):
+        return writer._df
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+    return ConnectDataFrame(writer._df, writer._spark)
+
+
 def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -94,7 +105,7 @@ def _patch(cls: type) -> None:
             if partitionBy:
                 fields = [partitionBy] if isinstance(partitionBy, str) else list(partitionBy)
                 options["hoodie.datasource.write.partitionpath.field"] = ",".join(fields)
-            return _handler(self._df, options, state["mode"], path)
+            return _handler(_dataframe(self), options, state["mode"], path)
         if state["mode"] in HOODIE_WRITE_OPERATIONS:
             raise HoodieConfigError(
                 f"Save mode {state['mode']!r} is a Hudi write operation and only applies to format 'hoodie' "
