@@ -1,0 +1,95 @@
+"""The bloom filter against the footers Apache Hudi wrote: byte-identical serialization, the same
+bits for the same keys, and Hadoop's MurmurHash2 (not MurmurHash3)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hoodie_datasource.errors import CorruptFileError, HoodieConfigError
+from hoodie_datasource.index.bloom_filter import (
+    bloom_filter_from_footer,
+    new_bloom_filter,
+    read_bloom_filter,
+)
+from hoodie_datasource.index.murmur_hash import murmur2
+from tests.conftest import SHARED_TABLES, unzip_table
+
+TABLES_WITH_FOOTERS = [
+    "sample_table/cow/v6_complexkeygen_hivestyle.zip",
+    "sample_table/cow/v6_nonpartitioned.zip",
+    "sample_table/cow/v6_simplekeygen_nonhivestyle.zip",
+    "sample_table/cow/v8_nonpartitioned.zip",
+    "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
+    "sample_table/mor/parquet/v6_nonpartitioned.zip",
+]
+
+
+def test_murmur2_known_values():
+    assert murmur2(["1"]).tolist() == [1228156847]  # mmh3 would give -1810453357
+    assert murmur2([""]).tolist() == [0]
+    # every tail length, and a non-ASCII key whose tail bytes are >= 0x80 (Java sign-extends them)
+    values = murmur2(["a", "ab", "abc", "abcd", "abcde", "é", "ééé"]).tolist()
+    assert len(set(values)) == 7
+    assert murmur2(["é"], seed=7).tolist() != murmur2(["é"]).tolist()
+
+
+def _footer_files(tmp_path):
+    found = []
+    for i, name in enumerate(TABLES_WITH_FOOTERS):
+        base = unzip_table(name, tmp_path / str(i))
+        for path in glob.glob(os.path.join(base, "**", "*.parquet"), recursive=True):
+            if "/.hoodie/" in path:
+                continue
+            meta = pq.read_metadata(path).metadata or {}
+            if b"org.apache.hudi.bloomfilter" in meta:
+                found.append((path, meta))
+    return found
+
+
+@pytest.mark.skipif(not SHARED_TABLES.exists(), reason="shared Hudi tables not found")
+def test_real_footers_round_trip_and_rebuild_byte_for_byte(tmp_path):
+    files = _footer_files(tmp_path)
+    assert len(files) >= 10
+    for path, meta in files:
+        serialized = meta[b"org.apache.hudi.bloomfilter"].decode()
+        code = meta.get(b"hoodie_bloom_filter_type_code")
+        stored = bloom_filter_from_footer(serialized, code.decode() if code else None)
+        assert stored.serialize() == serialized, path
+        keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0)
+        rebuilt = new_bloom_filter(stored.type_code)
+        rebuilt.add_keys(keys)
+        assert rebuilt.serialize() == serialized, path  # the same bits Hudi set for these keys
+        assert stored.might_contain(keys).all()
+        others = pa.array([f"not-a-key-{i}" for i in range(2000)])
+        assert stored.might_contain(others).sum() == 0
+        assert read_bloom_filter(path).serialize() == serialized
+
+
+def test_sizing_simple_type_and_dynamic_growth():
+    bloom = new_bloom_filter()
+    assert (bloom.vector_size, bloom.num_hashes) == (2_587_966, 30)
+    assert len(bloom.serialize()) == 431_380
+    simple = new_bloom_filter("SIMPLE", 100, 0.01)
+    simple.add_keys(["x", "y"])
+    assert bloom_filter_from_footer(simple.serialize(), None).might_contain(["x", "y", "z"]).tolist() == [
+        True, True, False]
+    dynamic = new_bloom_filter("DYNAMIC_V0", num_entries=10, fpp=0.01, max_entries=30)
+    keys = [f"k{i}" for i in range(45)]
+    dynamic.add_keys(keys[:25])
+    assert len(dynamic.rows) == 3  # a new row every 10 keys
+    dynamic.add_keys(keys[25:])  # past max entries: rows are reused in turn
+    assert len(dynamic.rows) == 3
+    again = bloom_filter_from_footer(dynamic.serialize(), "DYNAMIC_V0")
+    assert again.might_contain(keys).all() and again.serialize() == dynamic.serialize()
+
+
+def test_bad_type_and_truncated_filter():
+    with pytest.raises(HoodieConfigError, match="valid values: SIMPLE, DYNAMIC_V0"):
+        new_bloom_filter("CUCKOO")
+    with pytest.raises(CorruptFileError):
+        bloom_filter_from_footer(new_bloom_filter("SIMPLE", 100, 0.01).serialize()[:40], "SIMPLE")
