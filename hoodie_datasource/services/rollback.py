@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections import defaultdict
 
 from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.storage.local import remove_if_exists
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_partitions
+from hoodie_datasource.timeline.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
-from hoodie_datasource.timeline.instant import Instant
+from hoodie_datasource.timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State
+from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.timeline.transitions import delete_pending_files
+from hoodie_datasource.timeline.transitions import (
+    create_requested,
+    delete_pending_files,
+    transition_to_completed,
+    transition_to_inflight,
+)
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 
 logger = logging.getLogger(__name__)
@@ -36,35 +45,109 @@ def _files_named_with(base_path: str, partitioned: bool, instant_time: str) -> l
     return found
 
 
+def instant_data_files(timeline: Timeline, instant: Instant, extra: list[str] | None = None) -> list[str]:
+    """Relative paths of the data files ``instant`` wrote: marked, listed in ``extra``, or named with it."""
+    files = set(marked_files(timeline.base_path, instant.timestamp)) | set(extra or ())
+    files |= set(_files_named_with(timeline.base_path, timeline.config.is_partitioned, instant.timestamp))
+    return sorted(f for f in files if os.path.exists(os.path.join(timeline.base_path, f)))
+
+
 def delete_instant_data_files(timeline: Timeline, instant: Instant, extra: list[str] | None = None) -> int:
-    """Delete every data file ``instant`` wrote (marked, listed in ``extra``, or named with it)."""
-    base_path = timeline.base_path
-    files = set(marked_files(base_path, instant.timestamp)) | set(extra or ())
-    files |= set(_files_named_with(base_path, timeline.config.is_partitioned, instant.timestamp))
-    deleted = sum(remove_if_exists(os.path.join(base_path, f)) for f in files)
-    delete_marker_dir(base_path, instant.timestamp)
+    """Delete every data file ``instant`` wrote (used to restart a failed compaction)."""
+    files = instant_data_files(timeline, instant, extra)
+    deleted = sum(remove_if_exists(os.path.join(timeline.base_path, f)) for f in files)
+    delete_marker_dir(timeline.base_path, instant.timestamp)
     return deleted
 
 
-def rollback_pending(timeline: Timeline, instant: Instant) -> None:
+def _split(relative: str) -> tuple[str, str]:
+    partition, _, name = relative.rpartition("/")
+    return partition, name
+
+
+def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
+    """Plan (``R.rollback.requested``), execute, complete (``R.rollback``), as Hudi records it."""
+    started = time.monotonic()
+    by_partition: dict[str, list[str]] = defaultdict(list)
+    for relative in files:
+        partition, name = _split(relative)
+        by_partition[partition].append(name)
+    rollback_time = new_instant_time(timeline.last_instant_time())
+    info = {"commitTime": target.timestamp, "action": target.action}
+    plan = {
+        "instantToRollback": info,
+        "RollbackRequests": [{"partitionPath": p, "fileId": None, "latestBaseInstant": None,
+                              "filesToBeDeleted": names, "logBlocksToBeDeleted": None}
+                             for p, names in sorted(by_partition.items())],
+        "version": 1,
+    }
+    requested = create_requested(timeline, rollback_time, ROLLBACK, encode(ROLLBACK_PLAN, plan))
+    inflight = transition_to_inflight(timeline, requested)
+    if target.is_completed:
+        remove_if_exists(timeline.path_of(target))  # readers stop seeing the instant here
+    partition_metadata = {}
+    for partition, names in by_partition.items():
+        directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
+        ok = [n for n in names if remove_if_exists(os.path.join(directory, n))]
+        partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
+                                         "failedDeleteFiles": [n for n in names if n not in ok],
+                                         "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
+    delete_marker_dir(timeline.base_path, target.timestamp)
+    delete_pending_files(timeline, target)
+    metadata = {
+        "startRollbackTime": rollback_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": sum(len(m["successDeleteFiles"]) for m in partition_metadata.values()),
+        "commitsRollback": [target.timestamp], "partitionMetadata": partition_metadata, "version": 1,
+        "instantsRollback": [info],
+    }
+    transition_to_completed(timeline, inflight, encode(ROLLBACK_METADATA, metadata))
+    logger.info("Rolled back %s %s as rollback %s (%d files removed)", target.action, target.timestamp,
+                rollback_time, metadata["totalFilesDeleted"])
+    return rollback_time
+
+
+def rollback_pending(timeline: Timeline, instant: Instant) -> str:
     if instant.is_completed:
         raise TimelineError(f"Instant {instant.timestamp} is completed; use rollback_completed")
-    deleted = delete_instant_data_files(timeline, instant)
-    delete_pending_files(timeline, instant)
-    logger.info("Rolled back pending %s %s (%d data files removed)", instant.action, instant.timestamp, deleted)
+    return _rollback(timeline, instant, instant_data_files(timeline, instant))
+
+
+def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
+    """A rollback that died midway: delete what its plan lists, then complete it."""
+    plan = timeline.read_plan(instant.with_state(State.REQUESTED))
+    for request in plan.get("RollbackRequests") or ():
+        partition = request["partitionPath"]
+        for name in request.get("filesToBeDeleted") or ():
+            remove_if_exists(os.path.join(timeline.base_path, partition, name))
+    target = plan["instantToRollback"]
+    for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+        action = target["action"]
+        remove_if_exists(timeline.path_of(Instant(target["commitTime"], action, state)))
+    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
+    metadata = {"startRollbackTime": instant.timestamp, "timeTakenInMillis": 0, "totalFilesDeleted": 0,
+                "commitsRollback": [target["commitTime"]], "partitionMetadata": {}, "version": 1,
+                "instantsRollback": [target]}
+    transition_to_completed(timeline, inflight, encode(ROLLBACK_METADATA, metadata))
 
 
 def rollback_failed_writes(timeline: Timeline) -> list[str]:
-    """Roll back every pending write instant (single-writer model: they belong to dead writers)."""
+    """Roll back every pending write instant (single-writer model: they belong to dead writers),
+    after finishing any rollback that itself died midway. Returns the instants rolled back."""
     rolled = []
     for instant in timeline.pending():
-        if instant.action in ("commit", "deltacommit", "replacecommit"):
+        if instant.action == ROLLBACK:
+            _finish_pending_rollback(timeline, instant)
+    if rolled or any(i.action == ROLLBACK for i in timeline.pending()):
+        timeline = Timeline.load(timeline.base_path, timeline.config)
+    for instant in timeline.pending():
+        if instant.action in WRITE_ACTIONS:
             rollback_pending(timeline, instant)
+            timeline = Timeline.load(timeline.base_path, timeline.config)
             rolled.append(instant.timestamp)
     return rolled
 
 
-def rollback_completed(timeline: Timeline, instant_time: str) -> None:
+def rollback_completed(timeline: Timeline, instant_time: str) -> str:
     """Undo the latest completed write; older ones cannot be rolled back out of order."""
     latest = timeline.last_completed_write()
     if latest is None or latest.timestamp != instant_time:
@@ -73,7 +156,4 @@ def rollback_completed(timeline: Timeline, instant_time: str) -> None:
             f"{latest.timestamp if latest else 'none'}, asked for {instant_time}"
         )
     written = [s["path"] for s in write_stats_of(timeline.read_metadata(latest)) if s.get("path")]
-    remove_if_exists(timeline.path_of(latest))  # readers stop seeing the instant here
-    deleted = delete_instant_data_files(timeline, latest, written)
-    delete_pending_files(timeline, latest)
-    logger.info("Rolled back completed %s %s (%d data files removed)", latest.action, instant_time, deleted)
+    return _rollback(timeline, latest, instant_data_files(timeline, latest, written))

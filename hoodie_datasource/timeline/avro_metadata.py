@@ -90,6 +90,49 @@ CLEAN_METADATA = {
 }
 
 
+INSTANT_INFO = {
+    "type": "record", "name": "HoodieInstantInfo", "namespace": NAMESPACE,
+    "fields": [{"name": "commitTime", "type": "string"}, {"name": "action", "type": "string"}],
+}
+ROLLBACK_PLAN = {
+    "type": "record", "name": "HoodieRollbackPlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "instantToRollback", "type": INSTANT_INFO},
+        {"name": "RollbackRequests", "type": _opt({"type": "array", "items": {
+            "type": "record", "name": "HoodieRollbackRequest", "namespace": NAMESPACE,
+            "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "fileId", "type": _opt("string"), "default": None},
+                {"name": "latestBaseInstant", "type": _opt("string"), "default": None},
+                {"name": "filesToBeDeleted", "type": {"type": "array", "items": "string"}, "default": []},
+                {"name": "logBlocksToBeDeleted", "type": _opt({"type": "map", "values": "long"}), "default": None},
+            ]}}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+ROLLBACK_METADATA = {
+    "type": "record", "name": "HoodieRollbackMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "startRollbackTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "commitsRollback", "type": {"type": "array", "items": "string"}},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieRollbackPartitionMetadata", "namespace": NAMESPACE,
+            "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "rollbackLogFiles", "type": _opt({"type": "map", "values": "long"}), "default": None},
+                {"name": "logFilesFromFailedCommit", "type": _opt({"type": "map", "values": "long"}),
+                 "default": None},
+            ]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "instantsRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+    ],
+}
+
+
 def encode(schema: dict[str, Any], record: dict[str, Any]) -> bytes:
     out = io.BytesIO()
     fastavro.writer(out, fastavro.parse_schema(schema), [record], codec="null")

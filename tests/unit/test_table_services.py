@@ -196,3 +196,35 @@ def test_compaction_from_another_process_while_writes_continue(mor):
     HoodieTable(mor).compact()
     assert rows(mor) == sorted(expected.items()) == rows(mor, query_type="read_optimized")
     assert compactions >= 1
+
+
+def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
+    from hoodie_datasource.timeline.instant import State
+
+    t2 = write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    rollback_time = HoodieTable(mor).rollback(t2)[0]
+    timeline = HoodieTable(mor).timeline()
+    rollbacks = [i for i in timeline.instants if i.action == "rollback"]
+    assert [r.state for r in rollbacks] == [State.COMPLETED]
+    metadata = timeline.read_metadata(rollbacks[0])
+    assert metadata["commitsRollback"] == [t2] and metadata["totalFilesDeleted"] == 1
+    assert rollback_time == t2
+
+    # a rollback that died after its plan: the next writer finishes it
+    from hoodie_datasource.services.rollback import instant_data_files
+    from hoodie_datasource.timeline.avro_metadata import ROLLBACK_PLAN, encode
+    from hoodie_datasource.timeline.transitions import create_requested
+
+    t3 = write_local(mor, batch([("b", 3, "x", 20)]), MOR)
+    timeline = HoodieTable(mor).timeline()
+    files = instant_data_files(timeline, timeline.find(t3), [s["path"] for s in
+                                                           HoodieTable(mor).commit_metadata(t3)
+                                                           ["partitionToWriteStats"]["x"]])
+    plan = {"instantToRollback": {"commitTime": t3, "action": "deltacommit"},
+            "RollbackRequests": [{"partitionPath": "x", "fileId": None, "latestBaseInstant": None,
+                                  "filesToBeDeleted": [f.split("/")[-1] for f in files],
+                                  "logBlocksToBeDeleted": None}], "version": 1}
+    create_requested(timeline, str(int(t3) + 1), "rollback", encode(ROLLBACK_PLAN, plan))
+    write_local(mor, batch([("c", 4, "y", 30)]), MOR)
+    assert rows(mor) == [("a", 1), ("b", 2), ("c", 30)]
+    assert not HoodieTable(mor).timeline().pending()
