@@ -26,21 +26,57 @@ _WIDENINGS = {
 }
 
 
+def storable_type(typ: pa.DataType) -> pa.DataType:
+    """The type a column is stored as. Hudi goes through Avro, which has no 8- or 16-bit integers,
+    so tinyint/smallint are stored as int (as Hudi's own files do, and as hudi-rs expects)."""
+    if pa.types.is_int8(typ) or pa.types.is_int16(typ) or pa.types.is_uint8(typ) or pa.types.is_uint16(typ):
+        return pa.int32()
+    if pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        return pa.string()
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.list_(pa.field(typ.value_field.name, storable_type(typ.value_type), True))
+    if pa.types.is_map(typ):
+        return pa.map_(storable_type(typ.key_type), pa.field("value", storable_type(typ.item_type), True))
+    if pa.types.is_struct(typ):
+        return pa.struct([pa.field(f.name, storable_type(f.type), True) for f in typ])
+    return typ
+
+
 def nullable(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([f.with_nullable(True) for f in schema], metadata=None)
+    return pa.schema([pa.field(f.name, storable_type(f.type), True) for f in schema], metadata=None)
+
+
+def _base_file_schema(timeline: Timeline, stat: dict) -> pa.Schema | None:
+    """The parquet schema of the base file a write stat names (its path, or a log's base file)."""
+    path = stat.get("path") or ""
+    if not path.endswith(".parquet") and stat.get("baseFile"):
+        partition = stat.get("partitionPath") or ""
+        path = f"{partition}/{stat['baseFile']}" if partition else stat["baseFile"]
+    full = os.path.join(timeline.base_path, path)
+    if path.endswith(".parquet") and os.path.exists(full):
+        return data_schema_of(pq.read_schema(full)).remove_metadata()
+    return None
 
 
 def table_data_schema(timeline: Timeline) -> pa.Schema | None:
-    """The data schema of the latest completed write: from its files when it wrote any, else Avro."""
+    """The table's data schema as of the latest completed write.
+
+    The Avro schema in the commit metadata is authoritative for which columns exist; the parquet
+    schema of a base file keeps the exact Arrow types Avro cannot express (tinyint and smallint
+    are ``int`` in Avro), so it is used for every column it has."""
     for instant in reversed(timeline.completed()):
         metadata = timeline.read_metadata(instant)
-        for stat in write_stats_of(metadata):
-            path = stat.get("path")
-            if path and path.endswith(".parquet") and os.path.exists(os.path.join(timeline.base_path, path)):
-                return data_schema_of(pq.read_schema(os.path.join(timeline.base_path, path))).remove_metadata()
-        schema = (metadata.get("extraMetadata") or {}).get("schema")
-        if schema:
-            return avro_to_arrow_schema(schema)
+        avro = (metadata.get("extraMetadata") or {}).get("schema")
+        parquet = next(filter(None, (_base_file_schema(timeline, s) for s in write_stats_of(metadata))), None)
+        if parquet is None and avro is None:
+            continue
+        if avro is None:
+            return parquet
+        declared = avro_to_arrow_schema(avro)
+        if parquet is None:
+            return declared
+        exact = {f.name: f for f in parquet}
+        return pa.schema([exact.get(f.name, f) for f in declared])
     if timeline.config.create_schema:
         return avro_to_arrow_schema(timeline.config.create_schema)
     return None
