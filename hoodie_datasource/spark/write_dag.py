@@ -140,8 +140,10 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
             _confirm(session.base_path, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
         )
         on = [RECORD_KEY_COLUMN] if cfg.index.is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
+        # locations are index metadata (key -> file id of the batch's updates): small, so they are
+        # broadcast and the records themselves are not shuffled for the join
         locations = locations.select(*on, FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN).dropDuplicates(on)
-        tagged = keyed.join(locations, on=on, how="left").select(*keyed_schema.names, FILE_ID_COLUMN,
+        tagged = keyed.join(F.broadcast(locations), on=on, how="left").select(*keyed_schema.names, FILE_ID_COLUMN,
                                                                  LOCATION_PARTITION_COLUMN)
         if cfg.index.is_global:
             tagged = tagged.mapInArrow(_split_moves, tagged.schema)
