@@ -31,12 +31,16 @@ from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import WriteContext, WriteTarget, write_file_group
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
+from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
 
 STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
+PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType()), T.StructField("tag_ms", T.LongType()),
+                                      T.StructField("write_ms", T.LongType())])
+PER_PARTITION_OPERATIONS = ("upsert", "insert", "delete")
 
 
 def _add_keys(keygen: KeyGenerator, is_delete: bool):
@@ -75,15 +79,39 @@ def _route(plan: InsertPlan):
 
 def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarget]):
     def run(key: tuple, table: pa.Table) -> pa.Table:
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        token = write_token(task.partitionId(), task.stageId(), task.taskAttemptId()) if task else "0-0-0"
+        token, task_partition = _token()
         partition, file_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key[:2])
         target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
-        stat = write_file_group(ctx, target, table, token, task.partitionId() if task else 0)
+        stat = write_file_group(ctx, target, table, token, task_partition)
         rows = [json.dumps(stat.as_dict())] if stat is not None else []
         return pa.table({"stat": pa.array(rows, pa.string())})
+    return run
+
+
+def _token() -> tuple[str, int]:
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    if task is None:
+        return "0-0-0", 0
+    return write_token(task.partitionId(), task.stageId(), task.taskAttemptId()), task.partitionId()
+
+
+def _write_partitions(writer: RecordWriter):
+    """One task per partition: tag against that partition's files, plan its inserts, write its
+    file groups. Timings come back in an extra row per task (stat null)."""
+    def run(key: tuple, table: pa.Table) -> pa.Table:
+        token, task_partition = _token()
+        started = time.monotonic()
+        routed, targets, _ = writer.tag_and_route(table)
+        tagged = time.monotonic()
+        stats = writer.write_groups(routed, targets, token, task_partition)
+        done = time.monotonic()
+        rows = [json.dumps(stat.as_dict()) for stat in stats] + [None]
+        timings = [0] * len(stats) + [int((tagged - started) * 1000)]
+        writes = [0] * len(stats) + [int((done - tagged) * 1000)]
+        return pa.table({"stat": pa.array(rows, pa.string()), "tag_ms": pa.array(timings, pa.int64()),
+                         "write_ms": pa.array(writes, pa.int64())})
     return run
 
 
@@ -95,6 +123,20 @@ def _timed(session: WriteSession, stage: str, started: float) -> float:
     now = time.monotonic()
     session.stage_seconds[stage] = now - started
     return now
+
+
+def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+    """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
+    records are shuffled once, by partition path, and each task does the whole write of its
+    partition (a partition's records and file groups never span tasks)."""
+    cfg = session.config
+    session.mark_inflight({})
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
+    rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
+        _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
+    stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
+    session.stage_seconds.update(tag_task=sum(r[1] for r in rows) / 1000, write_task=sum(r[2] for r in rows) / 1000)
+    return session.commit(stats)
 
 
 def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str:
@@ -119,6 +161,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
+    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation in PER_PARTITION_OPERATIONS:
+        return _run_per_partition(session, df, keyed_schema)
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema).persist(
         StorageLevel.MEMORY_AND_DISK
     )
@@ -129,7 +173,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         session.mark_inflight({})
         return session.commit([], session.replaced_file_groups(partitions))
 
-    files = session.key_ranges(None if cfg.index.is_global else partitions)
+    writer = session.record_writer()
+    files = writer.key_ranges(None if cfg.index.is_global else partitions)
     location_fields = ((FILE_ID_COLUMN, T.StringType()), (LOCATION_PARTITION_COLUMN, T.StringType()))
     if session.needs_tagging and files:
         cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)
@@ -158,9 +203,9 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     }
     t = _timed(session, "tag", t)
 
-    plan = session.insert_plan(counts, files)
+    plan = writer.insert_plan(counts, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
-    targets = session.targets(files, plan)
+    targets = writer.targets(files, plan)
     t = _timed(session, "profile", t)
 
     routed = tagged.mapInArrow(_route(plan), tagged.schema)

@@ -12,9 +12,10 @@ PARTITION_METAFILE = ".hoodie_partition_metadata"
 UNKNOWN_WRITE_TOKEN = "1-0-1"
 
 
-def new_file_id() -> str:
-    """``<uuid4>-0``, as FSUtils.createNewFileId makes with index 0."""
-    return f"{uuid.uuid4()}-0"
+def new_file_id(instant: str, partition: str, index: int) -> str:
+    """``<uuid>-0`` as FSUtils.createNewFileId makes (index 0). The uuid is derived from the instant,
+    partition and bucket, so a retried task that plans the same inserts names the same files."""
+    return f"{uuid.uuid5(uuid.NAMESPACE_URL, f'hoodie:{instant}/{partition}/{index}')}-0"
 
 
 def write_token(task_partition: int, stage_id: int, attempt_id: int) -> str:

@@ -71,7 +71,8 @@ def plan_inserts(
     files: Sequence[FileKeyRange],
     avg_record_size: int,
     sizing: FileSizing,
-    id_factory: Callable[[], str] = new_file_id,
+    instant: str,
+    id_factory: Callable[[str, str, int], str] = new_file_id,
 ) -> InsertPlan:
     per_file_capacity = max(1, sizing.max_file_size // max(1, avg_record_size))
     small: dict[str, list[FileKeyRange]] = {}
@@ -99,7 +100,7 @@ def plan_inserts(
             buckets = math.ceil(remaining / per_file_capacity)
             base, extra = divmod(remaining, buckets)
             for i in range(buckets):
-                targets.append(WriteTarget(partition, id_factory()))
+                targets.append(WriteTarget(partition, id_factory(instant, partition, i)))
                 shares.append(base + (1 if i < extra else 0))
         weights = np.cumsum(shares) / float(count)
         weights[-1] = 1.0

@@ -17,14 +17,13 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
 from hoodie_datasource.errors import InvalidTablePathError, SchemaMismatchError
-from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import run_inline_services
@@ -44,9 +43,10 @@ from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COM
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.file_group_writer import APPEND, CREATE, MERGE, WriteContext, WriteTarget
+from hoodie_datasource.write.file_group_writer import WriteContext
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
-from hoodie_datasource.write.partitioner import InsertPlan, average_record_size, plan_inserts
+from hoodie_datasource.write.partitioner import average_record_size
+from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
 
 logger = logging.getLogger(__name__)
@@ -122,36 +122,10 @@ class WriteSession:
     def file_system_view(self) -> FileSystemView:
         return FileSystemView(self.base_path, self.timeline)
 
-    def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
-        """Min/max keys of the latest base files in ``partitions`` (all when None)."""
-        if self.new_table:
-            return []
-        view = self.file_system_view()
-        wanted = None if partitions is None else [p for p in partitions if p in set(view.partitions or [])]
-        return load_key_ranges(self.base_path, view.latest_file_slices(partitions=wanted))
-
-    def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
-        """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
-        pending = self.timeline.pending_compactions() if self.config.is_mor else {}
-        packable = [] if self.operation in ("bulk_insert", *REPLACE_OPERATIONS) else [
-            f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
-        return plan_inserts(insert_counts, packable, self._average_record_size(), self.config.sizing)
-
-    def targets(self, files: list[FileKeyRange], plan: InsertPlan) -> dict[tuple[str, str], WriteTarget]:
-        """Every file group this write may touch, keyed by (partition, fileId), with how to write it:
-        updates rewrite the base file (COW) or append to its log (MOR); a file group that takes
-        inserts is rewritten (small-file packing); new file groups are created."""
-        existing_io = APPEND if self.config.is_mor else MERGE
-        # a file group being compacted takes new log files in the slice the compaction starts
-        pending = self.timeline.pending_compactions() if self.config.is_mor else {}
-        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file,
-                                                         pending.get((f.partition, f.file_id), f.base_instant),
-                                                         existing_io) for f in files}
-        for partition, buckets in plan.by_partition.items():
-            for target in buckets.targets:
-                io_type = MERGE if target.base_file is not None else CREATE
-                targets[(partition, target.file_id)] = replace(target, io_type=io_type)
-        return targets
+    def record_writer(self) -> RecordWriter:
+        """What tagging, planning and writing need, in a picklable object (for Spark tasks too)."""
+        return RecordWriter(self.context(), self.config, self.timeline, self._average_record_size(),
+                            self.needs_tagging, self.new_table)
 
     def _average_record_size(self) -> int:
         latest = self.timeline.last_completed_write()

@@ -204,5 +204,8 @@ def test_complex_key_hive_style_and_nonpartitioned(spark, tmp_path):
 def test_commit_metadata_records_stage_timings(spark, table_path):
     write(trips(spark, [("a", 1, "sf", 10.0)]), table_path)
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
-    assert {"hoodie.stage.tag.ms", "hoodie.stage.write.ms"} <= set(meta["extraMetadata"])
+    assert {"hoodie.stage.tag_task.ms", "hoodie.stage.write_task.ms"} <= set(meta["extraMetadata"])
+    write(trips(spark, [("b", 1, "sf", 10.0)]), table_path, mode="bulk_insert")
+    meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
+    assert {"hoodie.stage.keys.ms", "hoodie.stage.tag.ms", "hoodie.stage.write.ms"} <= set(meta["extraMetadata"])
     json.loads(meta["extraMetadata"]["schema"])

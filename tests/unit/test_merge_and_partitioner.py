@@ -54,8 +54,7 @@ def _file(fid, size, partition="p"):
 def test_inserts_fill_small_files_first_then_new_groups():
     sizing = FileSizing(max_file_size=10_000, small_file_limit=6_000, record_size_estimate=100)
     files = [_file("big", 9_000), _file("small", 5_000)]
-    ids = iter(f"new-{i}" for i in range(10))
-    plan = plan_inserts({"p": 260}, files, 100, sizing, lambda: next(ids))
+    plan = plan_inserts({"p": 260}, files, 100, sizing, "1", lambda instant, partition, i: f"new-{i}")
     buckets = plan.by_partition["p"]
     assert [t.file_id for t in buckets.targets] == ["small", "new-0", "new-1", "new-2"]
     assert buckets.targets[0].base_file == "p/small_1-0-1_1.parquet"
@@ -66,7 +65,9 @@ def test_inserts_fill_small_files_first_then_new_groups():
 
 def test_insert_assignment_is_deterministic_and_balanced():
     sizing = FileSizing(max_file_size=100_000, small_file_limit=0, record_size_estimate=100)
-    plan = plan_inserts({"p": 5000}, [], 100, sizing)
+    plan = plan_inserts({"p": 5000}, [], 100, sizing, "20240101000000000")
+    again = plan_inserts({"p": 5000}, [], 100, sizing, "20240101000000000")
+    assert [t.file_id for t in again.by_partition["p"].targets] == [t.file_id for t in plan.by_partition["p"].targets]
     keys = pa.array([f"key-{i}" for i in range(5000)])
     parts = pa.array(["p"] * 5000)
     first = plan.assign(parts, keys, hash_strings).to_pylist()

@@ -1,0 +1,111 @@
+"""Tag, plan and write a set of records: the work of one write, independent of where it runs.
+
+A ``RecordWriter`` holds everything needed (the write context, config, the timeline as of the
+write's start, the average record size) and is picklable, so the same code runs in the driver's
+process (local engine) and inside a Spark task that owns one partition's records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.write import tagging
+from hoodie_datasource.write.file_group_writer import APPEND, CREATE, MERGE, WriteContext, WriteTarget, write_file_group
+from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
+from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
+from hoodie_datasource.write.records import FILE_ID_COLUMN
+
+NO_PACKING_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete_partition")
+
+
+@dataclass(frozen=True)
+class RecordWriter:
+    ctx: WriteContext
+    config: WriteConfig
+    timeline: Timeline
+    avg_record_size: int
+    needs_tagging: bool
+    new_table: bool
+
+    def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
+        """Min/max keys of the latest base files in ``partitions`` (all when None)."""
+        if self.new_table:
+            return []
+        view = FileSystemView(self.ctx.base_path, self.timeline)
+        existing = set(view.partitions or [])
+        wanted = None if partitions is None else [p for p in partitions if p in existing]
+        return load_key_ranges(self.ctx.base_path, view.latest_file_slices(partitions=wanted))
+
+    def _pending_compactions(self) -> dict[tuple[str, str], str]:
+        return self.timeline.pending_compactions() if self.config.is_mor else {}
+
+    def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
+        """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
+        pending = self._pending_compactions()
+        packable = [] if self.config.operation in NO_PACKING_OPERATIONS else [
+            f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
+        return plan_inserts(insert_counts, packable, self.avg_record_size, self.config.sizing, self.ctx.instant)
+
+    def targets(self, files: list[FileKeyRange], plan: InsertPlan) -> dict[tuple[str, str], WriteTarget]:
+        """Every file group this write may touch, keyed by (partition, fileId), with how to write it:
+        updates rewrite the base file (COW) or append to its log (MOR); a file group that takes
+        inserts is rewritten (small-file packing); new file groups are created. A file group being
+        compacted takes new log files in the slice the compaction starts."""
+        existing_io = APPEND if self.config.is_mor else MERGE
+        pending = self._pending_compactions()
+        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file,
+                                                         pending.get((f.partition, f.file_id), f.base_instant),
+                                                         existing_io) for f in files}
+        for partition, buckets in plan.by_partition.items():
+            for target in buckets.targets:
+                io_type = MERGE if target.base_file is not None else CREATE
+                targets[(partition, target.file_id)] = replace(target, io_type=io_type)
+        return targets
+
+    def tag_and_route(self, records: pa.Table) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
+        """Tag, count inserts, plan them and route: every record gets its target file id."""
+        index = self.config.index
+        partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
+        files = self.key_ranges(None if index.is_global else partitions)
+        if self.needs_tagging and files:
+            cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
+            locations = tagging.confirm(self.ctx.base_path, cands, index.uses_bloom)
+            records = tagging.apply_tags(records, locations, index.is_global)
+            if index.is_global:
+                records = tagging.split_partition_moves(records)
+        else:
+            records = tagging.untagged(records)
+        counts = tagging.insert_counts(records)
+        plan = self.insert_plan(counts, files)
+        return tagging.route(records, plan), self.targets(files, plan), counts
+
+    def write_groups(self, routed: pa.Table, targets: Mapping[tuple[str, str], WriteTarget], token: str,
+                     task_partition: int) -> list[WriteStat]:
+        """Write every file group ``routed`` records go to, one at a time."""
+        if routed.num_rows == 0:
+            return []
+        part_col = routed.column(PARTITION_PATH_COLUMN).combine_chunks()
+        file_col = routed.column(FILE_ID_COLUMN).combine_chunks()
+        encoded = pc.dictionary_encode(pc.binary_join_element_wise(part_col, file_col, "\x00"))
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
+        stats = []
+        for code, joined in enumerate(encoded.dictionary.to_pylist()):
+            partition, file_id = joined.split("\x00")
+            rows = routed.take(pa.array(order[bounds[code]:bounds[code + 1]]))
+            target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
+            stat = write_file_group(self.ctx, target, rows, token, task_partition)
+            if stat is not None:
+                stats.append(stat)
+        return stats
