@@ -2,9 +2,9 @@
 
     start_write()  resolve options once, create the table if needed, roll back failed writes,
                    create ``T.<action>.requested``
-    session.key_ranges() / insert_plan()    driver-side planning from index metadata only
+    session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
+                                            on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    ... an engine writes file groups with write_file_group() and returns their WriteStats ...
     session.commit(stats)                   ``T.commit``: the one atomic commit point
     session.abort()                         roll the instant back (also done by the next writer)
 
