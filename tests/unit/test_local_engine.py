@@ -5,27 +5,16 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
 import pytest
 
 from hoodie_datasource import HoodieTable
-from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.write_client import start_write
+from tests.unit.small_tables import batch
+from tests.unit.small_tables import read_pairs as read
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
-
-
-def batch(rows):
-    ids, ts, ps, vs = zip(*rows)
-    return pa.table({"id": list(ids), "ts": list(ts), "p": list(ps), "v": list(vs)})
-
-
-def read(path, **cfg):
-    out = read_table(path, ReadConfig(**cfg))
-    return sorted(zip(out.column("id").to_pylist(), out.column("v").to_pylist()))
 
 
 def test_upsert_delete_incremental_time_travel(tmp_path):
