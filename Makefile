@@ -34,8 +34,10 @@ lint: install  ## ruff over the library and tests
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
 	$(PY) -m hoodie_datasource.spark.demo demo-output/trips
 
-bench: install  ## benchmarks (see benchmarks/README.md)
+bench: install  ## benchmarks; size with BENCH_ARGS="--rows 5000000"
+	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_upsert.py $(BENCH_ARGS)
+	$(PY) benchmarks/bench_peers.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
 	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse
