@@ -16,6 +16,7 @@ from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieFilteringReader, HoodieReader
+from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 
 
@@ -46,8 +47,6 @@ class HoodieDataSource(DataSource):
         return reader_class(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from hoodie_datasource.spark.staged_writer import StagedWriter
-
         return StagedWriter.create(dict(self.options), schema, overwrite)
 
 

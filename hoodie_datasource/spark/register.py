@@ -16,6 +16,7 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import save_modes
 from hoodie_datasource.spark.datasource import HoodieDataSource
+from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.table_config import table_exists
 
@@ -49,8 +50,6 @@ def _operation(options: dict[str, str], mode: str | None) -> str | None:
 
 def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, path: str | None) -> None:
     """The save handler: validate the mode, then run the write DAG."""
-    from hoodie_datasource.spark.write_dag import write_dataframe
-
     opts = {key.lower(): value for key, value in options.items()}
     path = path or opts.pop("path", None)
     if not path:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
@@ -53,8 +54,6 @@ class StagedWriter(DataSourceArrowWriter):
         return StagedWriter(options, staging, base_path)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
-        from pyspark import TaskContext
-
         task = TaskContext.get()
         name = f"part-{task.partitionId() if task else 0}-{task.attemptNumber() if task else 0}.parquet"
         os.makedirs(self.staging, exist_ok=True)

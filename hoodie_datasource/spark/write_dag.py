@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
-from pyspark import StorageLevel
+from pyspark import StorageLevel, TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -28,11 +28,12 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodie_datasource.table.file_names import write_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.file_group_writer import WriteContext, WriteTarget, write_file_group
+from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.write.targets import WriteContext, WriteTarget
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
@@ -89,8 +90,6 @@ def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarg
 
 
 def _token() -> tuple[str, int]:
-    from pyspark import TaskContext
-
     task = TaskContext.get()
     if task is None:
         return "0-0-0", 0

@@ -19,10 +19,10 @@ from hoodie_datasource.log.log_format import append_blocks
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from hoodie_datasource.table.file_names import LogFileName
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write.file_group_writer import WriteContext, WriteTarget
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.records import IS_DELETE_COLUMN, conform, dedupe, with_meta_columns
+from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
 
 def next_log_version(directory: str, file_id: str, base_instant: str) -> int:

@@ -9,16 +9,15 @@ from __future__ import annotations
 import os
 import posixpath
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.index.bloom_filter import read_bloom_filter
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 from hoodie_datasource.write.markers import create_marker
@@ -30,36 +29,7 @@ from hoodie_datasource.write.records import (
     meta_schema,
     with_meta_columns,
 )
-
-CREATE, MERGE, APPEND = "CREATE", "MERGE", "APPEND"
-
-
-@dataclass(frozen=True)
-class WriteTarget:
-    """Where a group of records goes: a new file group (CREATE), a rewrite of the latest base
-    file (MERGE, copy-on-write and small files), or a log append (APPEND, merge-on-read)."""
-
-    partition: str
-    file_id: str
-    base_file: str | None = None  # path relative to the table, None for a new file group
-    base_instant: str | None = None
-    io_type: str = CREATE
-
-
-@dataclass(frozen=True)
-class WriteContext:
-    """What every write task of one instant shares (pickled into the tasks)."""
-
-    base_path: str
-    instant: str
-    data_schema: pa.Schema
-    index: IndexConfig
-    compression: str
-    precombine_field: str | None
-    dedupe: bool
-    event_time_ordering: bool
-    log_block_format: str = "parquet"
-    table_name: str = "hoodie"
+from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
 
 def write_file_group(
@@ -69,8 +39,6 @@ def write_file_group(
 
     Returns None when nothing in the file group changes (so no file is written)."""
     if target.io_type == APPEND:
-        from hoodie_datasource.write.append_handle import append_to_file_group
-
         return append_to_file_group(ctx, target, records, token, task_partition)
     started = time.monotonic()
     if ctx.dedupe:

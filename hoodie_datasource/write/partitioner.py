@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from hoodie_datasource.config.write_config import FileSizing
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.table.file_names import new_file_id
-from hoodie_datasource.write.file_group_writer import WriteTarget
+from hoodie_datasource.write.targets import WriteTarget
 
 KeyHash = Callable[[pa.Array], np.ndarray]
 

@@ -20,10 +20,11 @@ from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.file_group_writer import APPEND, CREATE, MERGE, WriteContext, WriteTarget, write_file_group
+from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.records import FILE_ID_COLUMN
+from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
 
 NO_PACKING_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete_partition")
 

@@ -43,11 +43,11 @@ from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COM
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.file_group_writer import WriteContext
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
+from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,40 @@
+"""Where a write task's records go (a file group and how to write it) and what every task of
+one instant shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hoodie_datasource.config.write_config import IndexConfig
+
+CREATE, MERGE, APPEND = "CREATE", "MERGE", "APPEND"
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where a group of records goes: a new file group (CREATE), a rewrite of the latest base
+    file (MERGE, copy-on-write and small files), or a log append (APPEND, merge-on-read)."""
+
+    partition: str
+    file_id: str
+    base_file: str | None = None  # path relative to the table, None for a new file group
+    base_instant: str | None = None
+    io_type: str = CREATE
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What every write task of one instant shares (pickled into the tasks)."""
+
+    base_path: str
+    instant: str
+    data_schema: pa.Schema
+    index: IndexConfig
+    compression: str
+    precombine_field: str | None
+    dedupe: bool
+    event_time_ordering: bool
+    log_block_format: str = "parquet"
+    table_name: str = "hoodie"
