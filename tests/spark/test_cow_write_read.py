@@ -209,3 +209,14 @@ def test_commit_metadata_records_stage_timings(spark, table_path):
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
     assert {"hoodie.stage.keys.ms", "hoodie.stage.tag.ms", "hoodie.stage.write.ms"} <= set(meta["extraMetadata"])
     json.loads(meta["extraMetadata"]["schema"])
+
+
+def test_empty_batches_and_deletes_of_unknown_keys_change_nothing(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0)]), table_path)
+    empty = spark.createDataFrame([], "uuid string, ts long, city string, fare double")
+    write(empty, table_path)
+    write(trips(spark, [("zz", 1, "sf", 0.0)]), table_path, mode="delete")
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 1, "sf", 10.0)]))
+    files = [n for n in os.listdir(os.path.join(table_path, "sf")) if n.endswith(".parquet")]
+    assert len(files) == 1
+    assert len(HoodieTable(table_path).completed_commits()) == 3
