@@ -7,6 +7,7 @@ process (local engine) and inside a Spark task that owns one partition's records
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -42,10 +43,12 @@ class RecordWriter:
         """Min/max keys of the latest base files in ``partitions`` (all when None)."""
         if self.new_table:
             return []
-        view = FileSystemView(self.ctx.base_path, self.timeline)
-        existing = set(view.partitions or [])
-        wanted = None if partitions is None else [p for p in partitions if p in existing]
-        return load_key_ranges(self.ctx.base_path, view.latest_file_slices(partitions=wanted))
+        if partitions is None:
+            view = FileSystemView(self.ctx.base_path, self.timeline)
+        else:  # list only the partitions asked for (a task owns one): no walk of the whole table
+            wanted = [p for p in partitions if os.path.isdir(os.path.join(self.ctx.base_path, p))]
+            view = FileSystemView(self.ctx.base_path, self.timeline, partitions=wanted)
+        return load_key_ranges(self.ctx.base_path, view.latest_file_slices())
 
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
         return self.timeline.pending_compactions() if self.config.is_mor else {}
