@@ -1,27 +1,48 @@
-"""Hudi log files: a sequence of blocks, each framed as (all integers big-endian)::
+"""Framing of Hudi merge-on-read log files (``.<fileId>_<instant>.log.<version>_<writeToken>``).
 
-    "#HUDI#" | int64 blockLength | int32 formatVersion (1) | int32 blockType
-    | header: int32 n, n x (int32 key, int32 len, UTF-8) | int64 contentLength | content
-    | footer (same encoding) | int64 totalLength (bytes from the magic through the footer)
+A log file is a plain concatenation of blocks; every integer is big-endian::
 
-``blockLength`` counts the bytes after itself through ``totalLength``. A block that does not
-frame correctly (a writer died mid-append) is skipped with a warning and scanning resumes at the
-next magic, as Hudi's reader does; the rest of the file stays readable.
+    magic          6 bytes  "#HUDI#"
+    blockLength    int64    bytes that follow this field, up to and including totalLength
+    formatVersion  int32    1 (the only version with a type, header, footer and totalLength)
+    blockType      int32    BlockType
+    header         int32 count, then count x (int32 key ordinal, int32 length, UTF-8 value)
+    contentLength  int64
+    content        contentLength bytes (meaning depends on the block type: see log_blocks)
+    footer         same encoding as the header (Hudi always writes an empty one)
+    totalLength    int64    bytes from the magic through the footer: a pointer back to the magic
+
+This module only frames blocks; :mod:`hoodie_datasource.log.log_blocks` interprets the contents.
+
+A block that does not frame exactly (a writer died mid-append, a length field is damaged, the
+trailing ``totalLength`` is missing or wrong) is skipped with a warning and scanning resumes at the
+next magic after the bad block's start, as Hudi's reader does, so the rest of the file stays
+readable. A block that frames correctly but uses a format version or block type this library does
+not know raises :class:`UnsupportedTableError` instead: it is not damage, and skipping it would
+silently lose records.
 """
 
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from hoodie_datasource.errors import CorruptFileError, UnsupportedTableError
+
 logger = logging.getLogger(__name__)
 
 MAGIC = b"#HUDI#"
-FORMAT_VERSION = 1
+LOG_FORMAT_VERSION = 1
+
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_PREFIX = struct.Struct(">6sqii")  # magic, blockLength, formatVersion, blockType
+_MAX_MAP_ENTRIES = 1 << 16  # far above the 9 header keys Hudi defines; guards against garbage counts
 
 
 class BlockType(IntEnum):
@@ -48,12 +69,18 @@ class HeaderKey(IntEnum):
 
 @dataclass(frozen=True)
 class LogBlock:
+    """One framed block. ``header``/``footer`` keep the on-disk entry order (Java writes them from a
+    HashMap, so the order varies between files) and an ordinal this library does not know stays a
+    plain ``int`` key, so ``encode_block`` reproduces the block byte for byte. ``offset`` is where
+    the magic starts in the file and ``size`` the block's length including magic and totalLength."""
+
     block_type: BlockType
     header: dict[HeaderKey, str]
     footer: dict[HeaderKey, str]
     content: bytes
     offset: int
     size: int
+    path: str = field(default="", compare=False, repr=False)
 
     @property
     def instant_time(self) -> str | None:
@@ -63,126 +90,222 @@ class LogBlock:
     def target_instant_time(self) -> str | None:
         return self.header.get(HeaderKey.TARGET_INSTANT_TIME)
 
+    @property
+    def schema(self) -> str | None:
+        """The Avro writer schema (JSON text) of a data or delete block, if the header has one."""
+        return self.header.get(HeaderKey.SCHEMA)
+
+    @property
+    def where(self) -> str:
+        """``<path> at offset <n>``, for error messages."""
+        return f"{self.path or '<log block>'} at offset {self.offset}"
+
 
 @dataclass
 class LogFileContents:
+    """The readable blocks of a log file and how many damaged regions were skipped."""
+
     blocks: list[LogBlock] = field(default_factory=list)
     corrupt_blocks: int = 0
+    corrupt_ranges: list[tuple[int, int]] = field(default_factory=list)  # (start, end) byte offsets
 
 
-def _encode_map(values: dict) -> bytes:
-    out = [struct.pack(">i", len(values))]
-    for key, value in values.items():
-        raw = value.encode("utf-8")
-        out.append(struct.pack(">ii", int(key), len(raw)))
-        out.append(raw)
-    return b"".join(out)
+# --------------------------------------------------------------------------------------------------
+# writing
+
+
+def _encode_map(entries: dict) -> bytes:
+    parts = [_I32.pack(len(entries))]
+    for key, value in entries.items():
+        raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        parts.append(struct.pack(">ii", int(key), len(raw)))
+        parts.append(raw)
+    return b"".join(parts)
 
 
 def encode_block(block_type: BlockType, header: dict, content: bytes, footer: dict | None = None) -> bytes:
+    """One complete block: magic through the trailing totalLength. Header entries are written in
+    the dict's order."""
     head = _encode_map(header)
     foot = _encode_map(footer or {})
-    body = struct.pack(">ii", FORMAT_VERSION, int(block_type)) + head + struct.pack(">q", len(content)) + content + foot
-    total = len(MAGIC) + 8 + len(body)
-    return MAGIC + struct.pack(">q", len(body) + 8) + body + struct.pack(">q", total)
-
-
-class _Corrupt(Exception):
-    pass
-
-
-def _decode_map(data: bytes, pos: int, end: int) -> tuple[dict, int]:
-    if pos + 4 > end:
-        raise _Corrupt("map count past block end")
-    (count,) = struct.unpack_from(">i", data, pos)
-    pos += 4
-    if count < 0 or count > 1024:
-        raise _Corrupt(f"bad map size {count}")
-    values = {}
-    for _ in range(count):
-        if pos + 8 > end:
-            raise _Corrupt("map entry past block end")
-        key, length = struct.unpack_from(">ii", data, pos)
-        pos += 8
-        if length < 0 or pos + length > end:
-            raise _Corrupt("map value past block end")
-        try:
-            name = HeaderKey(key)
-        except ValueError:
-            name = key
-        values[name] = data[pos:pos + length].decode("utf-8")
-        pos += length
-    return values, pos
-
-
-def _parse_block(data: bytes, offset: int) -> LogBlock:
-    size = len(data)
-    if offset + 14 > size:
-        raise _Corrupt("truncated block header")
-    (block_length,) = struct.unpack_from(">q", data, offset + 6)
-    end = offset + 14 + block_length
-    if block_length < 16 or end > size:
-        raise _Corrupt(f"block length {block_length} runs past the end of the file")
-    version, type_code = struct.unpack_from(">ii", data, offset + 14)
-    if version != FORMAT_VERSION:
-        raise _Corrupt(f"unsupported log format version {version}")
-    try:
-        block_type = BlockType(type_code)
-    except ValueError:
-        raise _Corrupt(f"unknown block type {type_code}") from None
-    header, pos = _decode_map(data, offset + 22, end - 8)
-    if pos + 8 > end - 8:
-        raise _Corrupt("content length past block end")
-    (content_length,) = struct.unpack_from(">q", data, pos)
-    pos += 8
-    if content_length < 0 or pos + content_length > end - 8:
-        raise _Corrupt("content past block end")
-    content = data[pos:pos + content_length]
-    footer, pos = _decode_map(data, pos + content_length, end - 8)
-    (total,) = struct.unpack_from(">q", data, end - 8)
-    if pos != end - 8 or total != end - 8 - offset:
-        raise _Corrupt("trailing block length does not match")
-    return LogBlock(block_type, header, footer, content, offset, end - offset)
-
-
-def read_log_file(path: str) -> LogFileContents:
-    with open(path, "rb") as handle:
-        data = handle.read()
-    contents = LogFileContents()
-    offset = 0
-    while offset < len(data):
-        if data[offset:offset + 6] != MAGIC:
-            nxt = data.find(MAGIC, offset + 1)
-            logger.warning("No log block magic at %s offset %d; skipping %d bytes", path, offset,
-                           (nxt if nxt >= 0 else len(data)) - offset)
-            contents.corrupt_blocks += 1
-            if nxt < 0:
-                break
-            offset = nxt
-            continue
-        try:
-            block = _parse_block(data, offset)
-        except _Corrupt as exc:
-            nxt = data.find(MAGIC, offset + 1)
-            logger.warning("Corrupt log block in %s at offset %d (%s); skipping it", path, offset, exc)
-            contents.corrupt_blocks += 1
-            if nxt < 0:
-                break
-            offset = nxt
-            continue
-        contents.blocks.append(block)
-        offset += block.size
-    return contents
-
-
-def read_log_blocks(path: str) -> Iterator[LogBlock]:
-    yield from read_log_file(path).blocks
+    content = bytes(content)
+    # blockLength counts version, type, header, contentLength, content, footer and totalLength.
+    block_length = 4 + 4 + len(head) + 8 + len(content) + len(foot) + 8
+    total_length = len(MAGIC) + 8 + block_length - 8
+    return b"".join((
+        MAGIC, _I64.pack(block_length), _I32.pack(LOG_FORMAT_VERSION), _I32.pack(int(block_type)),
+        head, _I64.pack(len(content)), content, foot, _I64.pack(total_length),
+    ))
 
 
 def append_blocks(path: str, encoded_blocks: list[bytes]) -> int:
+    """Append already encoded blocks to ``path`` (created if missing) in one write, fsync it (and
+    its directory when the file is new) and return the file's new size."""
+    created = not os.path.exists(path)
+    payload = b"".join(encoded_blocks)
     with open(path, "ab") as handle:
-        for block in encoded_blocks:
-            handle.write(block)
+        handle.write(payload)
         handle.flush()
         os.fsync(handle.fileno())
-        return handle.tell()
+        size = handle.tell()
+    if created:
+        _fsync_directory(os.path.dirname(os.path.abspath(path)))
+    return size
+
+
+def _fsync_directory(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # some platforms / file systems cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------------------
+# reading
+
+
+class _BadFraming(Exception):
+    """The bytes at an offset are not one well-formed block; the message says why."""
+
+
+def _decode_map(data, pos: int, limit: int) -> tuple[dict, int]:
+    if pos + 4 > limit:
+        raise _BadFraming("header/footer entry count runs past the block")
+    (count,) = _I32.unpack_from(data, pos)
+    pos += 4
+    if count < 0 or count > _MAX_MAP_ENTRIES:
+        raise _BadFraming(f"implausible header/footer entry count {count}")
+    entries: dict = {}
+    for _ in range(count):
+        if pos + 8 > limit:
+            raise _BadFraming("header/footer entry runs past the block")
+        key, length = struct.unpack_from(">ii", data, pos)
+        pos += 8
+        if length < 0 or pos + length > limit:
+            raise _BadFraming(f"header/footer value length {length} runs past the block")
+        try:
+            value = bytes(data[pos:pos + length]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _BadFraming("header/footer value is not UTF-8") from None
+        pos += length
+        try:
+            entries[HeaderKey(key)] = value
+        except ValueError:
+            entries[key] = value  # a key newer than this library: kept so re-encoding is exact
+    return entries, pos
+
+
+def _frame(data, offset: int, size: int, path: str) -> LogBlock:
+    """Parse the block whose magic is at ``offset``; every length must agree exactly."""
+    if offset + _PREFIX.size > size:
+        raise _BadFraming(f"only {size - offset} bytes left, too few for a block")
+    magic, block_length, version, type_code = _PREFIX.unpack_from(data, offset)
+    if magic != MAGIC:
+        raise _BadFraming("no magic")
+    end = offset + len(MAGIC) + 8 + block_length
+    if block_length < 4 + 4 + 4 + 8 + 4 + 8:
+        raise _BadFraming(f"block length {block_length} is too small")
+    if end > size:
+        raise _BadFraming(f"block length {block_length} runs {end - size} bytes past the end of the file")
+    (total_length,) = _I64.unpack_from(data, end - 8)
+    if total_length != end - 8 - offset:
+        raise _BadFraming(f"trailing total length {total_length} does not match block length {block_length}")
+    limit = end - 8
+    header, pos = _decode_map(data, offset + _PREFIX.size, limit)
+    if pos + 8 > limit:
+        raise _BadFraming("content length runs past the block")
+    (content_length,) = _I64.unpack_from(data, pos)
+    pos += 8
+    if content_length < 0 or pos + content_length > limit:
+        raise _BadFraming(f"content length {content_length} runs past the block")
+    content = bytes(data[pos:pos + content_length])
+    footer, pos = _decode_map(data, pos + content_length, limit)
+    if pos != limit:
+        raise _BadFraming(f"{limit - pos} unexplained bytes after the footer")
+    # The block frames exactly: from here on a problem is not damage but something unsupported.
+    if version != LOG_FORMAT_VERSION:
+        raise UnsupportedTableError(
+            f"Log file {path}: block at offset {offset} has log format version {version}; "
+            f"only version {LOG_FORMAT_VERSION} is supported")
+    try:
+        block_type = BlockType(type_code)
+    except ValueError:
+        raise UnsupportedTableError(
+            f"Log file {path}: block at offset {offset} has unknown block type {type_code}; "
+            f"known types: {', '.join(f'{t.value} {t.name}' for t in BlockType)}") from None
+    return LogBlock(block_type, header, footer, content, offset, end - offset, path)
+
+
+class _Scanner:
+    """Iterates the blocks of one buffer, counting the damaged regions it skips."""
+
+    def __init__(self, data, path: str):
+        self.data = data
+        self.path = path
+        self.corrupt_blocks = 0
+        self.corrupt_ranges: list[tuple[int, int]] = []
+
+    def __iter__(self) -> Iterator[LogBlock]:
+        data, size, offset = self.data, len(self.data), 0
+        while offset < size:
+            try:
+                block = _frame(data, offset, size, self.path)
+            except _BadFraming as exc:
+                resume = data.find(MAGIC, offset + 1)
+                stop = size if resume < 0 else resume
+                self.corrupt_blocks += 1
+                self.corrupt_ranges.append((offset, stop))
+                logger.warning("Corrupt log block in %s at offset %d (%s); skipping %d bytes%s", self.path,
+                               offset, exc, stop - offset,
+                               "" if resume < 0 else f", resuming at the next block at offset {resume}")
+                offset = stop
+                continue
+            yield block
+            offset += block.size
+
+
+def read_log_blocks(path: str) -> Iterator[LogBlock]:
+    """The well-formed blocks of the log file at ``path``, in file order; damaged regions are
+    skipped with a warning (use :func:`read_log_file` to learn how many)."""
+    yield from _scan_file(path, None)
+
+
+def read_log_file(path: str) -> LogFileContents:
+    """Every well-formed block of the log file at ``path`` plus the count of skipped regions."""
+    contents = LogFileContents()
+    contents.blocks = list(_scan_file(path, contents))
+    return contents
+
+
+def read_log_bytes(data: bytes, path: str = "<memory>") -> LogFileContents:
+    """Like :func:`read_log_file` for a log file (or encoded blocks) already in memory."""
+    scanner = _Scanner(data, path)
+    blocks = list(scanner)
+    return LogFileContents(blocks, scanner.corrupt_blocks, scanner.corrupt_ranges)
+
+
+def _scan_file(path: str, report: LogFileContents | None) -> Iterator[LogBlock]:
+    path = os.fspath(path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise CorruptFileError(f"Log file {path} does not exist") from None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return
+        # Map rather than read: a log file may be up to ~1 GB and only one block at a time is copied.
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            scanner = _Scanner(data, path)
+            try:
+                yield from scanner
+            finally:
+                if report is not None:
+                    report.corrupt_blocks = scanner.corrupt_blocks
+                    report.corrupt_ranges = scanner.corrupt_ranges

@@ -188,7 +188,8 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     keys = merged.column(RECORD_KEY_COLUMN)
     footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
     create_marker(timeline.base_path, instant_time, partition, file_name, "CREATE")
-    size = write_base_file(os.path.join(directory, file_name), merged, footer, cfg.compression)
+    size = write_base_file(os.path.join(directory, file_name), merged, footer, cfg.compression,
+                           timeline.config.record_key_fields)
     return WriteStat(
         fileId=op["fileId"],
         path=posixpath.join(partition, file_name) if partition else file_name,

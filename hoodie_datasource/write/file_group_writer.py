@@ -101,7 +101,8 @@ def write_file_group(
         bloom = new_filter_for(ctx.index, keys)
     footer = footer_metadata(keys, bloom)
     create_marker(ctx.base_path, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
-    size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression)
+    size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression,
+                           ctx.record_key_fields)
     finished = time.monotonic()
     return WriteStat(
         fileId=target.file_id,

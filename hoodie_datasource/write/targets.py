@@ -38,3 +38,4 @@ class WriteContext:
     event_time_ordering: bool
     log_block_format: str = "parquet"
     table_name: str = "hoodie"
+    record_key_fields: tuple[str, ...] = ()

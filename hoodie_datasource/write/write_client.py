@@ -117,6 +117,7 @@ class WriteSession:
             event_time_ordering=self.config.event_time_ordering,
             log_block_format=self.config.log_block_format,
             table_name=self.table.name,
+            record_key_fields=self.config.keygen.record_key_fields,
         )
 
     def file_system_view(self) -> FileSystemView:
