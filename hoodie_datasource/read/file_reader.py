@@ -44,9 +44,11 @@ def read_base_file(
 
 
 def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expression | None = None,
-                    filter_columns: frozenset[str] = frozenset()) -> Iterator[pa.RecordBatch]:
+                    filter_columns: frozenset[str] = frozenset(),
+                    columns: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
     """A file slice in the table schema: the base file alone (copy-on-write, read-optimized), or
-    merged with its log blocks (merge-on-read snapshot and incremental)."""
+    merged with its log blocks (merge-on-read snapshot and incremental). With ``columns``, a base
+    file is read for those columns only (plus the filter's); a merge always reads whole records."""
     if file_slice.log_files and plan.merge_logs:
         merged = read_merged_slice(plan.base_path, file_slice, plan.schema, plan.visible_instants,
                                    plan.ordering_field)
@@ -54,5 +56,9 @@ def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expres
             merged = merged.filter(row_filter)
         yield from merged.to_batches(max_chunksize=BATCH_ROWS)
     elif file_slice.base_relative_path is not None:
-        yield from read_base_file(plan.base_path, file_slice.base_relative_path, plan.schema, row_filter,
+        schema = plan.schema
+        if columns is not None:
+            wanted = columns | filter_columns
+            schema = pa.schema([f for f in plan.schema if f.name in wanted])
+        yield from read_base_file(plan.base_path, file_slice.base_relative_path, schema, row_filter,
                                   filter_columns)

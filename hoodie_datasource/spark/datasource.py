@@ -15,7 +15,7 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
-from hoodie_datasource.spark.reader import HoodieFilteringReader, HoodieReader
+from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 
@@ -28,9 +28,7 @@ def _path(options: dict[str, str]) -> str:
 
 
 class HoodieDataSource(DataSource):
-    """Hudi tables as ``format("hoodie")``, with filter pushdown."""
-
-    filter_pushdown = True
+    """Hudi tables as ``format("hoodie")``."""
 
     @classmethod
     def name(cls) -> str:
@@ -43,14 +41,12 @@ class HoodieDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         cfg = resolve_read_config(self.options)
         plan = plan_read(_path(self.options), cfg)
-        reader_class = HoodieFilteringReader if self.filter_pushdown else HoodieReader
-        return reader_class(plan, cfg, spark_arrow_schema(schema))
+        unknown = [name for name in schema.names if name not in plan.schema.names]
+        if unknown:
+            raise HoodieConfigError(
+                f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
+                f"its columns are: {', '.join(plan.schema.names)}")
+        return HoodieReader(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         return StagedWriter.create(dict(self.options), schema, overwrite)
-
-
-class HoodieDataSourceNoPushdown(HoodieDataSource):
-    """The same source for sessions that did not enable Python filter pushdown (see pyspark_hoodie)."""
-
-    filter_pushdown = False

@@ -1,6 +1,6 @@
 """``hoodie_datasource.register(spark)``: the one call that makes ``format("hoodie")`` complete.
 
-It registers the data source, enables Python filter pushdown, and routes
+It registers the data source and routes
 ``df.write.format("hoodie")...save()`` (with the Hudi operation as the save mode, or
 ``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG.
 """
@@ -73,5 +73,4 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
 def register(spark: SparkSession) -> None:
     """Register ``format("hoodie")`` and the Hudi save modes on ``spark`` (idempotent)."""
     spark.dataSource.register(HoodieDataSource)
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     save_modes.install(save_dataframe)

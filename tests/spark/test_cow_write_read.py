@@ -155,7 +155,7 @@ def test_incremental_and_time_travel(spark, table_path):
     )
 
 
-def test_filters_and_partition_pruning(spark, table_path):
+def test_filters(spark, table_path):
     write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0), ("c", 1, "la", 30.0)]), table_path)
     df = snapshot(spark, table_path)
     assert sorted(r.uuid for r in df.filter("city = 'sf' or city = 'la'").collect()) == ["a", "c"]
@@ -163,6 +163,8 @@ def test_filters_and_partition_pruning(spark, table_path):
     assert [r.uuid for r in df.filter("fare > 25").collect()] == ["c"]
     assert [r.uuid for r in df.filter("city in ('la') and fare >= 30 and uuid like 'c%'").collect()] == ["c"]
     assert df.filter("not (city = 'sf')").count() == 2
+    # the same DataFrame without a filter after filtered queries still sees every row
+    assert df.count() == 3 and df.selectExpr("sum(fare)").first()[0] == 60.0
 
 
 @pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE", "GLOBAL_BLOOM"])
@@ -220,3 +222,12 @@ def test_empty_batches_and_deletes_of_unknown_keys_change_nothing(spark, table_p
     files = [n for n in os.listdir(os.path.join(table_path, "sf")) if n.endswith(".parquet")]
     assert len(files) == 1
     assert len(HoodieTable(table_path).completed_commits()) == 3
+
+
+def test_a_given_schema_reads_only_those_columns(spark, table_path):
+    write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path)
+    narrow = spark.read.format("hoodie").schema("uuid string, fare double").load(table_path)
+    assert sorted(tuple(r) for r in narrow.filter("fare > 15").collect()) == [("b", 20.0)]
+    assert narrow.selectExpr("sum(fare)").first()[0] == 30.0
+    with pytest.raises(Exception, match="not in the table"):
+        spark.read.format("hoodie").schema("uuid string, nope int").load(table_path).collect()
