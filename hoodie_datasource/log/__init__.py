@@ -1,1 +1,1 @@
-"""Merge-on-read log files: block framing and block contents."""
+"""Hudi merge-on-read log files: ``log_format`` frames blocks, ``log_blocks`` reads and writes their contents."""

@@ -1,155 +1,1103 @@
-"""Log block contents: data blocks (Avro or Parquet records), delete blocks and rollback commands.
+"""Contents of Hudi log blocks: data (Avro or Parquet records), deletes and rollback commands.
 
-* AVRO_DATA: int32 version 3, int32 count, then count x (int32 length + Avro binary datum), the
-  writer schema being the block's SCHEMA header (data fields plus the ``_hoodie_*`` meta fields).
-* PARQUET_DATA: the content is a whole parquet file with the records (the fast path we write).
-* DELETE: int32 version 3, int32 length, Avro ``HoodieDeleteRecordList`` of (record key,
-  partition path, ordering value wrapped in a union of typed wrapper records).
-* COMMAND: no content; COMMAND_BLOCK_TYPE "0" = roll back the block(s) of TARGET_INSTANT_TIME.
+* AVRO_DATA (and CDC_DATA): ``int32 3`` (content version), ``int32 count``, then count x
+  (``int32 length`` + one Avro binary datum) written with the block's SCHEMA header, which holds the
+  data fields and, unless the table turned them off, the ``_hoodie_*`` meta fields first.
+* PARQUET_DATA: the content is a complete parquet file holding the records.
+* DELETE: ``int32 3``, ``int32 length``, one Avro ``HoodieDeleteRecordList`` datum: (record key,
+  partition path, ordering value); the ordering value is a union of one-field wrapper records.
+* COMMAND: no content; header COMMAND_BLOCK_TYPE "0" rolls back the blocks of TARGET_INSTANT_TIME.
+
+Avro records are decoded and encoded a column at a time with numpy rather than one record at a
+time: the length prefix in front of each datum tells where every record starts, so field ``k`` of
+all records can be read together (``pos`` is an array of per-record cursors). Arrays and maps,
+whose length is only known while reading them, are handed to fastavro one value at a time; every
+other Avro type (primitives, records, nullable unions, enums, fixed, and the decimal, date, time
+and timestamp logical types) is vectorised. Each record must end exactly where its length prefix
+says, so damage inside a block is detected rather than decoded into wrong values.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import io
 import json
+import logging
 import struct
-from typing import Any
+import sys
+from typing import Any, NamedTuple
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource.errors import CorruptFileError, UnsupportedTableError
+from hoodie_datasource.errors import CorruptFileError, SchemaMismatchError, UnsupportedTableError
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, LogBlock, encode_block
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema, to_avro_json
 
-CONTENT_VERSION = 3
-ROLLBACK_PREVIOUS_BLOCK = "0"
+logger = logging.getLogger(__name__)
+
+AVRO_CONTENT_VERSION = 3  # HoodieAvroDataBlock: version, record count, length-prefixed records
+DELETE_CONTENT_VERSION = 3  # HoodieDeleteBlock: Avro; versions 1 and 2 were Java (Kryo) serialisation
+ROLLBACK_PREVIOUS_BLOCK = "0"  # HoodieCommandBlockTypeEnum.ROLLBACK_PREVIOUS_BLOCK ordinal
+
+_LITTLE = sys.byteorder == "little"
+_TEN = np.arange(10, dtype=np.int64)
+_SEVENS = np.arange(10, dtype=np.uint64) * np.uint64(7)
+_CHUNK_BYTES = 1 << 23  # bound on the index arrays built by the gather/scatter helpers
 
 
-def _wrapper(name: str, value_type: Any) -> dict[str, Any]:
-    return {"type": "record", "name": name, "namespace": "org.apache.hudi.avro.model",
-            "fields": [{"name": "value", "type": value_type}]}
+# ==================================================================================================
+# Avro schema -> plan
 
 
-ORDERING_WRAPPERS = [
-    _wrapper("BooleanWrapper", "boolean"),
-    _wrapper("IntWrapper", "int"),
-    _wrapper("LongWrapper", "long"),
-    _wrapper("FloatWrapper", "float"),
-    _wrapper("DoubleWrapper", "double"),
-    _wrapper("BytesWrapper", "bytes"),
-    _wrapper("StringWrapper", "string"),
-    _wrapper("DateWrapper", {"type": "int", "logicalType": "date"}),
-    _wrapper("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15}),
-    _wrapper("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}),
-    _wrapper("TimestampMicrosWrapper", {"type": "long", "logicalType": "timestamp-micros"}),
-]
-DELETE_RECORD_LIST = fastavro.parse_schema({
-    "type": "record", "name": "HoodieDeleteRecordList", "namespace": "org.apache.hudi.avro.model",
-    "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
-        "type": "record", "name": "HoodieDeleteRecord", "fields": [
-            {"name": "recordKey", "type": ["null", "string"], "default": None},
-            {"name": "partitionPath", "type": ["null", "string"], "default": None},
-            {"name": "orderingVal", "type": ["null", *ORDERING_WRAPPERS], "default": None},
-        ]}}}],
-})
+class _Node:
+    """One Avro type together with the Arrow type it decodes to (from ``avro_to_arrow_schema``)."""
+
+    __slots__ = ("kind", "logical", "arrow", "avro", "size", "scale", "symbols", "fields", "value",
+                 "value_branch", "null_branch", "_fastavro")
+
+    def __init__(self, kind: str, arrow: pa.DataType, avro: Any):
+        self.kind = kind
+        self.arrow = arrow
+        self.avro = avro
+        self.logical: str | None = None
+        self.size = 0
+        self.scale = 0
+        self.symbols: list[str] = []
+        self.fields: list[tuple[str, _Node]] = []
+        self.value: _Node | None = None
+        self.value_branch = 0
+        self.null_branch = 0
+        self._fastavro: Any = None
+
+    def fastavro_schema(self) -> Any:
+        """This (array or map) type as fastavro wants it: logical types other than decimal are
+        dropped so values stay plain ints, which Arrow converts to dates/timestamps itself."""
+        if self._fastavro is None:
+            self._fastavro = fastavro.parse_schema(_strip_logical(self.avro), named_schemas={})
+        return self._fastavro
 
 
-def _schema_of(block: LogBlock) -> dict[str, Any]:
-    raw = block.header.get(HeaderKey.SCHEMA)
-    if not raw:
-        raise CorruptFileError(f"Data block at offset {block.offset} has no SCHEMA header")
-    return json.loads(raw)
+_PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+
+
+def _strip_logical(avro: Any) -> Any:
+    if isinstance(avro, list):
+        return [_strip_logical(b) for b in avro]
+    if not isinstance(avro, dict):
+        return avro
+    out = {k: v for k, v in avro.items() if k != "logicalType" or v == "decimal"}
+    kind = out.get("type")
+    if isinstance(kind, (dict, list)):
+        out["type"] = _strip_logical(kind)
+    if kind == "record":
+        out["fields"] = [{**f, "type": _strip_logical(f["type"])} for f in out["fields"]]
+    elif kind == "array":
+        out["items"] = _strip_logical(out["items"])
+    elif kind == "map":
+        out["values"] = _strip_logical(out["values"])
+    if set(out) == {"type"} and isinstance(out["type"], str):
+        return out["type"]
+    return out
+
+
+def _compile(avro: Any, arrow: pa.DataType, where: str) -> _Node:
+    if isinstance(avro, list):
+        branches = list(avro)
+        values = [i for i, b in enumerate(branches) if b != "null"]
+        nulls = [i for i, b in enumerate(branches) if b == "null"]
+        if len(values) == 0:
+            return _Node("null", arrow, avro)
+        if len(values) != 1 or len(nulls) > 1:
+            raise UnsupportedTableError(f"Field {where!r}: Avro union {avro} is not supported (only [null, T])")
+        node = _Node("union", arrow, avro)
+        node.value = _compile(branches[values[0]], arrow, where)
+        node.value_branch = values[0]
+        node.null_branch = nulls[0] if nulls else -1
+        return node
+    if isinstance(avro, str):
+        if avro not in _PRIMITIVES:
+            raise UnsupportedTableError(f"Field {where!r}: Avro named-type reference {avro!r} is not supported")
+        return _Node(avro, arrow, avro)
+    kind = avro.get("type")
+    if isinstance(kind, (dict, list)):
+        return _compile(kind, arrow, where)
+    logical = avro.get("logicalType")
+    if kind in _PRIMITIVES:
+        node = _Node(kind, arrow, avro)
+    elif kind == "fixed":
+        node = _Node("fixed", arrow, avro)
+        node.size = int(avro["size"])
+    elif kind == "enum":
+        node = _Node("enum", arrow, avro)
+        node.symbols = list(avro["symbols"])
+    elif kind == "record":
+        node = _Node("record", arrow, avro)
+        node.fields = [(f["name"], _compile(f["type"], arrow.field(i).type, f"{where}.{f['name']}"))
+                       for i, f in enumerate(avro["fields"])]
+    elif kind in ("array", "map"):
+        node = _Node(kind, arrow, avro)
+    else:
+        raise UnsupportedTableError(f"Field {where!r}: Avro type {avro!r} is not supported")
+    if logical == "decimal" and kind in ("fixed", "bytes"):
+        node.logical = "decimal"
+        node.scale = int(avro.get("scale", 0))
+    return node
+
+
+def _plan(avro_schema: dict[str, Any]) -> tuple[_Node, pa.Schema]:
+    if avro_schema.get("type") != "record":
+        raise UnsupportedTableError(f"Data block schema must be an Avro record, not {avro_schema.get('type')!r}")
+    try:
+        arrow = avro_to_arrow_schema(avro_schema)
+    except (ValueError, KeyError, TypeError) as exc:  # e.g. a decimal wider than 38 digits
+        raise UnsupportedTableError(f"Avro schema {avro_schema.get('name')!r} has no Arrow form: {exc}") from None
+    return _compile(avro_schema, pa.struct(list(arrow)), ""), arrow
+
+
+def _schema_json(avro_schema: dict[str, Any] | str) -> tuple[dict[str, Any], str]:
+    """(parsed schema, header text): a schema given as text goes into the header verbatim."""
+    if isinstance(avro_schema, str):
+        return json.loads(avro_schema), avro_schema
+    return avro_schema, to_avro_json(avro_schema)
+
+
+# ==================================================================================================
+# byte-range helpers
+
+
+def _gather_ranges(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``src[starts[i]:starts[i] + lengths[i]]`` over i."""
+    total = int(lengths.sum())
+    out = np.empty(total, np.uint8)
+    if total == 0:
+        return out
+    ends = np.cumsum(lengths)
+    row, rows = 0, len(lengths)
+    while row < rows:
+        base = int(ends[row - 1]) if row else 0
+        stop = max(int(np.searchsorted(ends, base + _CHUNK_BYTES, side="right")), row + 1)
+        n = int(ends[stop - 1]) - base
+        if stop == row + 1:
+            out[base:base + n] = src[int(starts[row]):int(starts[row]) + n]
+        else:
+            lens = lengths[row:stop]
+            index = np.repeat(starts[row:stop] - (ends[row:stop] - lens - base), lens)
+            index += np.arange(n)
+            out[base:base + n] = src[index]
+        row = stop
+    return out
+
+
+def _scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, lengths: np.ndarray) -> None:
+    """Inverse of :func:`_gather_ranges`: row i's ``lengths[i]`` bytes of ``data`` go to ``starts[i]``."""
+    rows = len(lengths)
+    if data.size == 0:
+        return
+    width = int(lengths[0])
+    if data.size == rows * width and (lengths == width).all():
+        dst[starts[:, None] + np.arange(width)] = data.reshape(rows, width)
+        return
+    ends = np.cumsum(lengths)
+    row = 0
+    while row < rows:
+        base = int(ends[row - 1]) if row else 0
+        stop = max(int(np.searchsorted(ends, base + _CHUNK_BYTES, side="right")), row + 1)
+        n = int(ends[stop - 1]) - base
+        lens = lengths[row:stop]
+        index = np.repeat(starts[row:stop] - (ends[row:stop] - lens - base), lens)
+        index += np.arange(n)
+        dst[index] = data[base:base + n]
+        row = stop
+
+
+def _varint_bytes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Avro zig-zag varints of int64 ``values``: (byte count per value, concatenated bytes)."""
+    u = ((values.astype(np.int64) << 1) ^ (values.astype(np.int64) >> 63)).view(np.uint64)
+    if u.size == 0 or int(u.max()) < 0x80:
+        return np.ones(len(u), np.int64), u.astype(np.uint8)
+    counts = np.ones(len(u), np.int64)
+    for k in range(1, 10):
+        counts += u >= np.uint64(1 << (7 * k))
+    groups = (u[:, None] >> _SEVENS) & np.uint64(0x7F)
+    groups |= (_TEN < (counts - 1)[:, None]).astype(np.uint64) << np.uint64(7)
+    return counts, groups.astype(np.uint8)[_TEN < counts[:, None]]
+
+
+def _to_le16(arr: pa.Array) -> np.ndarray:
+    """decimal128 values as an (n, 16) little-endian two's complement byte matrix."""
+    buffer = arr.buffers()[1]
+    raw = np.frombuffer(buffer, np.uint8)[arr.offset * 16:(arr.offset + len(arr)) * 16]
+    return raw.reshape(len(arr), 16)
+
+
+# ==================================================================================================
+# Avro columnar decoding
+
+
+class _Decoder:
+    def __init__(self, content: bytes, where: str):
+        self.content = content
+        self.buf = np.frombuffer(content + bytes(16), np.uint8)  # padding: short gathers never overrun
+        self.where = where
+
+    # -- errors
+    def _fail(self, rows: np.ndarray, bad: np.ndarray, what: str) -> None:
+        first = int(rows[int(np.argmax(bad))])
+        raise CorruptFileError(f"AVRO_DATA block in {self.where}: record {first}: {what}")
+
+    def _within(self, rows: np.ndarray, pos: np.ndarray, end: np.ndarray, what: str) -> None:
+        over = pos > end
+        if over.any():
+            self._fail(rows, over, f"{what} runs past the end of the record")
+
+    # -- primitives
+    def varint(self, rows, pos, end, what):
+        if pos.size == 0:
+            return np.empty(0, np.int64), pos
+        first = self.buf[pos]
+        if int(first.max()) < 0x80:
+            u = first.astype(np.int64)
+            values, new = (u >> 1) ^ -(u & 1), pos + 1
+        else:
+            window = self.buf[pos[:, None] + _TEN]
+            stops = window < 0x80
+            missing = ~stops.any(axis=1)
+            if missing.any():
+                self._fail(rows, missing, f"{what}: varint longer than 10 bytes")
+            last = stops.argmax(axis=1)
+            groups = (window & 0x7F).astype(np.uint64) << _SEVENS
+            groups[_TEN > last[:, None]] = 0
+            u = np.bitwise_or.reduce(groups, axis=1)
+            values = (u >> np.uint64(1)).view(np.int64) ^ -(u & np.uint64(1)).view(np.int64)
+            new = pos + last + 1
+        self._within(rows, new, end, what)
+        return values, new
+
+    def fixed_bytes(self, rows, pos, end, width, what):
+        new = pos + width
+        self._within(rows, new, end, what)
+        return self.buf[pos[:, None] + np.arange(width)], new
+
+    def length_prefixed(self, rows, pos, end, what):
+        lengths, pos = self.varint(rows, pos, end, f"{what} length")
+        negative = lengths < 0
+        if negative.any():
+            self._fail(rows, negative, f"{what} has negative length")
+        new = pos + lengths
+        self._within(rows, new, end, what)
+        return pos, lengths, new
+
+    # -- dispatch
+    def read(self, node: _Node, rows, pos, end) -> tuple[pa.Array, np.ndarray]:
+        m = len(pos)
+        kind = node.kind
+        if kind == "union":
+            return self._union(node, rows, pos, end)
+        if kind == "record":
+            children, pos = self.read_fields(node, rows, pos, end)
+            return pa.StructArray.from_arrays(children, fields=list(node.arrow)), pos
+        if kind == "null":
+            return pa.nulls(m, node.arrow), pos
+        if kind == "boolean":
+            raw, pos2 = self.fixed_bytes(rows, pos, end, 1, "boolean")
+            raw = raw[:, 0]
+            bad = raw > 1
+            if bad.any():
+                self._fail(rows, bad, f"boolean byte {int(raw[int(np.argmax(bad))])}")
+            return pa.array(raw.astype(bool), pa.bool_()), pos2
+        if kind in ("int", "long"):
+            values, pos = self.varint(rows, pos, end, kind)
+            if kind == "int":
+                bad = (values < -(1 << 31)) | (values >= (1 << 31))
+                if bad.any():
+                    self._fail(rows, bad, "int out of 32-bit range")
+            return self._numeric(node, values), pos
+        if kind in ("float", "double"):
+            width = 4 if kind == "float" else 8
+            raw, pos = self.fixed_bytes(rows, pos, end, width, kind)
+            values = np.ascontiguousarray(raw).view("<f4" if width == 4 else "<f8").reshape(m)
+            return self._numeric(node, values), pos
+        if kind in ("string", "bytes"):
+            if node.logical == "decimal":
+                return self._bytes_decimal(node, rows, pos, end)
+            starts, lengths, pos = self.length_prefixed(rows, pos, end, kind)
+            return self._binary(node, rows, starts, lengths), pos
+        if kind == "fixed":
+            raw, pos = self.fixed_bytes(rows, pos, end, node.size, "fixed")
+            if node.logical == "decimal":
+                return self._decimal(node, rows, raw), pos
+            return pa.Array.from_buffers(node.arrow, m, [None, pa.py_buffer(np.ascontiguousarray(raw))]), pos
+        if kind == "enum":
+            index, pos = self.varint(rows, pos, end, "enum")
+            bad = (index < 0) | (index >= len(node.symbols))
+            if bad.any():
+                self._fail(rows, bad, f"enum index outside the {len(node.symbols)} symbols")
+            return pa.array(node.symbols, pa.string()).take(pa.array(index)), pos
+        if kind in ("array", "map"):
+            return self._with_fastavro(node, rows, pos, end)
+        raise UnsupportedTableError(f"Avro type {kind!r} is not supported")
+
+    def read_fields(self, node: _Node, rows, pos, end) -> tuple[list[pa.Array], np.ndarray]:
+        children = []
+        for _, child in node.fields:
+            array, pos = self.read(child, rows, pos, end)
+            children.append(array)
+        return children, pos
+
+    def _union(self, node: _Node, rows, pos, end):
+        m = len(pos)
+        branch, pos = self.varint(rows, pos, end, "union branch")
+        bad = (branch != node.value_branch) & (branch != node.null_branch)
+        if bad.any():
+            self._fail(rows, bad, f"union branch {int(branch[int(np.argmax(bad))])} out of range")
+        present = branch == node.value_branch
+        if present.all():
+            return self.read(node.value, rows, pos, end)
+        selected = np.flatnonzero(present)
+        if selected.size == 0:
+            return pa.nulls(m, node.arrow), pos
+        child, child_pos = self.read(node.value, rows[selected], pos[selected], end[selected])
+        pos = pos.copy()
+        pos[selected] = child_pos
+        index = np.zeros(m, np.int64)
+        index[selected] = np.arange(selected.size)
+        return child.take(pa.array(index, mask=~present)), pos
+
+    def _numeric(self, node: _Node, values: np.ndarray) -> pa.Array:
+        target = node.arrow
+        if pa.types.is_floating(target) or pa.types.is_integer(target):
+            return pa.array(values.astype(target.to_pandas_dtype(), copy=False), target)
+        width = target.bit_width
+        raw = values.astype(np.int32 if width == 32 else np.int64, copy=False)
+        return pa.Array.from_buffers(target, len(raw), [None, pa.py_buffer(np.ascontiguousarray(raw))])
+
+    def _binary(self, node: _Node, rows, starts, lengths) -> pa.Array:
+        m = len(starts)
+        data = _gather_ranges(self.buf, starts, lengths)
+        if data.size >= (1 << 31):
+            raise UnsupportedTableError(f"AVRO_DATA block in {self.where}: a column holds over 2 GiB")
+        offsets = np.zeros(m + 1, np.int32)
+        np.cumsum(lengths, out=offsets[1:])
+        target = node.arrow
+        if not (pa.types.is_string(target) or pa.types.is_binary(target)):
+            target = pa.string() if node.kind == "string" else pa.binary()
+        array = pa.Array.from_buffers(target, m, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        if pa.types.is_string(target):
+            try:
+                array.validate(full=True)
+            except pa.ArrowInvalid:
+                raise CorruptFileError(f"AVRO_DATA block in {self.where}: a string is not valid UTF-8") from None
+        return array
+
+    def _decimal(self, node: _Node, rows, raw: np.ndarray) -> pa.Array:
+        """Big-endian two's complement (n, size) bytes -> decimal128."""
+        m, size = raw.shape
+        negative = raw[:, 0] >= 0x80 if size else np.zeros(m, bool)
+        fill = np.where(negative, 0xFF, 0).astype(np.uint8)
+        if size > 16:
+            redundant = (raw[:, :size - 16] == fill[:, None]).all(axis=1)
+            redundant &= (raw[:, size - 16] >= 0x80) == negative
+            if not redundant.all():
+                self._fail(rows, ~redundant, "decimal does not fit 128 bits")
+            raw, size = raw[:, size - 16:], 16
+        le = np.empty((m, 16), np.uint8)
+        le[:] = fill[:, None]
+        le[:, :size] = raw[:, ::-1]
+        return pa.Array.from_buffers(node.arrow, m, [None, pa.py_buffer(le)])
+
+    def _bytes_decimal(self, node: _Node, rows, pos, end):
+        starts, lengths, pos = self.length_prefixed(rows, pos, end, "decimal")
+        too_long = lengths > 16
+        if too_long.any():
+            self._fail(rows, too_long, "bytes decimal longer than 16 bytes")
+        m = len(starts)
+        negative = (lengths > 0) & (self.buf[starts] >= 0x80)
+        fill = np.where(negative, 0xFF, 0).astype(np.uint8)
+        le = np.empty((m, 16), np.uint8)
+        for k in range(16):
+            has = k < lengths
+            le[:, k] = np.where(has, self.buf[np.where(has, starts + lengths - 1 - k, 0)], fill)
+        return pa.Array.from_buffers(node.arrow, m, [None, pa.py_buffer(le)]), pos
+
+    def _with_fastavro(self, node: _Node, rows, pos, end):
+        schema = node.fastavro_schema()
+        stream = io.BytesIO(self.content)
+        values, new = [], np.empty(len(pos), np.int64)
+        for i, start in enumerate(pos.tolist()):
+            stream.seek(start)
+            try:
+                values.append(fastavro.schemaless_reader(stream, schema, None))
+            except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ... on bad bytes
+                raise CorruptFileError(f"AVRO_DATA block in {self.where}: record {int(rows[i])}: "
+                                       f"cannot decode {node.kind}: {exc}") from None
+            new[i] = stream.tell()
+        self._within(rows, new, end, node.kind)
+        try:
+            return pa.array(values, node.arrow), new
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise CorruptFileError(f"AVRO_DATA block in {self.where}: {node.kind} values do not fit "
+                                   f"{node.arrow}: {exc}") from None
+
+
+def _record_bounds(content: bytes, count: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of each length-prefixed datum after the 8-byte version/count prefix."""
+    starts: list[int] = []
+    unpack, size, pos = struct.Struct(">i").unpack_from, len(content), 8
+    for i in range(count):
+        if pos + 4 > size:
+            raise CorruptFileError(f"AVRO_DATA block in {where}: record {i} of {count}: length prefix "
+                                   f"runs past the content ({size} bytes)")
+        (length,) = unpack(content, pos)
+        if length < 0 or pos + 4 + length > size:
+            raise CorruptFileError(f"AVRO_DATA block in {where}: record {i} of {count}: length {length} "
+                                   f"at content offset {pos} runs past the content ({size} bytes)")
+        starts.append(pos + 4)
+        pos += 4 + length
+    if pos != size:
+        raise CorruptFileError(f"AVRO_DATA block in {where}: {size - pos} bytes left after {count} records")
+    begin = np.array(starts, np.int64)
+    end = np.empty(count, np.int64)
+    end[:-1] = begin[1:] - 4
+    if count:
+        end[-1] = size
+    return begin, end
+
+
+def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where: str = "<memory>") -> pa.Table:
+    """Decode AVRO_DATA content (version, count, length-prefixed datums) written with ``avro_schema``."""
+    schema, _ = _schema_json(avro_schema)
+    root, arrow = _plan(schema)
+    if len(content) < 8:
+        raise CorruptFileError(f"AVRO_DATA block in {where}: content of {len(content)} bytes has no header")
+    version, count = struct.unpack_from(">ii", content, 0)
+    if version != AVRO_CONTENT_VERSION:
+        raise UnsupportedTableError(f"AVRO_DATA block in {where}: content version {version} is not supported "
+                                    f"(only {AVRO_CONTENT_VERSION})")
+    if count < 0:
+        raise CorruptFileError(f"AVRO_DATA block in {where}: negative record count {count}")
+    starts, ends = _record_bounds(content, count, where)
+    if count == 0:
+        return arrow.empty_table()
+    decoder = _Decoder(content, where)
+    rows = np.arange(count, dtype=np.int64)
+    columns, pos = decoder.read_fields(root, rows, starts, ends)
+    short = pos != ends
+    if short.any():
+        i = int(np.argmax(short))
+        raise CorruptFileError(f"AVRO_DATA block in {where}: record {i}: datum is {int(pos[i] - starts[i])} "
+                               f"bytes but its length prefix says {int(ends[i] - starts[i])}")
+    return pa.Table.from_arrays(columns, schema=arrow)
+
+
+# ==================================================================================================
+# Avro columnar encoding
+
+_Segment = tuple[np.ndarray, np.ndarray]  # (bytes per row, concatenated bytes of all rows)
+
+
+def _conform(table: pa.Table, schema: pa.Schema, avro_schema: dict[str, Any]) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns and types (the Arrow form of the Avro schema):
+    missing nullable columns are null, others are cast; anything that does not fit is an error."""
+    avro_types = {f["name"]: f["type"] for f in avro_schema.get("fields", [])}
+    columns = []
+    for target in schema:
+        if target.name not in table.column_names:
+            if not target.nullable:
+                raise SchemaMismatchError(f"Column {target.name!r} (Avro {avro_types.get(target.name)}) is not "
+                                          f"nullable but the table has no such column")
+            columns.append(pa.nulls(table.num_rows, target.type))
+            continue
+        column = table.column(target.name)
+        if column.type != target.type:
+            try:
+                column = column.cast(target.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise SchemaMismatchError(f"Column {target.name!r} of type {column.type} cannot be written as "
+                                          f"Avro {avro_types.get(target.name)} ({target.type}): {exc}") from None
+        if not target.nullable and column.null_count:
+            raise SchemaMismatchError(f"Column {target.name!r} has {column.null_count} nulls but its Avro type "
+                                      f"{avro_types.get(target.name)} is not nullable")
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class _Encoder:
+    def write(self, node: _Node, array: pa.Array, where: str, out: list[_Segment]) -> None:
+        kind, m = node.kind, len(array)
+        if kind == "union":
+            self._union(node, array, where, out)
+            return
+        if kind == "null":
+            out.append((np.zeros(m, np.int64), np.empty(0, np.uint8)))
+            return
+        if array.null_count:
+            raise SchemaMismatchError(f"Column {where!r} has nulls but its Avro type {kind} is not nullable")
+        if kind == "record":
+            for i, (name, child) in enumerate(node.fields):
+                self.write(child, array.field(i), f"{where}.{name}", out)
+        elif kind == "boolean":
+            out.append((np.ones(m, np.int64), np.asarray(array.to_numpy(zero_copy_only=False), np.uint8)))
+        elif kind in ("int", "long"):
+            out.append(_varint_bytes(self._integers(array, kind)))
+        elif kind in ("float", "double"):
+            dtype = np.float32 if kind == "float" else np.float64
+            values = np.asarray(array.to_numpy(zero_copy_only=False), dtype)
+            if not _LITTLE:
+                values = values.byteswap()
+            out.append((np.full(m, values.itemsize, np.int64), values.view(np.uint8)))
+        elif kind in ("string", "bytes") and node.logical == "decimal":
+            out.extend(self._bytes_decimal(array))
+        elif kind in ("string", "bytes"):
+            binary = array.cast(pa.large_binary())
+            _, offset_buffer, data_buffer = binary.buffers()
+            offsets = np.frombuffer(offset_buffer, np.int64)[binary.offset:binary.offset + m + 1]
+            lengths = np.diff(offsets)
+            if data_buffer is None or offsets[-1] == offsets[0]:
+                data = np.empty(0, np.uint8)
+            else:
+                data = np.frombuffer(data_buffer, np.uint8)[offsets[0]:offsets[-1]]
+            out.append(_varint_bytes(lengths))
+            out.append((lengths, data))
+        elif kind == "fixed" and node.logical == "decimal":
+            out.append((np.full(m, node.size, np.int64), self._fixed_decimal(node, array, where)))
+        elif kind == "fixed":
+            width = node.size
+            raw = np.frombuffer(array.buffers()[1], np.uint8)[array.offset * width:(array.offset + m) * width]
+            out.append((np.full(m, width, np.int64), raw))
+        elif kind == "enum":
+            lookup = {s: i for i, s in enumerate(node.symbols)}
+            try:
+                index = np.array([lookup[v] for v in array.to_pylist()], np.int64)
+            except KeyError as exc:
+                raise SchemaMismatchError(f"Column {where!r}: {exc.args[0]!r} is not a symbol of the Avro enum "
+                                          f"{node.symbols}") from None
+            out.append(_varint_bytes(index))
+        elif kind in ("array", "map"):
+            out.append(self._with_fastavro(node, array, where))
+        else:
+            raise UnsupportedTableError(f"Column {where!r}: Avro type {kind!r} is not supported")
+
+    def _union(self, node: _Node, array: pa.Array, where: str, out: list[_Segment]) -> None:
+        m = len(array)
+        if pa.types.is_null(array.type):
+            present = np.zeros(m, bool)
+        else:
+            present = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), bool)
+        if node.null_branch < 0 and not present.all():
+            raise SchemaMismatchError(f"Column {where!r} has nulls but its Avro union has no null branch")
+        branch = np.where(present, node.value_branch, max(node.null_branch, 0))
+        out.append(_varint_bytes(branch))
+        if present.all():
+            self.write(node.value, array, where, out)
+            return
+        selected = np.flatnonzero(present)
+        if selected.size == 0:
+            return
+        inner: list[_Segment] = []
+        self.write(node.value, array.take(pa.array(selected)), where, inner)
+        for lengths, data in inner:
+            full = np.zeros(m, np.int64)
+            full[selected] = lengths
+            out.append((full, data))
+
+    @staticmethod
+    def _integers(array: pa.Array, kind: str) -> np.ndarray:
+        typ = array.type
+        if pa.types.is_timestamp(typ) or pa.types.is_date(typ) or pa.types.is_time(typ):
+            array = array.cast(pa.int32() if typ.bit_width == 32 else pa.int64())
+        return np.asarray(array.to_numpy(zero_copy_only=False), np.int64)
+
+    @staticmethod
+    def _fixed_decimal(node: _Node, array: pa.Array, where: str) -> np.ndarray:
+        size = node.size
+        le = _to_le16(array)
+        negative = le[:, 15] >= 0x80
+        fill = np.where(negative, 0xFF, 0).astype(np.uint8)
+        if size < 16:
+            fits = (le[:, size:] == fill[:, None]).all(axis=1) & ((le[:, size - 1] >= 0x80) == negative)
+            if not fits.all():
+                raise SchemaMismatchError(f"Column {where!r}: a decimal does not fit Avro fixed({size})")
+            be = le[:, size - 1::-1]
+        else:
+            be = np.concatenate([np.repeat(fill[:, None], size - 16, axis=1), le[:, ::-1]], axis=1)
+        return np.ascontiguousarray(be).reshape(-1)
+
+    @staticmethod
+    def _bytes_decimal(array: pa.Array) -> list[_Segment]:
+        """Minimal big-endian two's complement, as Java's BigInteger.toByteArray()."""
+        be = _to_le16(array)[:, ::-1]
+        fill = np.where(be[:, 0] >= 0x80, 0xFF, 0).astype(np.uint8)
+        redundant = (be[:, :15] == fill[:, None]) & ((be[:, 1:] >= 0x80) == (fill >= 0x80)[:, None])
+        skip = np.logical_and.accumulate(redundant, axis=1).sum(axis=1)
+        lengths = 16 - skip
+        data = np.ascontiguousarray(be)[np.arange(16) >= skip[:, None]]
+        return [_varint_bytes(lengths), (lengths.astype(np.int64), data)]
+
+    def _with_fastavro(self, node: _Node, array: pa.Array, where: str) -> _Segment:
+        schema = node.fastavro_schema()
+        values = _plain_values(array)
+        stream = io.BytesIO()
+        lengths = np.empty(len(values), np.int64)
+        for i, value in enumerate(values):
+            start = stream.tell()
+            try:
+                fastavro.schemaless_writer(stream, schema, _avro_ready(node, value))
+            except Exception as exc:  # fastavro's errors are ValueError, TypeError, AttributeError...
+                raise SchemaMismatchError(f"Column {where!r}: cannot encode {value!r} as Avro {node.kind}: {exc}") from None
+            lengths[i] = stream.tell() - start
+        return lengths, np.frombuffer(stream.getvalue(), np.uint8)
+
+
+def _raw_type(typ: pa.DataType) -> pa.DataType:
+    """``typ`` with dates/times/timestamps replaced by their integer storage (what the logical-type
+    free fastavro schemas expect)."""
+    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
+        return pa.int32()
+    if pa.types.is_timestamp(typ) or pa.types.is_time64(typ) or pa.types.is_date64(typ):
+        return pa.int64()
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.list_(typ.value_field.with_type(_raw_type(typ.value_type)))
+    if pa.types.is_map(typ):
+        return pa.map_(typ.key_field.with_type(_raw_type(typ.key_type)),
+                       typ.item_field.with_type(_raw_type(typ.item_type)))
+    if pa.types.is_struct(typ):
+        return pa.struct([f.with_type(_raw_type(f.type)) for f in typ])
+    return typ
+
+
+def _plain_values(array: pa.Array) -> list[Any]:
+    raw = _raw_type(array.type)
+    return (array.cast(raw) if raw != array.type else array).to_pylist()
+
+
+def _avro_ready(node: _Node, value: Any) -> Any:
+    """Arrow's Python values in fastavro's shapes: maps become dicts (Arrow gives (key, value) pairs)."""
+    if value is None:
+        return None
+    avro = node.avro
+    return _shape(avro, value)
+
+
+def _shape(avro: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(avro, list):
+        branch = next(b for b in avro if b != "null")
+        return _shape(branch, value)
+    if not isinstance(avro, dict):
+        return value
+    kind = avro.get("type")
+    if isinstance(kind, (dict, list)):
+        return _shape(kind, value)
+    if kind == "map":
+        return {k: _shape(avro["values"], v) for k, v in value}
+    if kind == "array":
+        return [_shape(avro["items"], v) for v in value]
+    if kind == "record":
+        return {f["name"]: _shape(f["type"], value.get(f["name"])) for f in avro["fields"]}
+    return value
+
+
+def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> bytes:
+    """AVRO_DATA content for ``table`` written with ``avro_schema``: version 3, record count, then
+    each record as a length-prefixed Avro binary datum."""
+    schema, _ = _schema_json(avro_schema)
+    root, arrow = _plan(schema)
+    table = _conform(table, arrow, schema)
+    m = table.num_rows
+    head = struct.pack(">ii", AVRO_CONTENT_VERSION, m)
+    if m == 0:
+        return head
+    segments: list[_Segment] = []
+    encoder = _Encoder()
+    for (name, node), column in zip(root.fields, table.columns):
+        encoder.write(node, column.combine_chunks(), name, segments)
+    record_lengths = np.zeros(m, np.int64)
+    for lengths, _ in segments:
+        record_lengths += lengths
+    if int(record_lengths.max()) >= (1 << 31):
+        raise SchemaMismatchError("A record is larger than 2 GiB and cannot be written to an Avro log block")
+    starts = np.empty(m, np.int64)
+    starts[0] = 8
+    np.cumsum(record_lengths[:-1] + 4, out=starts[1:])
+    starts[1:] += 8
+    out = np.empty(8 + int(record_lengths.sum()) + 4 * m, np.uint8)
+    out[:8] = np.frombuffer(head, np.uint8)
+    prefixes = record_lengths.astype(">i4").view(np.uint8)
+    _scatter_ranges(out, starts, prefixes, np.full(m, 4, np.int64))
+    cursor = starts + 4
+    for lengths, data in segments:
+        _scatter_ranges(out, cursor, data, lengths)
+        cursor += lengths
+    return out.tobytes()
+
+
+# ==================================================================================================
+# data blocks
+
+
+def _header(instant_time: str, schema_text: str) -> dict[HeaderKey, str]:
+    return {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_text}
 
 
 def decode_data_block(block: LogBlock) -> pa.Table:
+    """The records of an AVRO_DATA (or CDC_DATA) or PARQUET_DATA block as an Arrow table. Avro
+    blocks give the schema ``avro_to_arrow_schema(SCHEMA header)``; parquet blocks the file's own."""
     if block.block_type == BlockType.PARQUET_DATA:
-        return pq.read_table(io.BytesIO(block.content))
-    if block.block_type != BlockType.AVRO_DATA:
-        raise UnsupportedTableError(f"{block.block_type.name} blocks are not data blocks this reader supports")
-    writer_schema = _schema_of(block)
-    parsed = fastavro.parse_schema(writer_schema)
-    content = block.content
-    version, count = struct.unpack_from(">ii", content, 0)
-    if version not in (2, CONTENT_VERSION):
-        raise UnsupportedTableError(f"Avro data block content version {version} is not supported")
-    pos = 8
-    records = []
-    stream = io.BytesIO(content)
-    for _ in range(count):
-        (length,) = struct.unpack_from(">i", content, pos)
-        stream.seek(pos + 4)
-        records.append(fastavro.schemaless_reader(stream, parsed, None))
-        pos += 4 + length
-    schema = avro_to_arrow_schema(writer_schema)
-    return pa.Table.from_pylist(records, schema=schema)
+        try:
+            return pq.read_table(pa.BufferReader(block.content))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"PARQUET_DATA block in {block.where}: not a readable parquet file: {exc}") from None
+    if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):
+        schema = block.schema
+        if not schema:
+            raise CorruptFileError(f"{block.block_type.name} block in {block.where} has no SCHEMA header")
+        try:
+            parsed = json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise CorruptFileError(f"{block.block_type.name} block in {block.where}: SCHEMA header is not JSON: "
+                                   f"{exc}") from None
+        return decode_avro_records(block.content, parsed, block.where)
+    if block.block_type == BlockType.HFILE_DATA:
+        raise UnsupportedTableError(f"HFILE_DATA block in {block.where}: HFile blocks (metadata table) are not "
+                                    f"supported")
+    raise UnsupportedTableError(f"{block.block_type.name} block in {block.where} is not a data block")
 
 
-def encode_avro_data_block(table: pa.Table, instant_time: str, avro_schema: dict) -> bytes:
-    parsed = fastavro.parse_schema(avro_schema)
-    parts = [struct.pack(">ii", CONTENT_VERSION, table.num_rows)]
-    for record in table.to_pylist():
-        buffer = io.BytesIO()
-        fastavro.schemaless_writer(buffer, parsed, record)
-        datum = buffer.getvalue()
-        parts.append(struct.pack(">i", len(datum)))
-        parts.append(datum)
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: to_avro_json(avro_schema)}
-    return encode_block(BlockType.AVRO_DATA, header, b"".join(parts))
+def encode_avro_data_block(table: pa.Table, instant_time: str, avro_schema: dict[str, Any] | str) -> bytes:
+    """A complete AVRO_DATA block (header INSTANT_TIME + SCHEMA). A schema given as JSON text is put
+    in the header verbatim; a dict is serialised compactly."""
+    _, text = _schema_json(avro_schema)
+    return encode_block(BlockType.AVRO_DATA, _header(instant_time, text), encode_avro_records(table, avro_schema))
 
 
-def encode_parquet_data_block(table: pa.Table, instant_time: str, avro_schema: dict,
+def encode_parquet_data_block(table: pa.Table, instant_time: str, avro_schema: dict[str, Any] | str,
                               compression: str = "snappy") -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression=compression)
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: to_avro_json(avro_schema)}
-    return encode_block(BlockType.PARQUET_DATA, header, buffer.getvalue())
+    """A complete PARQUET_DATA block: the content is a parquet file of ``table`` conformed to the
+    Arrow form of ``avro_schema`` (the schema Hudi readers reconcile against)."""
+    schema, text = _schema_json(avro_schema)
+    _, arrow = _plan(schema)
+    table = _conform(table, arrow, schema)
+    sink = pa.BufferOutputStream()
+    unique = {"_hoodie_commit_seqno", "_hoodie_record_key"}
+    pq.write_table(table, sink, compression=compression,
+                   use_dictionary=[n for n in table.column_names if n not in unique])
+    return encode_block(BlockType.PARQUET_DATA, _header(instant_time, text), sink.getvalue().to_pybytes())
+
+
+# ==================================================================================================
+# delete blocks
+
+_WRAPPERS = ("BooleanWrapper", "IntWrapper", "LongWrapper", "FloatWrapper", "DoubleWrapper", "BytesWrapper",
+             "StringWrapper", "DateWrapper", "DecimalWrapper", "TimeMicrosWrapper", "TimestampMicrosWrapper")
+# Union branch of each wrapper in HoodieDeleteRecord.orderingVal: 0 is null, then the wrappers in order.
+_BRANCH = {name: i + 1 for i, name in enumerate(_WRAPPERS)}
+_DECIMAL_WRAPPER_SCALE = 15  # DecimalWrapper.value is bytes decimal(30, 15)
+_DECIMAL_WRAPPER_PRECISION = 30
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+class DeleteRecord(NamedTuple):
+    record_key: str | None
+    partition_path: str | None
+    ordering_value: Any  # bool/int/float/bytes/str/date/Decimal/time/datetime, or None
+    ordering_type: str | None  # the wrapper's name ("IntWrapper", ...), None for a null ordering value
+
+
+def _zigzag(n: int) -> bytes:
+    u = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while u >= 0x80:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+
+def _avro_string(value: str | bytes) -> bytes:
+    raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+    return _zigzag(len(raw)) + raw
+
+
+def _big_endian_twos(n: int) -> bytes:
+    return n.to_bytes(max(1, (n + (n < 0)).bit_length() // 8 + 1), "big", signed=True)
+
+
+class _Reader:
+    """A minimal Avro binary reader over one datum, for the delete record list."""
+
+    def __init__(self, data: bytes, pos: int, end: int, where: str):
+        self.data, self.pos, self.end, self.where = data, pos, end, where
+
+    def fail(self, what: str):
+        return CorruptFileError(f"DELETE block in {self.where}: {what} (content offset {self.pos})")
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > self.end:
+            raise self.fail(f"a value of {n} bytes runs past the delete record list")
+        raw = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return raw
+
+    def long(self) -> int:
+        u, shift = 0, 0
+        while True:
+            if self.pos >= self.end:
+                raise self.fail("varint runs past the delete record list")
+            byte = self.data[self.pos]
+            self.pos += 1
+            u |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return (u >> 1) ^ -(u & 1)
+            shift += 7
+            if shift > 63:
+                raise self.fail("varint longer than 10 bytes")
+
+    def string(self) -> str:
+        try:
+            return self.take(self.long()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.fail("string is not UTF-8") from None
+
+    def optional_string(self) -> str | None:
+        branch = self.long()
+        if branch == 0:
+            return None
+        if branch != 1:
+            raise self.fail(f"union branch {branch} for a [null, string]")
+        return self.string()
+
+    def ordering(self) -> tuple[Any, str | None]:
+        branch = self.long()
+        if branch == 0:
+            return None, None
+        if not 1 <= branch <= len(_WRAPPERS):
+            raise UnsupportedTableError(f"DELETE block in {self.where}: ordering value union branch {branch} "
+                                        f"(e.g. a newer ArrayWrapper) is not supported")
+        name = _WRAPPERS[branch - 1]
+        if name == "BooleanWrapper":
+            byte = self.take(1)[0]
+            if byte > 1:
+                raise self.fail(f"boolean byte {byte}")
+            return bool(byte), name
+        if name in ("IntWrapper", "LongWrapper"):
+            return self.long(), name
+        if name == "FloatWrapper":
+            return struct.unpack("<f", self.take(4))[0], name
+        if name == "DoubleWrapper":
+            return struct.unpack("<d", self.take(8))[0], name
+        if name == "BytesWrapper":
+            return self.take(self.long()), name
+        if name == "StringWrapper":
+            return self.string(), name
+        if name == "DateWrapper":
+            return datetime.date(1970, 1, 1) + datetime.timedelta(days=self.long()), name
+        if name == "DecimalWrapper":
+            unscaled = int.from_bytes(self.take(self.long()), "big", signed=True)
+            return decimal.Decimal(unscaled).scaleb(-_DECIMAL_WRAPPER_SCALE), name
+        if name == "TimeMicrosWrapper":
+            micros = self.long()
+            seconds, micros = divmod(micros, 1_000_000)
+            minutes, seconds = divmod(seconds, 60)
+            hours, minutes = divmod(minutes, 60)
+            return datetime.time(hours % 24, minutes, seconds, micros), name
+        return _EPOCH + datetime.timedelta(microseconds=self.long()), name  # TimestampMicrosWrapper
+
+
+def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
+    """The delete records of a DELETE block with their typed ordering values."""
+    if block.block_type != BlockType.DELETE:
+        raise UnsupportedTableError(f"{block.block_type.name} block in {block.where} is not a DELETE block")
+    content = block.content
+    if len(content) < 8:
+        raise CorruptFileError(f"DELETE block in {block.where}: content of {len(content)} bytes has no header")
+    version, length = struct.unpack_from(">ii", content, 0)
+    if version != DELETE_CONTENT_VERSION:
+        raise UnsupportedTableError(f"DELETE block in {block.where}: content version {version} (Java-serialised "
+                                    f"keys) is not supported, only version {DELETE_CONTENT_VERSION} (Avro)")
+    if length < 0 or 8 + length != len(content):
+        raise CorruptFileError(f"DELETE block in {block.where}: datum length {length} does not match the "
+                               f"{len(content)}-byte content")
+    reader = _Reader(content, 8, 8 + length, block.where)
+    records: list[DeleteRecord] = []
+    while True:
+        count = reader.long()
+        if count == 0:
+            break
+        if count < 0:  # a block with its byte size
+            count = -count
+            reader.long()
+        for _ in range(count):
+            key = reader.optional_string()
+            partition = reader.optional_string()
+            value, kind = reader.ordering()
+            records.append(DeleteRecord(key, partition, value, kind))
+    if reader.pos != reader.end:
+        raise reader.fail(f"{reader.end - reader.pos} bytes left after the delete record list")
+    return records
+
+
+def _ordering_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def decode_delete_block(block: LogBlock) -> pa.Table:
-    content = block.content
-    version, length = struct.unpack_from(">ii", content, 0)
-    if version != CONTENT_VERSION:
-        raise UnsupportedTableError(f"Delete block content version {version} (Kryo) is not supported")
-    record = fastavro.schemaless_reader(io.BytesIO(content[8:8 + length]), DELETE_RECORD_LIST, None)
-    entries = record["deleteRecordList"]
-    ordering = [None if e.get("orderingVal") is None else str(e["orderingVal"].get("value")) for e in entries]
+    """Deleted keys: ``_hoodie_record_key``, ``_hoodie_partition_path`` and ``ordering_value`` (the
+    ordering value as text, null when the record has none; see :func:`decode_delete_records` for
+    typed values)."""
+    records = decode_delete_records(block)
     return pa.table({
-        "_hoodie_record_key": pa.array([e.get("recordKey") for e in entries], pa.string()),
-        "_hoodie_partition_path": pa.array([e.get("partitionPath") for e in entries], pa.string()),
-        "ordering_value": pa.array(ordering, pa.string()),
+        "_hoodie_record_key": pa.array([r.record_key for r in records], pa.string()),
+        "_hoodie_partition_path": pa.array([r.partition_path for r in records], pa.string()),
+        "ordering_value": pa.array([_ordering_text(r.ordering_value) for r in records], pa.string()),
     })
 
 
-def encode_delete_block(keys: pa.Array, partitions: pa.Array, instant_time: str,
-                        ordering_values: pa.Array | None = None, avro_schema: dict | None = None) -> bytes:
-    """Deleted keys; without ordering values each gets IntWrapper{0} as Spark SQL DELETE writes.
-    Like Hudi, the table schema goes in the header (SCHEMA, then INSTANT_TIME) when given."""
-    values = ordering_values.to_pylist() if ordering_values is not None else [None] * len(keys)
-    entries = []
-    for key, partition, value in zip(keys.to_pylist(), partitions.to_pylist(), values):
-        if value is None:
-            wrapped = ("org.apache.hudi.avro.model.IntWrapper", {"value": 0})
-        elif isinstance(value, bool):
-            wrapped = ("org.apache.hudi.avro.model.BooleanWrapper", {"value": value})
-        elif isinstance(value, int):
-            wrapped = ("org.apache.hudi.avro.model.LongWrapper", {"value": value})
-        elif isinstance(value, float):
-            wrapped = ("org.apache.hudi.avro.model.DoubleWrapper", {"value": value})
+def _as_list(values: Any) -> list[Any]:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values.to_pylist()
+    return list(values)
+
+
+def _wrapper_for(typ: pa.DataType) -> str:
+    if pa.types.is_boolean(typ):
+        return "BooleanWrapper"
+    if pa.types.is_int8(typ) or pa.types.is_int16(typ) or pa.types.is_int32(typ) or pa.types.is_uint8(typ) \
+            or pa.types.is_uint16(typ):
+        return "IntWrapper"
+    if pa.types.is_integer(typ):
+        return "LongWrapper"
+    if pa.types.is_float16(typ) or pa.types.is_float32(typ):
+        return "FloatWrapper"
+    if pa.types.is_float64(typ):
+        return "DoubleWrapper"
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+        return "BytesWrapper"
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return "StringWrapper"
+    if pa.types.is_date(typ):
+        return "DateWrapper"
+    if pa.types.is_decimal(typ):
+        return "DecimalWrapper"
+    if pa.types.is_time(typ):
+        return "TimeMicrosWrapper"
+    if pa.types.is_timestamp(typ):
+        return "TimestampMicrosWrapper"
+    raise SchemaMismatchError(f"Ordering values of type {typ} cannot go in a delete block")
+
+
+def _ordering_payloads(values: pa.Array | pa.ChunkedArray) -> tuple[str, list[Any]]:
+    typ = values.type
+    if pa.types.is_dictionary(typ):
+        values, typ = values.cast(typ.value_type), typ.value_type
+    if pa.types.is_null(typ):
+        return "IntWrapper", [None] * len(values)
+    name = _wrapper_for(typ)
+    if name == "DateWrapper":
+        values = values.cast(pa.date32()).cast(pa.int32())
+    elif name == "TimeMicrosWrapper":
+        values = values.cast(pa.time64("us")).cast(pa.int64())
+    elif name == "TimestampMicrosWrapper":
+        values = values.cast(pa.timestamp("us", typ.tz)).cast(pa.int64())
+    return name, values.to_pylist()
+
+
+def _wrapped(name: str, value: Any) -> bytes:
+    if name == "BooleanWrapper":
+        return b"\x01" if value else b"\x00"
+    if name in ("IntWrapper", "LongWrapper", "DateWrapper", "TimeMicrosWrapper", "TimestampMicrosWrapper"):
+        return _zigzag(int(value))
+    if name == "FloatWrapper":
+        return struct.pack("<f", value)
+    if name == "DoubleWrapper":
+        return struct.pack("<d", value)
+    if name == "BytesWrapper":
+        return _avro_string(value)
+    if name == "StringWrapper":
+        return _avro_string(str(value))
+    # DecimalWrapper: upcast to scale 15 as Hudi does; precision 30 must hold it
+    scaled = decimal.Decimal(value).scaleb(_DECIMAL_WRAPPER_SCALE)
+    if scaled != scaled.to_integral_value() or len(str(abs(int(scaled)))) > _DECIMAL_WRAPPER_PRECISION:
+        raise SchemaMismatchError(f"Ordering value {value} does not fit decimal(30, 15)")
+    return _avro_string(_big_endian_twos(int(scaled)))
+
+
+def encode_delete_content(keys: Any, partitions: Any, ordering_values: pa.Array | pa.ChunkedArray | None = None) -> bytes:
+    """DELETE block content (version 3): an Avro ``HoodieDeleteRecordList``. A missing or null
+    ordering value is written as ``IntWrapper{0}``, as Hudi's SQL DELETE does; others go in the
+    wrapper matching their Arrow type (int32 -> Int, int64 -> Long, float64 -> Double, string ->
+    String, bool, float32, binary, date, decimal, time and timestamp likewise)."""
+    key_list, partition_list = _as_list(keys), _as_list(partitions)
+    if len(key_list) != len(partition_list):
+        raise SchemaMismatchError(f"{len(key_list)} keys but {len(partition_list)} partition paths")
+    if ordering_values is None:
+        name, payloads = "IntWrapper", [None] * len(key_list)
+    else:
+        name, payloads = _ordering_payloads(ordering_values)
+        if len(payloads) != len(key_list):
+            raise SchemaMismatchError(f"{len(key_list)} keys but {len(payloads)} ordering values")
+    parts = [_zigzag(len(key_list))] if key_list else []
+    for key, partition, payload in zip(key_list, partition_list, payloads):
+        parts.append(b"\x00" if key is None else b"\x02" + _avro_string(key))
+        parts.append(b"\x00" if partition is None else b"\x02" + _avro_string(partition))
+        if payload is None:
+            parts.append(_zigzag(_BRANCH["IntWrapper"]) + _zigzag(0))
         else:
-            wrapped = ("org.apache.hudi.avro.model.StringWrapper", {"value": str(value)})
-        entries.append({"recordKey": key, "partitionPath": partition, "orderingVal": wrapped})
-    buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, DELETE_RECORD_LIST, {"deleteRecordList": entries})
-    datum = buffer.getvalue()
-    content = struct.pack(">ii", CONTENT_VERSION, len(datum)) + datum
-    header = {HeaderKey.SCHEMA: to_avro_json(avro_schema)} if avro_schema is not None else {}
-    header[HeaderKey.INSTANT_TIME] = instant_time
-    return encode_block(BlockType.DELETE, header, content)
+            parts.append(_zigzag(_BRANCH[name]) + _wrapped(name, payload))
+    parts.append(b"\x00")  # end of the array
+    datum = b"".join(parts)
+    return struct.pack(">ii", DELETE_CONTENT_VERSION, len(datum)) + datum
+
+
+def encode_delete_block(keys: pa.Array, partitions: pa.Array, instant_time: str,
+                        ordering_values: pa.Array | None = None,
+                        avro_schema: dict[str, Any] | str | None = None) -> bytes:
+    """A complete DELETE block. Header INSTANT_TIME, plus SCHEMA (the table's Avro schema) when
+    given, as Hudi writes it."""
+    header: dict[HeaderKey, str] = {HeaderKey.INSTANT_TIME: instant_time}
+    if avro_schema is not None:
+        header[HeaderKey.SCHEMA] = _schema_json(avro_schema)[1]
+    return encode_block(BlockType.DELETE, header, encode_delete_content(keys, partitions, ordering_values))
+
+
+# ==================================================================================================
+# command blocks
+
+
+class RollbackCommand(NamedTuple):
+    instant_time: str | None  # the rollback's instant
+    target_instant_time: str  # the instant whose blocks are rolled back
+
+
+def decode_command_block(block: LogBlock) -> RollbackCommand:
+    """The rollback a COMMAND block records (the only command Hudi defines)."""
+    if block.block_type != BlockType.COMMAND:
+        raise UnsupportedTableError(f"{block.block_type.name} block in {block.where} is not a COMMAND block")
+    command = block.header.get(HeaderKey.COMMAND_BLOCK_TYPE)
+    if command != ROLLBACK_PREVIOUS_BLOCK:
+        raise UnsupportedTableError(f"COMMAND block in {block.where}: command type {command!r} is not supported "
+                                    f"(only {ROLLBACK_PREVIOUS_BLOCK!r}, rollback)")
+    target = block.target_instant_time
+    if not target:
+        raise CorruptFileError(f"COMMAND block in {block.where}: rollback without TARGET_INSTANT_TIME")
+    return RollbackCommand(block.instant_time, target)
 
 
 def encode_rollback_command_block(instant_time: str, target_instant_time: str) -> bytes:
+    """A COMMAND block rolling back the blocks of ``target_instant_time``; the header order
+    (INSTANT_TIME, COMMAND_BLOCK_TYPE, TARGET_INSTANT_TIME) is the one in Hudi-written files."""
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.COMMAND_BLOCK_TYPE: ROLLBACK_PREVIOUS_BLOCK,
               HeaderKey.TARGET_INSTANT_TIME: target_instant_time}
     return encode_block(BlockType.COMMAND, header, b"")
