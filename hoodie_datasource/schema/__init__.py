@@ -1,1 +1,1 @@
-"""Schemas: Avro (as Hudi stores them in commit metadata) <-> Arrow."""
+"""Table schemas: the Avro JSON Hudi stores in commit metadata and ``hoodie.properties``, and Arrow."""
