@@ -8,7 +8,6 @@ Each run starts from a fresh copy of the loaded table (copy time not counted). W
 
 from __future__ import annotations
 
-import argparse
 import platform
 import shutil
 import statistics
@@ -21,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa  # noqa: E402
 
-from benchmarks.workload import base_table, upsert_batch  # noqa: E402
+from benchmarks.workload import base_table, size_arguments, upsert_batch  # noqa: E402
 
 
 def delta_merge(base: pa.Table, batch: pa.Table, work: Path, runs: int) -> list[float]:
@@ -68,11 +67,7 @@ def iceberg_upsert(base: pa.Table, batch: pa.Table, work: Path, runs: int) -> li
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args()
+    args = size_arguments(__doc__)
     base, batch = base_table(args.rows), upsert_batch(args.rows)
     work = Path(tempfile.mkdtemp(prefix="hoodie-peers-"))
     results = {}

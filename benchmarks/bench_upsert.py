@@ -9,7 +9,6 @@ pyiceberg and plain Spark parquet reloads are still to come (issue 5).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import shutil
@@ -26,7 +25,7 @@ import pyspark  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import hoodie_datasource  # noqa: E402
-from benchmarks.workload import base_table, upsert_batch  # noqa: E402
+from benchmarks.workload import base_table, size_arguments, upsert_batch  # noqa: E402
 from hoodie_datasource import HoodieTable  # noqa: E402
 from hoodie_datasource.config.read_config import ReadConfig  # noqa: E402
 from hoodie_datasource.read.planner import plan_read  # noqa: E402
@@ -85,11 +84,7 @@ def measure(spark, base, batch, table_type: str, path: str, runs: int, rows: int
             runs, lambda: spark.read.format("hoodie").load(path).selectExpr(*agg).collect())))
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args()
+    args = size_arguments(__doc__)
 
     spark = (SparkSession.builder.master("local[2]").appName("hoodie-bench")
              .config("spark.sql.shuffle.partitions", "8").config("spark.ui.enabled", "false")

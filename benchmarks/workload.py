@@ -63,3 +63,15 @@ def upsert_batch(rows: int, update_fraction: float = 0.01, insert_fraction: floa
                               rng.choice(late, n_upd - n_recent, replace=False)])
     ins = np.arange(rows, rows + n_ins, dtype=np.int64)
     return pa.concat_tables([trips(upd, 1, seed, time_prefixed), trips(ins, 1, seed + 1, time_prefixed)])
+
+
+def size_arguments(description: str):
+    """The command line every benchmark takes: --rows, --runs and --out (the results folder)."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows in the base table")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (the median is reported)")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="results folder")
+    return parser.parse_args()
