@@ -1,137 +1,223 @@
 """Hudi operations as save modes: ``df.write.format("hoodie").mode("upsert").save(path)``.
 
-Why this module exists: Spark only knows the save modes append/overwrite/ignore/error. Classic
-PySpark passes ``mode("upsert")`` to the JVM, which rejects it at once (INVALID_SAVE_MODE);
-Spark Connect rejects it client-side when the plan is built. And a DataSource V2 save could not
-run the write DAG anyway: the source gets the input as the user partitioned it, with no session.
+Why this module exists (see ``pyspark-datasource-facts.md``, Q2 and Q5):
 
-What it touches: ``format``, ``option``, ``options``, ``mode`` and ``save`` of the classic and the
-Connect ``DataFrameWriter``. Each call also records its argument on the Python object; ``mode``
-accepts the Hudi operation names (recording them, and passing "append" to Spark so Spark's own
-state stays valid); ``save`` calls the installed handler when the format is ``hoodie``. Every
-other format behaves exactly as before.
+- Spark knows only the save modes append, overwrite, ignore and error. Classic PySpark passes
+  ``mode("upsert")`` straight to the JVM, which rejects it at the ``.mode()`` call with
+  ``[INVALID_SAVE_MODE]``. Spark Connect accepts it at ``.mode()`` but rejects it client-side at
+  ``save()`` with ``[UNSUPPORTED_OPERATION] upsert is not supported``.
+- A hoodie write must not go through Spark's DataSource V2 save anyway: the write is a DAG of
+  DataFrame operations run from the driver by a Python save handler.
+
+What it touches: ``install()`` patches the classic ``pyspark.sql.readwriter.DataFrameWriter`` and,
+when Connect's client dependencies import, ``pyspark.sql.connect.readwriter.DataFrameWriter``:
+
+- ``format``, ``option``, ``options``, ``partitionBy`` and ``mode`` do what they did, and also
+  remember their arguments on the Python writer object (classic keeps them only in the JVM,
+  Connect only in its proto). ``mode`` accepts the Hudi operations (any case, before or after
+  ``format``) and passes ``"append"`` to Spark, so Spark's own writer state stays valid.
+- ``save`` calls the handler when the format is a hoodie format, and Spark's ``save`` otherwise.
+- The other write methods (``parquet``, ``saveAsTable``, ``insertInto``, ...) are unchanged except
+  that they refuse a Hudi operation as the mode, where they would otherwise silently append.
+
+A Hudi operation with any other format fails with ``InvalidSaveModeError`` (``[INVALID_SAVE_MODE]``),
+raised at the write call rather than at ``.mode()`` because the format may come later in the chain.
+``uninstall()`` restores the original methods.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from typing import Any
+
+from pyspark.errors import AnalysisException, PySparkValueError
+from pyspark.sql import DataFrame
+from pyspark.sql.utils import to_str
 
 from hoodie_datasource.errors import HoodieConfigError
 
 HOODIE_WRITE_OPERATIONS = frozenset(
     {"upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table", "delete_partition"}
 )
-SaveHandler = Callable[[Any, dict, "str | None", "str | None"], None]
+SPARK_SAVE_MODES = ("append", "overwrite", "ignore", "error", "errorifexists", "default")
+PARTITION_FIELD_OPTION = "hoodie.datasource.write.partitionpath.field"
 
-_PATCHED = ("format", "option", "options", "mode", "save")
-_originals: dict[type, dict[str, Callable]] = {}
+SaveHandler = Callable[[DataFrame, dict[str, str], str | None, str | None], None]
+"""``(df, options with lower-cased keys, mode lower-cased or None, path or None)``."""
+
+_PATCHED = ("format", "option", "options", "partitionBy", "mode", "save")
+_OTHER_WRITES = ("parquet", "json", "csv", "orc", "text", "xml", "jdbc", "saveAsTable", "insertInto")
+_ORIGINALS = "_hoodie_save_modes_originals"  # class attribute: the unpatched methods; marks a patched class
+
 _handler: SaveHandler | None = None
 _formats: frozenset[str] = frozenset({"hoodie"})
 
 
-def _writer_classes() -> list[type]:
-    from pyspark.sql.readwriter import DataFrameWriter
+class InvalidSaveModeError(HoodieConfigError, PySparkValueError, AnalysisException):
+    """A Hudi operation was used as the save mode of a write that is not a hoodie ``save()``.
 
-    classes: list[type] = [DataFrameWriter]
-    try:
-        from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
-    except Exception:  # Connect's client dependencies (grpc, ...) are optional
-        return classes
-    classes.append(ConnectWriter)
-    return classes
+    It is also the kind of error plain PySpark raises for an unknown save mode (AnalysisException
+    INVALID_SAVE_MODE on classic, PySparkValueError on Connect), so existing ``except`` clauses still catch it.
+    """
+
+    def getSqlState(self) -> str:
+        return "42000"  # Spark's SQLSTATE for INVALID_SAVE_MODE
 
 
-def _state(writer: Any) -> dict[str, Any]:
-    state = writer.__dict__.get("_hoodie_state")
+@dataclass
+class _WriterState:
+    format: str | None = None
+    mode: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    partition_by: list[str] = field(default_factory=list)
+    writing: str | None = None  # set while a non-save write method (parquet, saveAsTable, ...) runs
+
+
+def _state(writer: Any) -> _WriterState:
+    state = getattr(writer, "_hoodie_state", None)
     if state is None:
-        state = {"format": None, "mode": None, "options": {}}
-        writer.__dict__["_hoodie_state"] = state
+        state = writer._hoodie_state = _WriterState()
     return state
 
 
-def _dataframe(writer: Any) -> Any:
-    """The DataFrame being written: classic writers hold it, Connect writers hold its plan."""
-    from pyspark.sql import DataFrame
-
-    if isinstance(writer._df, DataFrame):
-        return writer._df
-    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
-
-    return ConnectDataFrame(writer._df, writer._spark)
+def _operation(mode: Any) -> str | None:
+    """The Hudi operation ``mode`` names, or None."""
+    return mode.lower() if isinstance(mode, str) and mode.lower() in HOODIE_WRITE_OPERATIONS else None
 
 
-def _text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def _invalid_mode(mode: str, target: str) -> InvalidSaveModeError:
+    hoodie = " or ".join(f"'{name}'" for name in sorted(_formats))
+    valid = ", ".join(f'"{m}"' for m in SPARK_SAVE_MODES)
+    return InvalidSaveModeError(
+        message=f'The specified save mode "{mode}" is invalid for {target}: it is a Hudi write operation and only '
+        f"applies to format {hoodie} with save(). Valid save modes for {target} are {valid}.",
+        errorClass="INVALID_SAVE_MODE",
+        messageParameters={"mode": mode, "target": target},
+    )
 
 
-def _patch(cls: type) -> None:
-    original = {name: getattr(cls, name) for name in _PATCHED}
-    _originals[cls] = original
+def _writer_classes() -> list[tuple[type, Callable[[Any], DataFrame]]]:
+    """Each DataFrameWriter class, with how to get the DataFrame it writes."""
+    from pyspark.sql.readwriter import DataFrameWriter
 
+    classes: list[tuple[type, Callable[[Any], DataFrame]]] = [(DataFrameWriter, lambda writer: writer._df)]
+    try:
+        from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+        from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
+    except ImportError:  # Connect's client dependencies (grpcio, ...) are optional
+        return classes
+    # The Connect writer holds the DataFrame's logical plan, not the DataFrame.
+    classes.append((ConnectWriter, lambda writer: ConnectDataFrame(writer._df, writer._spark)))
+    return classes
+
+
+def _patch(cls: type, dataframe_of: Callable[[Any], DataFrame]) -> None:
+    original = {name: vars(cls)[name] for name in (*_PATCHED, *_OTHER_WRITES) if name in vars(cls)}
+
+    @functools.wraps(original["format"])
     def format(self, source):
-        _state(self)["format"] = source
         original["format"](self, source)
+        _state(self).format = source
         return self
 
+    @functools.wraps(original["option"])
     def option(self, key, value):
-        _state(self)["options"][str(key).lower()] = _text(value)
         original["option"](self, key, value)
+        if value is not None:
+            _state(self).options[str(key).lower()] = to_str(value)
         return self
 
+    @functools.wraps(original["options"])
     def options(self, **opts):
-        for key, value in opts.items():
-            _state(self)["options"][str(key).lower()] = _text(value)
         original["options"](self, **opts)
+        _state(self).options.update({str(k).lower(): to_str(v) for k, v in opts.items() if v is not None})
         return self
 
+    @functools.wraps(original["partitionBy"])
+    def partitionBy(self, *cols):
+        original["partitionBy"](self, *cols)
+        _state(self).partition_by = list(cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols)
+        return self
+
+    @functools.wraps(original["mode"])
     def mode(self, saveMode):
-        lowered = saveMode.lower() if isinstance(saveMode, str) else None
-        _state(self)["mode"] = lowered
-        original["mode"](self, "append" if lowered in HOODIE_WRITE_OPERATIONS else saveMode)
+        state = _state(self)
+        operation = _operation(saveMode)
+        if operation and state.writing:
+            raise _invalid_mode(operation, state.writing)
+        original["mode"](self, "append" if operation else saveMode)
+        if saveMode is not None:  # like Spark, mode(None) keeps the current mode
+            state.mode = str(saveMode).lower()
         return self
 
+    @functools.wraps(original["save"])
     def save(self, path=None, format=None, mode=None, partitionBy=None, **opts):
+        self.mode(mode).options(**opts)
+        if partitionBy is not None:
+            self.partitionBy(partitionBy)
         if format is not None:
             self.format(format)
-        if mode is not None:
-            self.mode(mode)
-        if opts:
-            self.options(**opts)
         state = _state(self)
-        fmt = (state["format"] or "").lower()
-        if fmt in _formats and _handler is not None:
-            options = dict(state["options"])
-            if partitionBy:
-                fields = [partitionBy] if isinstance(partitionBy, str) else list(partitionBy)
-                options["hoodie.datasource.write.partitionpath.field"] = ",".join(fields)
-            return _handler(_dataframe(self), options, state["mode"], path)
-        if state["mode"] in HOODIE_WRITE_OPERATIONS:
-            raise HoodieConfigError(
-                f"Save mode {state['mode']!r} is a Hudi write operation and only applies to format 'hoodie' "
-                f"(format is {state['format']!r}); valid save modes here: append, overwrite, ignore, error"
-            )
-        return original["save"](self, path, partitionBy=partitionBy)
+        if _handler is not None and (state.format or "").lower() in _formats:
+            handler_options = dict(state.options)
+            if state.partition_by:
+                handler_options[PARTITION_FIELD_OPTION] = ",".join(state.partition_by)
+            _handler(dataframe_of(self), handler_options, state.mode, path if path is not None else
+                     handler_options.get("path"))
+            return None
+        if state.mode in HOODIE_WRITE_OPERATIONS:
+            raise _invalid_mode(state.mode, f'format "{state.format}"' if state.format else "the default format")
+        return original["save"](self, path)
 
-    for name, fn in (("format", format), ("option", option), ("options", options), ("mode", mode), ("save", save)):
-        fn.__doc__ = original[name].__doc__
+    def refuse_operations(name: str) -> Callable:
+        write = original[name]
+        target = f"{name}()" if name in ("saveAsTable", "insertInto") else f'format "{name}"'
+
+        @functools.wraps(write)
+        def guarded(self, *args, **kwargs):
+            state = _state(self)
+            if state.mode in HOODIE_WRITE_OPERATIONS:
+                raise _invalid_mode(state.mode, target)
+            state.writing = target  # a mode passed as an argument reaches mode() inside write()
+            try:
+                return write(self, *args, **kwargs)
+            finally:
+                state.writing = None
+
+        return guarded
+
+    patched = {"format": format, "option": option, "options": options, "partitionBy": partitionBy,
+               "mode": mode, "save": save}
+    patched.update({name: refuse_operations(name) for name in original if name in _OTHER_WRITES})
+    for name, fn in patched.items():
         setattr(cls, name, fn)
+    setattr(cls, _ORIGINALS, original)
 
 
 def install(save_handler: SaveHandler, format_names: Collection[str] = ("hoodie",)) -> None:
-    """Route saves of ``format_names`` to ``save_handler`` (idempotent)."""
+    """Route ``save()`` of ``format_names`` (any case) to ``save_handler``; idempotent.
+
+    Calling it again replaces the handler and the format names; the classes are patched once.
+    """
     global _handler, _formats
+    if isinstance(format_names, str):
+        format_names = (format_names,)
     _handler = save_handler
-    _formats = frozenset(f.lower() for f in format_names)
-    for cls in _writer_classes():
-        if cls not in _originals:
-            _patch(cls)
+    _formats = frozenset(name.lower() for name in format_names)
+    for cls, dataframe_of in _writer_classes():
+        if _ORIGINALS not in vars(cls):
+            _patch(cls, dataframe_of)
 
 
 def uninstall() -> None:
-    global _handler
-    for cls, original in _originals.items():
-        for name, fn in original.items():
+    """Restore the original DataFrameWriter methods (for tests)."""
+    global _handler, _formats
+    for cls, _ in _writer_classes():
+        for name, fn in vars(cls).get(_ORIGINALS, {}).items():
             setattr(cls, name, fn)
-    _originals.clear()
+        if _ORIGINALS in vars(cls):
+            delattr(cls, _ORIGINALS)
     _handler = None
+    _formats = frozenset({"hoodie"})
