@@ -20,10 +20,17 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-install: java-check $(STAMP)  ## create .venv with the library and its test tools
+SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
+SHIM_SOURCES := $(shell find jvm-shim/src -name '*.scala')
 
-test: install  ## run the whole test suite
-	$(PY) -m pytest -q
+$(SHIM_JAR): $(STAMP) $(SHIM_SOURCES)
+	$(PY) -m hoodie_datasource.spark.shim
+
+install: java-check $(STAMP) $(SHIM_JAR)  ## create .venv with the library and its test tools; build the jvm-shim
+
+test: install  ## run the whole test suite (the SQL tests in a process of their own)
+	$(PY) -m pytest -q --ignore=tests/sql
+	$(PY) -m pytest -q tests/sql
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
@@ -40,4 +47,4 @@ bench: install  ## benchmarks; size with BENCH_ARGS="--rows 5000000"
 	$(PY) benchmarks/bench_peers.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
-	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse
+	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)

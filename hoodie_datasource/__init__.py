@@ -38,8 +38,17 @@ def register(spark: SparkSession) -> None:
     _register(spark)
 
 
+def session(builder: SparkSession.Builder | None = None, metastore: str | None = None,
+            warehouse: str | None = None) -> SparkSession:
+    """A SparkSession with hoodie's SQL: ``CREATE TABLE ... USING hoodie``, ``t_rt`` / ``t_ro``, UPDATE,
+    DELETE, MERGE INTO, ``TIMESTAMP AS OF`` and ``hoodie_table_changes`` (see ``spark.session``)."""
+    from hoodie_datasource.spark.session import session as _session
+
+    return _session(builder, metastore, warehouse)
+
+
 __all__ = [
     "CommitConflictError", "CorruptFileError", "HoodieConfigError", "HoodieError", "HoodieIndexError",
     "HoodieTable", "InvalidRecordError", "InvalidTablePathError", "SchemaMismatchError", "TableNotFoundError",
-    "TimelineError", "UnsupportedTableError", "register",
+    "TimelineError", "UnsupportedTableError", "register", "session",
 ]

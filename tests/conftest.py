@@ -12,21 +12,25 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_TABLES = REPO.parent / "shared" / "hudi-tables"
 
 
-@pytest.fixture(scope="session")
-def spark():
+def local_builder(app: str):
+    """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
-    session = (
+    return (
         SparkSession.builder.master("local[2]")
-        .appName("hoodie-tests")
+        .appName(app)
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
-        .getOrCreate()
     )
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = local_builder("hoodie-tests").getOrCreate()
     import hoodie_datasource
 
     hoodie_datasource.register(session)

@@ -34,13 +34,13 @@ COMPRESSION_CODECS = ("snappy", "gzip", "zstd", "uncompressed", "lz4", "brotli")
 
 TABLE_NAME = ConfigProperty("hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"))
 RECORD_KEY = ConfigProperty(
-    "hoodie.datasource.write.recordkey.field", (), ("recordkey.field",), parser=parse_field_list
+    "hoodie.datasource.write.recordkey.field", (), ("recordkey.field", "primaryKey"), parser=parse_field_list
 )
 PARTITION_PATH = ConfigProperty(
     "hoodie.datasource.write.partitionpath.field", (), ("partitionpath.field",), parser=parse_field_list
 )
 PRECOMBINE = ConfigProperty(
-    "hoodie.datasource.write.precombine.field", None, ("precombine.field", "hoodie.table.ordering.fields")
+    "hoodie.datasource.write.precombine.field", None, ("precombine.field", "hoodie.table.ordering.fields", "preCombineField")
 )
 OPERATION = ConfigProperty(
     "hoodie.datasource.write.operation", "upsert", ("operation", "hoodie.operation"), choices=WRITE_OPERATIONS
@@ -50,6 +50,7 @@ TABLE_TYPE = ConfigProperty(
     None,
     ("storage.type", "table.type", "hoodie.datasource.write.storage.type", "type"),
     choices=TABLE_TYPES,
+    value_aliases=(("cow", "COPY_ON_WRITE"), ("mor", "MERGE_ON_READ")),  # Hudi SQL: TBLPROPERTIES (type = 'mor')
 )
 HIVE_STYLE = ConfigProperty(
     "hoodie.datasource.write.hive_style_partitioning",

@@ -57,6 +57,7 @@ class ConfigProperty:
     choices: tuple[str, ...] | None = None
     parser: Callable[[str, str], Any] = parse_str
     doc: str = ""
+    value_aliases: tuple[tuple[str, str], ...] = ()  # (alias, choice): other spellings of a choice
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -65,11 +66,12 @@ class ConfigProperty:
     def parse(self, given_key: str, raw: str) -> Any:
         if self.choices is not None:
             normalized = raw.strip().lower()
-            by_lower = {c.lower(): c for c in self.choices}
+            by_lower = {c.lower(): c for c in self.choices} | {a.lower(): c for a, c in self.value_aliases}
             if normalized not in by_lower:
+                spellings = [*self.choices, *(a for a, _ in self.value_aliases)]
                 raise HoodieConfigError(
                     f"Invalid value {raw!r} for option {given_key!r}; "
-                    f"valid values are: {', '.join(self.choices)}"
+                    f"valid values are: {', '.join(spellings)}"
                 )
             return by_lower[normalized]
         return self.parser(given_key, raw)

@@ -22,9 +22,11 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
 from hoodie_datasource.write.local_engine import write_local
+from hoodie_datasource.write.write_client import create_table
 
 
 @dataclass
@@ -34,10 +36,11 @@ class StagedFile(WriterCommitMessage):
 
 
 class StagedWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict[str, str], staging: str, base_path: str):
+    def __init__(self, options: dict[str, str], staging: str, base_path: str, schema: pa.Schema):
         self.options = options
         self.staging = staging
         self.base_path = base_path
+        self.schema = schema
 
     @staticmethod
     def create(options: dict[str, str], schema: StructType, overwrite: bool) -> StagedWriter:
@@ -47,11 +50,16 @@ class StagedWriter(DataSourceArrowWriter):
         base_path = local_path(path)
         options = dict(options)
         if overwrite:
-            options[k.OPERATION.key] = "insert_overwrite_table"
+            # INSERT OVERWRITE replaces the table, or with dynamic partition overwrite (the shim asks for
+            # operation insert_overwrite) only the partitions the new rows fall in
+            dynamic = k.CATALOG.resolve(options, k.OPERATION) == "insert_overwrite"
+            for name in k.OPERATION.names:
+                options.pop(name.lower(), None)
+            options[k.OPERATION.key] = "insert_overwrite" if dynamic else "insert_overwrite_table"
         # fail now, in the planning worker, rather than after every task ran
         resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
         staging = os.path.join(base_path, METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
-        return StagedWriter(options, staging, base_path)
+        return StagedWriter(options, staging, base_path, spark_arrow_schema(schema))
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
         task = TaskContext.get()
@@ -76,6 +84,8 @@ class StagedWriter(DataSourceArrowWriter):
             staged = [m.path for m in messages if isinstance(m, StagedFile) and m.path]
             tables = [pq.read_table(p) for p in staged]
             if not tables:
+                # no rows: a new table is created empty (SQL CREATE TABLE and CTAS of nothing), no commit
+                create_table(self.base_path, self.options, self.schema)
                 return
             data = pa.concat_tables(tables, promote_options="default")
             write_local(self.base_path, data, self.options)

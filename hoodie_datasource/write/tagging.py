@@ -34,10 +34,19 @@ LOCATION_SCHEMA = pa.schema(
 
 
 def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False) -> pa.Table:
+    """``batch`` with its record keys, partition paths and delete flags.
+
+    Every row is a delete when ``is_delete``; otherwise a boolean ``_hoodie_is_delete`` column in the
+    input marks the rows to delete, so one write can upsert some keys and delete others (SQL MERGE)."""
     keys = keygen.record_keys(batch)
     partitions = keygen.partition_paths(batch)
+    deletes = pa.repeat(pa.scalar(is_delete), batch.num_rows)
+    if IS_DELETE_COLUMN in batch.column_names:
+        marked = pc.fill_null(batch.column(IS_DELETE_COLUMN).cast(pa.bool_()), False)
+        deletes = pc.or_(marked, is_delete)
+        batch = batch.drop_columns([IS_DELETE_COLUMN])
     out = batch.append_column(RECORD_KEY_COLUMN, keys).append_column(PARTITION_PATH_COLUMN, partitions)
-    return out.append_column(IS_DELETE_COLUMN, pa.repeat(pa.scalar(is_delete), batch.num_rows))
+    return out.append_column(IS_DELETE_COLUMN, deletes)
 
 
 def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges: bool, global_index: bool) -> pa.Table:

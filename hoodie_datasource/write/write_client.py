@@ -223,14 +223,20 @@ def _write_partition_metafile(base_path: str, partition: str, instant_time: str)
     os.replace(tmp, path)
 
 
-def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
-    """Validate everything, then create the requested instant. Nothing is written before the
-    options and schema are known to be good, so a bad call leaves the table unchanged."""
+@dataclass(frozen=True)
+class _CheckedWrite:
+    base_path: str
+    config: WriteConfig
+    existing: TableConfig | None
+    data_schema: pa.Schema
+
+
+def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
+    """Resolve and validate the options and schema of a write, changing nothing."""
     base_path = local_path(path)
     _check_path(base_path)
     existing = load_table_config(base_path) if table_exists(base_path) else None
     config = resolve_write_config(options, existing)
-    services = resolve_services_config(options, config.index, config.sizing.compression)
     config.keygen.validate_schema(incoming_schema.names)
     deleting = config.operation in ("delete", "delete_partition")
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
@@ -243,12 +249,34 @@ def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schem
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
+    return _CheckedWrite(base_path, config, existing, data_schema)
 
-    table = existing
-    if table is None:
-        name = config.table_name
-        table = config.table_config(to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}")))
-        write_table_config(base_path, table)
+
+def _create_table(checked: _CheckedWrite) -> TableConfig:
+    config, name = checked.config, checked.config.table_name
+    avro = arrow_to_avro_schema(checked.data_schema, f"{name}_record", f"hoodie.{name}")
+    table = config.table_config(to_avro_json(avro))
+    write_table_config(checked.base_path, table)
+    return table
+
+
+def create_table(path: str, options: Mapping[str, str], schema: pa.Schema) -> None:
+    """What SQL ``CREATE TABLE`` does: ``hoodie.properties`` with the schema, and no commit.
+
+    An existing table is left as it is, once the options are known to agree with it."""
+    checked = _check_write(path, options, schema)
+    if checked.existing is None:
+        _create_table(checked)
+        logger.info("Created table %s at %s", checked.config.table_name, checked.base_path)
+
+
+def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
+    """Validate everything, then create the requested instant. Nothing is written before the
+    options and schema are known to be good, so a bad call leaves the table unchanged."""
+    checked = _check_write(path, options, incoming_schema)
+    base_path, config, data_schema = checked.base_path, checked.config, checked.data_schema
+    services = resolve_services_config(options, config.index, config.sizing.compression)
+    table = checked.existing or _create_table(checked)
     timeline = Timeline.load(base_path, table)
     if rollback_failed_writes(timeline):
         timeline = Timeline.load(base_path, table)

@@ -1,0 +1,154 @@
+package org.apache.spark.sql.hoodie
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
+import org.apache.spark.sql.connector.catalog.{CatalogV2Util, Column, DelegatingCatalogExtension, Identifier, Table, TableCatalog, V1Table}
+import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
+import org.apache.spark.sql.types.StructType
+
+/**
+ * The session catalog, with hoodie tables resolved to [[HoodieSqlTable]] (everything else is delegated).
+ *
+ * - `t_rt` and `t_ro` name the snapshot and read-optimized views of every hoodie table `t`.
+ * - `TIMESTAMP AS OF` / `VERSION AS OF` read the table as of an instant.
+ * - `CREATE TABLE ... USING hoodie` creates the table on storage too (as Hudi does), with the schema of
+ *   an existing table when no columns are given.
+ */
+class HoodieCatalog extends DelegatingCatalogExtension {
+
+  override def loadTable(ident: Identifier): Table = resolve(ident, Map.empty)
+
+  override def loadTable(ident: Identifier, version: String): Table =
+    hoodieTable(ident, Map(HoodieSource.AsOfOption -> version)).getOrElse(super.loadTable(ident, version))
+
+  override def loadTable(ident: Identifier, timestamp: Long): Table =
+    hoodieTable(ident, Map.empty)
+      .map(t => t.withOptions(Map(HoodieSource.AsOfOption -> HoodieCatalog.instantOf(timestamp, t.storedProperties))))
+      .getOrElse(super.loadTable(ident, timestamp))
+
+  private def resolve(ident: Identifier, extra: Map[String, String]): Table =
+    try {
+      super.loadTable(ident) match {
+        case v1: V1Table if HoodieSource.isHoodie(v1.catalogTable.provider) => HoodieCatalog.toHoodie(v1, extra)
+        case other => other
+      }
+    } catch {
+      case missing: NoSuchTableException =>
+        HoodieCatalog.view(ident)
+          .flatMap { case (base, query) => hoodieTable(base, extra + (HoodieSource.QueryOption -> query)) }
+          .getOrElse(throw missing)
+    }
+
+  private def hoodieTable(ident: Identifier, extra: Map[String, String]): Option[HoodieSqlTable] =
+    try {
+      resolve(ident, extra) match {
+        case t: HoodieSqlTable => Some(t)
+        case _ => None
+      }
+    } catch {
+      case _: NoSuchTableException => None
+    }
+
+  override def createTable(
+      ident: Identifier,
+      columns: Array[Column],
+      partitions: Array[Transform],
+      properties: util.Map[String, String]): Table = {
+    if (!HoodieSource.isHoodie(Option(properties.get(TableCatalog.PROP_PROVIDER)))) {
+      return super.createTable(ident, columns, partitions, properties)
+    }
+    val given = CatalogV2Util.v2ColumnsToStructType(columns)
+    val location = Option(properties.get(TableCatalog.PROP_LOCATION))
+    val columnsGiven = if (given.nonEmpty) given else existingSchema(ident, location)
+    val stored = location.map(HoodieSource.tableProperties).getOrElse(Map.empty)
+    val partitioning = if (partitions.nonEmpty || given.nonEmpty) partitions else {
+      HoodieSource.fields(stored.get("hoodie.table.partition.fields"))
+        .filter(columnsGiven.fieldNames.contains).map(c => Expressions.identity(c): Transform).toArray
+    }
+    // as for every catalog table, partition columns come last
+    val partitionColumns = partitioning.flatMap(_.references().map(_.fieldNames().mkString("."))).toSet
+    val schema = StructType(columnsGiven.filterNot(f => partitionColumns.contains(f.name)) ++
+      columnsGiven.filter(f => partitionColumns.contains(f.name)))
+    val withKeys = new util.HashMap[String, String](properties)
+    HoodieCatalog.sqlPropertiesOf(stored).foreach { case (k, v) => withKeys.putIfAbsent(k, v) }
+    super.createTable(ident, CatalogV2Util.structTypeToV2Columns(schema), partitioning, withKeys)
+    val table = loadTable(ident).asInstanceOf[HoodieSqlTable]
+    try HoodieCatalog.createOnStorage(table)
+    catch {
+      case NonFatal(e) =>
+        super.dropTable(ident)
+        throw e
+    }
+    table
+  }
+
+  /** `CREATE TABLE t USING hoodie LOCATION '<an existing table>'`: the columns are the table's. */
+  private def existingSchema(ident: Identifier, location: Option[String]): StructType = {
+    val path = location.getOrElse(throw HoodieErrors.noSchema(ident))
+    val schema = HoodieSource.inferSchema(Map("path" -> path))
+    StructType(schema.filterNot(f => HoodieSource.MetaColumns.contains(f.name)))
+  }
+}
+
+object HoodieCatalog {
+  private val Views = Map("_rt" -> "snapshot", "_ro" -> "read_optimized")
+
+  /** `trips_rt` -> (`trips`, snapshot), `trips_ro` -> (`trips`, read_optimized). */
+  def view(ident: Identifier): Option[(Identifier, String)] = Views.collectFirst {
+    case (suffix, query) if ident.name().toLowerCase.endsWith(suffix) && ident.name().length > suffix.length =>
+      (Identifier.of(ident.namespace(), ident.name().dropRight(suffix.length)), query)
+  }
+
+  def toHoodie(v1: V1Table, extra: Map[String, String]): HoodieSqlTable = {
+    val ct = v1.catalogTable
+    val hoodieProps = ct.properties.filter { case (k, _) =>
+      k.toLowerCase.startsWith("hoodie.") || HoodieSource.SqlTableProperties.contains(k.toLowerCase)
+    }
+    val location = ct.location.toString
+    val options = ct.storage.properties ++ hoodieProps ++ Map("path" -> location) ++
+      partitionOption(ct.partitionColumnNames) ++ extra
+    // a new table is named after its catalog entry and, as in Hudi's SQL, partitioned hive style;
+    // a table already on storage keeps what it has
+    val defaults = if (HoodieSource.tableProperties(location).nonEmpty) Map.empty[String, String] else Map(
+      "hoodie.table.name" -> ct.identifier.table, "hoodie.datasource.write.hive_style_partitioning" -> "true")
+    val lowered = options.keySet.map(_.toLowerCase)
+    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema)
+  }
+
+  private def partitionOption(columns: Seq[String]): Map[String, String] =
+    if (columns.isEmpty) Map.empty else Map("hoodie.datasource.write.partitionpath.field" -> columns.mkString(","))
+
+  /** Hudi's SQL table properties of the table already at `location` (so DESCRIBE shows them). */
+  def sqlPropertiesOf(stored: Map[String, String]): Map[String, String] = {
+    Seq(
+      "primaryKey" -> stored.get("hoodie.table.recordkey.fields"),
+      "preCombineField" -> stored.get("hoodie.table.precombine.field").orElse(stored.get("hoodie.table.ordering.fields")),
+      "type" -> stored.get("hoodie.table.type").map {
+        case "MERGE_ON_READ" => "mor"
+        case _ => "cow"
+      }
+    ).collect { case (k, Some(v)) if v.nonEmpty => k -> v }.toMap
+  }
+
+  /** An empty write through the Python source: it creates the table on storage (no commit), or checks
+   * that the table already there agrees with the statement's keys and type. */
+  def createOnStorage(table: HoodieSqlTable): Unit = {
+    val spark = SparkSession.active
+    val empty = spark.createDataFrame(util.List.of[org.apache.spark.sql.Row](), table.schema)
+    empty.write.format(HoodieSource.Name).options(table.options).mode("append").save()
+  }
+
+  /** A `TIMESTAMP AS OF` time (microseconds since the epoch) as an instant of the table's timeline, whose
+   * instants are UTC or, when `hoodie.table.timeline.timezone` says LOCAL, local times. */
+  def instantOf(micros: Long, stored: Map[String, String]): String = {
+    val local = stored.get("hoodie.table.timeline.timezone").exists(_.equalsIgnoreCase("LOCAL"))
+    val zone = if (local) java.time.ZoneId.systemDefault() else java.time.ZoneOffset.UTC
+    val time = java.time.Instant.ofEpochSecond(0, micros * 1000).atZone(zone)
+    java.time.format.DateTimeFormatter.ofPattern("yyyyMMddHHmmssSSS").format(time)
+  }
+}

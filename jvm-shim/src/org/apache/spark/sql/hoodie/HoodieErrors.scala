@@ -1,0 +1,34 @@
+package org.apache.spark.sql.hoodie
+
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.connector.catalog.Identifier
+
+/** The shim's own errors: AnalysisExceptions that name the table and what to do instead. */
+object HoodieErrors {
+  def apply(message: String): AnalysisException =
+    new AnalysisException(message, None, None, None, None, Map.empty, Array.empty)
+
+  def noSchema(ident: Identifier): AnalysisException =
+    HoodieErrors(s"CREATE TABLE $ident USING hoodie needs columns, or a LOCATION holding a hoodie table to take them from")
+
+  def keyUpdate(table: String, columns: Seq[String]): AnalysisException =
+    HoodieErrors(s"UPDATE cannot change the record key or partition column(s) ${columns.mkString(", ")} of hoodie table " +
+      s"$table; delete the rows and insert them with the new values instead")
+
+  def notMatchedBySource(table: String): AnalysisException =
+    HoodieErrors(s"MERGE INTO hoodie table $table: WHEN NOT MATCHED BY SOURCE is not supported; " +
+      "use WHEN MATCHED / WHEN NOT MATCHED clauses, or DELETE FROM with a subquery")
+
+  def tableChangesArguments(given: Int): AnalysisException =
+    HoodieErrors(s"hoodie_table_changes takes (table, begin instant [, end instant]) or Hudi's (table, 'latest_state', " +
+      s"begin instant [, end instant]); got $given argument(s)")
+
+  def tableChangesArgument(position: Int, value: Any): AnalysisException =
+    HoodieErrors(s"hoodie_table_changes argument $position must be a non-null string literal, got: $value")
+
+  def cdcUnsupported(): AnalysisException =
+    HoodieErrors("hoodie_table_changes: query type 'cdc' is not supported; use 'latest_state' (the default)")
+
+  def notHoodie(name: String): AnalysisException =
+    HoodieErrors(s"hoodie_table_changes: $name is not a hoodie table")
+}

@@ -1,0 +1,60 @@
+package org.apache.spark.sql.hoodie
+
+import java.io.{File, FileInputStream}
+import java.util.Properties
+
+import scala.jdk.CollectionConverters._
+import scala.util.Using
+
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/** How the shim reaches the Python data source `hoodie`, which owns everything about the format. */
+object HoodieSource {
+  val Name = "hoodie"
+
+  /** Columns every hoodie table row carries; SQL exposes them as metadata columns, not in `SELECT *`. */
+  val MetaColumns: Seq[String] =
+    Seq("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+
+  /** Input column that marks rows to delete in an upsert; the Python writer never stores it. */
+  val DeleteMarkerColumn = "_hoodie_is_delete"
+
+  val OperationOption = "hoodie.datasource.write.operation"
+  val QueryOption = "hoodie.datasource.query.type"
+  val AsOfOption = "as.of.instant"
+
+  /** Hudi's SQL table properties (besides `hoodie.*` keys) that are options of the table. */
+  val SqlTableProperties: Set[String] =
+    Set("primarykey", "precombinefield", "type", "payloadclass")
+
+  def isHoodie(provider: Option[String]): Boolean = provider.exists(_.equalsIgnoreCase(Name))
+
+  /** A fresh Python data source: each scan or write gets its own, so no read plan is reused across queries. */
+  def dataSource(): PythonDataSourceV2 = {
+    val ds = new PythonDataSourceV2()
+    ds.setShortName(Name)
+    ds
+  }
+
+  def options(map: Map[String, String]): CaseInsensitiveStringMap = new CaseInsensitiveStringMap(map.asJava)
+
+  /** The table's schema as the Python source reads it (meta columns included). */
+  def inferSchema(options: Map[String, String]): StructType = dataSource().inferSchema(this.options(options))
+
+  /** `.hoodie/hoodie.properties` of the table at `location`, empty when there is no table there yet. */
+  def tableProperties(location: String): Map[String, String] = {
+    val file = new File(new File(location.stripPrefix("file:"), ".hoodie"), "hoodie.properties")
+    if (!file.isFile) Map.empty
+    else {
+      val props = new Properties()
+      Using.resource(new FileInputStream(file))(props.load)
+      props.asScala.toMap
+    }
+  }
+
+  /** Fields of a comma separated field list property (`city:SIMPLE` names the field `city`). */
+  def fields(value: Option[String]): Seq[String] =
+    value.toSeq.flatMap(_.split(",")).map(_.trim.split(":")(0)).filter(_.nonEmpty)
+}

@@ -1,0 +1,16 @@
+package org.apache.spark.sql.hoodie
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+/**
+ * `spark.sql.extensions=org.apache.spark.sql.hoodie.HoodieSparkExtensions`, with
+ * `spark.sql.catalog.spark_catalog=org.apache.spark.sql.hoodie.HoodieCatalog`: Hudi's SQL on the Python
+ * data source `hoodie` (which must be registered in the session: `hoodie_datasource.session(builder)`).
+ */
+class HoodieSparkExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    extensions.injectParser((_, parser) => new HoodieSqlParser(parser))
+    extensions.injectResolutionRule(_ => HoodieDmlRewrite)
+    extensions.injectTableFunction(HoodieTableChanges.description)
+  }
+}

@@ -1,0 +1,45 @@
+package org.apache.spark.sql.hoodie
+
+import org.apache.spark.sql.{classic, SparkSession}
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+
+/**
+ * `hoodie_table_changes(table, begin [, end])`: the incremental query of a hoodie table, i.e. the rows
+ * written by the commits after `begin` up to `end` (the latest by default). `table` is a table name or
+ * a path. Hudi's form `hudi_table_changes(table, 'latest_state', begin [, end])` is accepted too.
+ */
+object HoodieTableChanges {
+  val Name = "hoodie_table_changes"
+
+  def description: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => LogicalPlan) =
+    (FunctionIdentifier(Name), new ExpressionInfo(getClass.getCanonicalName, null, Name), build)
+
+  private def text(args: Seq[Expression]): Seq[String] = args.zipWithIndex.map { case (arg, i) =>
+    val value = if (arg.foldable) arg.eval() else null
+    if (value == null) throw HoodieErrors.tableChangesArgument(i + 1, arg.sql)
+    value.toString
+  }
+
+  def build(args: Seq[Expression]): LogicalPlan = {
+    val (table, begin, end) = text(args) match {
+      case Seq(t, q, rest @ _*) if q.equalsIgnoreCase("cdc") && rest.nonEmpty => throw HoodieErrors.cdcUnsupported()
+      case Seq(t, q, b) if q.equalsIgnoreCase("latest_state") => (t, b, None)
+      case Seq(t, q, b, e) if q.equalsIgnoreCase("latest_state") => (t, b, Some(e))
+      case Seq(t, b) => (t, b, None)
+      case Seq(t, b, e) => (t, b, Some(e))
+      case other => throw HoodieErrors.tableChangesArguments(other.length)
+    }
+    val options = Map(HoodieSource.QueryOption -> "incremental", "hoodie.datasource.read.begin.instanttime" -> begin) ++
+      end.map("hoodie.datasource.read.end.instanttime" -> _)
+    val spark = SparkSession.active.asInstanceOf[classic.SparkSession]
+    if (table.contains("/")) {
+      spark.read.format(HoodieSource.Name).options(options).load(table).logicalPlan
+    } else {
+      val name = spark.sessionState.sqlParser.parseMultipartIdentifier(table)
+      UnresolvedRelation(name, HoodieSource.options(options), isStreaming = false)
+    }
+  }
+}
