@@ -44,3 +44,19 @@ def name(sql) -> str:
 @pytest.fixture
 def location(tmp_path: Path) -> str:
     return str(tmp_path / "table")
+
+
+@pytest.fixture
+def spark_free_write():
+    """Write the trips rows with the core engine (no Spark), as another writer would."""
+    import pyarrow as pa
+
+    from hoodie_datasource.write.local_engine import write_local
+
+    def write(path: str) -> None:
+        rows = pa.table({"uuid": ["a", "b", "c"], "ts": [1, 1, 1], "fare": [10.0, 20.0, 30.0],
+                         "city": ["sf", "sf", "nyc"]})
+        write_local(path, rows, {"table.name": "trips", "recordkey.field": "uuid", "precombine.field": "ts",
+                                 "partitionpath.field": "city", "hive_style_partitioning": "true"})
+
+    return write

@@ -5,8 +5,11 @@ import org.apache.spark.sql.connector.catalog.Identifier
 
 /** The shim's own errors: AnalysisExceptions that name the table and what to do instead. */
 object HoodieErrors {
+  // Spark's error class whose whole message is its one parameter (PySpark needs an error class to convert it)
+  private val MessageOnly = "_LEGACY_ERROR_TEMP_1332"
+
   def apply(message: String): AnalysisException =
-    new AnalysisException(message, None, None, None, None, Map.empty, Array.empty)
+    new AnalysisException(MessageOnly, Map("errorMessage" -> message))
 
   def noSchema(ident: Identifier): AnalysisException =
     HoodieErrors(s"CREATE TABLE $ident USING hoodie needs columns, or a LOCATION holding a hoodie table to take them from")
