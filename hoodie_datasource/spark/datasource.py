@@ -4,7 +4,8 @@ Reads go straight through it. Writes made with ``df.write.format("hoodie").save(
 ``hoodie_datasource.register(spark)`` never reach it: they run the distributed write DAG
 (``spark.write_dag``). Writes that do reach it (SQL ``INSERT``, ``insertInto``, or a session
 without ``register``) are staged by the tasks and written in ``commit()`` by the local engine,
-so they are correct whatever their input partitioning.
+so they are correct whatever their input partitioning; except when the jvm-shim had Spark cluster
+the input by the table's partition columns: then each task writes its partitions itself.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWrite
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.read_config import resolve_read_config
+from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.table.table_config import load_table_config, table_exists
 
 
 def _path(options: dict[str, str]) -> str:
@@ -49,4 +54,10 @@ class HoodieDataSource(DataSource):
         return HoodieReader(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        return StagedWriter.create(dict(self.options), schema, overwrite)
+        options = dict(self.options)
+        if not overwrite:
+            base_path = local_path(_path(options))
+            config = resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
+            if clustered_input(options, config):
+                return PartitionWriter.create(options, schema)
+        return StagedWriter.create(options, schema, overwrite)

@@ -80,7 +80,7 @@ def _route(plan: InsertPlan):
 
 def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarget]):
     def run(key: tuple, table: pa.Table) -> pa.Table:
-        token, task_partition = _token()
+        token, task_partition = task_token()
         partition, file_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key[:2])
         target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
         stat = write_file_group(ctx, target, table, token, task_partition)
@@ -89,7 +89,7 @@ def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarg
     return run
 
 
-def _token() -> tuple[str, int]:
+def task_token() -> tuple[str, int]:
     task = TaskContext.get()
     if task is None:
         return "0-0-0", 0
@@ -100,7 +100,7 @@ def _write_partitions(writer: RecordWriter):
     """One task per partition: tag against that partition's files, plan its inserts, write its
     file groups. Timings come back in an extra row per task (stat null)."""
     def run(key: tuple, table: pa.Table) -> pa.Table:
-        token, task_partition = _token()
+        token, task_partition = task_token()
         started = time.monotonic()
         routed, targets, _ = writer.tag_and_route(table)
         tagged = time.monotonic()
@@ -131,6 +131,9 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
+    import os
+    if os.environ.get("HOODIE_N"):
+        keyed = keyed.repartition(int(os.environ["HOODIE_N"]), PARTITION_PATH_COLUMN)
     rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
         _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]

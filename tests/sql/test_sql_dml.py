@@ -128,3 +128,26 @@ def test_merge_not_matched_by_source_is_refused(sql, name, location):
     with pytest.raises(AnalysisException, match="NOT MATCHED BY SOURCE"):
         sql.sql(f"MERGE INTO {name} t USING few s ON t.uuid = s.uuid WHEN NOT MATCHED BY SOURCE THEN DELETE")
     assert_rows(sql, f"SELECT * FROM {name}", INITIAL)
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+def test_writes_are_right_whatever_the_input_partitioning(sql, name, location, clustered):
+    """Rows of one partition arrive in several tasks. The shim has Spark cluster them by partition so each
+    task writes whole partitions (or, switched off, the tasks stage the rows and the commit writes them)."""
+    create_trips(sql, name, location)
+    sql.conf.set("spark.hoodie.sql.clusteredWrites", str(clustered).lower())
+    try:
+        rows = sql.range(2000).selectExpr("concat('k', id) AS uuid", "1L AS ts", "CAST(id AS DOUBLE) AS fare",
+                                          "concat('c', id % 5) AS city").repartition(4)
+        rows.createOrReplaceTempView("many")
+        sql.sql(f"INSERT INTO {name} BY NAME SELECT * FROM many")
+        sql.sql(f"INSERT INTO {name} BY NAME SELECT uuid, 2L AS ts, -fare AS fare, city FROM many "
+                "WHERE fare % 4 = 0 DISTRIBUTE BY rand()")
+    finally:
+        sql.conf.unset("spark.hoodie.sql.clusteredWrites")
+    summary = sql.sql(f"SELECT count(*), count(DISTINCT uuid), sum(CASE WHEN ts = 2 AND fare <= 0 THEN 1 ELSE 0 END) "
+                      f"FROM {name}")
+    assert tuple(summary.first()) == (2000, 2000, 500)
+    table = HoodieTable(location)
+    stages = table.commit_metadata(table.latest_commit())["extraMetadata"]
+    assert ("hoodie.stage.tag_task.ms" in stages) == clustered  # written by the tasks, or in the commit

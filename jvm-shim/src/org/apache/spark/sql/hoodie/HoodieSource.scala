@@ -6,6 +6,7 @@ import java.util.Properties
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -24,6 +25,13 @@ object HoodieSource {
   val OperationOption = "hoodie.datasource.write.operation"
   val QueryOption = "hoodie.datasource.query.type"
   val AsOfOption = "as.of.instant"
+  /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
+  val ClusteredOption = "hoodie.datasource.write.input.clustered"
+
+  /** `spark.hoodie.sql.clusteredWrites` (default true): partitioned appends cluster their input by partition
+   * and write in the tasks; false stages the rows and writes them in the commit (as without the shim). */
+  def clusteredWrites: Boolean =
+    SparkSession.active.conf.get("spark.hoodie.sql.clusteredWrites", "true").equalsIgnoreCase("true")
 
   /** Hudi's SQL table properties (besides `hoodie.*` keys) that are options of the table. */
   val SqlTableProperties: Set[String] =

@@ -7,10 +7,13 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, V1Table}
 import org.apache.spark.sql.connector.catalog.TableCapability._
-import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, Transform}
+import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, SortOrder, Transform, Expression => V2Expression}
+import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
 import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns}
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, LogicalWriteInfoImpl, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, LogicalWriteInfoImpl, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.execution.datasources.v2.python.{PythonScanBuilder, PythonWrite}
 import org.apache.spark.sql.types.{DataType, StringType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -124,9 +127,25 @@ private class HoodieWriteBuilder(options: Map[String, String], info: LogicalWrit
   }
 
   override def build(): Write = {
-    val merged = options ++ info.options().asCaseSensitiveMap().asScala ++ operation.map(HoodieSource.OperationOption -> _)
+    // appends to a partitioned table: Spark clusters the rows by partition, and each task writes its partitions
+    val clustered = !overwrite && partitionColumns.nonEmpty && HoodieSource.clusteredWrites
+    val merged = options ++ info.options().asCaseSensitiveMap().asScala ++ operation.map(HoodieSource.OperationOption -> _) ++
+      (if (clustered) Map(HoodieSource.ClusteredOption -> "true") else Map.empty)
     val writeInfo = LogicalWriteInfoImpl(
       info.queryId(), info.schema(), HoodieSource.options(merged), info.rowIdSchema(), info.metadataSchema())
-    new PythonWrite(HoodieSource.dataSource(), HoodieSource.Name, writeInfo, overwrite)
+    val write = new PythonWrite(HoodieSource.dataSource(), HoodieSource.Name, writeInfo, overwrite)
+    if (clustered) new ClusteredWrite(write, partitionColumns.toSeq.sorted) else write
   }
+}
+
+/** A write whose input Spark clusters by the partition columns first. */
+private class ClusteredWrite(delegate: Write, columns: Seq[String]) extends Write with RequiresDistributionAndOrdering {
+  override def requiredDistribution(): Distribution =
+    Distributions.clustered(columns.map(c => Expressions.column(c): V2Expression).toArray)
+  override def requiredOrdering(): Array[SortOrder] = Array.empty
+  override def description(): String = delegate.description()
+  override def toBatch: BatchWrite = delegate.toBatch
+  override def toStreaming: StreamingWrite = delegate.toStreaming
+  override def supportedCustomMetrics(): Array[CustomMetric] = delegate.supportedCustomMetrics()
+  override def reportDriverMetrics(): Array[CustomTaskMetric] = delegate.reportDriverMetrics()
 }

@@ -1,0 +1,83 @@
+"""The data source writer for input clustered by the table's partition columns (SQL writes through the
+jvm-shim, which asks Spark for that distribution).
+
+Every partition's rows are in one task, so each task does the whole write of its partitions, as a
+task of the DataFrame write DAG does: tag them against the partition's files, plan their inserts,
+write their file groups. ``commit()`` completes the instant with the tasks' write stats. The
+instant is started when Spark asks for the writer, before any task runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.spark.types import spark_arrow_schema
+from hoodie_datasource.spark.write_dag import PER_PARTITION_OPERATIONS, task_token
+from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write import tagging
+from hoodie_datasource.write.write_client import WriteSession, start_write
+
+logger = logging.getLogger(__name__)
+
+CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
+"""Set by the jvm-shim when Spark clusters the input by the table's partition columns."""
+
+
+def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
+    """The input is clustered by partition and the write can run per partition."""
+    given = any(key.lower() == CLUSTERED_OPTION and str(value).lower() == "true" for key, value in options.items())
+    return (given and bool(config.keygen.partition_fields) and not config.index.is_global
+            and config.operation in PER_PARTITION_OPERATIONS)
+
+
+@dataclass
+class PartitionStats(WriterCommitMessage):
+    stats: list[dict] = field(default_factory=list)
+    tag_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+
+class PartitionWriter(DataSourceArrowWriter):
+    def __init__(self, session: WriteSession):
+        self.session = session
+        self.writer = session.record_writer()
+
+    @staticmethod
+    def create(options: dict[str, str], schema: StructType) -> PartitionWriter:
+        options = {key: value for key, value in options.items() if key.lower() != CLUSTERED_OPTION}
+        session = start_write(options.get("path") or options.get("location"), options, spark_arrow_schema(schema))
+        session.mark_inflight({})
+        return PartitionWriter(session)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PartitionStats:
+        batches = list(iterator)
+        if not batches:
+            return PartitionStats()
+        started = time.monotonic()
+        cfg = self.session.config
+        records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation == "delete")
+        routed, targets, _ = self.writer.tag_and_route(records)
+        tagged = time.monotonic()
+        token, task_partition = task_token()
+        stats = self.writer.write_groups(routed, targets, token, task_partition)
+        return PartitionStats([s.as_dict() for s in stats], tagged - started, time.monotonic() - tagged)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        done = [m for m in messages if isinstance(m, PartitionStats)]
+        stats = [WriteStat.from_dict(s) for m in done for s in m.stats]
+        self.session.stage_seconds.update(tag_task=sum(m.tag_seconds for m in done),
+                                          write_task=sum(m.write_seconds for m in done))
+        instant = self.session.commit(stats)
+        logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.session.abort()
+
