@@ -131,9 +131,6 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
-    import os
-    if os.environ.get("HOODIE_N"):
-        keyed = keyed.repartition(int(os.environ["HOODIE_N"]), PARTITION_PATH_COLUMN)
     rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
         _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
