@@ -130,3 +130,18 @@ def test_tables_persist_in_the_hive_metastore_across_sessions(tmp_path):
     assert run("create") == [["a", 1, 1.5]]
     assert run("read") == [["a", 1, 1.5]]  # a new process, a new session: the table is still there
     assert (Path(tmp_path) / "metastore").is_dir()
+
+
+def test_tables_named_by_path(sql, spark_free_write, location):
+    spark_free_write(location)
+    table = f"hoodie.`{location}`"
+    assert_rows(sql, f"SELECT uuid, ts, fare, city FROM {table}", INITIAL)
+    first = HoodieTable(location).latest_commit()
+    sql.sql(f"INSERT INTO {table} (uuid, ts, fare, city) VALUES ('d', 1, 4.0, 'la')")
+    sql.sql(f"DELETE FROM {table} WHERE uuid = 'a'")
+    assert_rows(sql, f"SELECT uuid, ts, fare, city FROM {table}", [*INITIAL[1:], ("d", 1, 4.0, "la")])
+    assert_rows(sql, f"SELECT uuid, ts, fare, city FROM {table} VERSION AS OF '{first}'", INITIAL)
+    df = sql.table(table)  # one DataFrame, filtered then not: every query reads afresh
+    assert df.filter("fare > 25").count() == 1
+    assert df.count() == 3 and df.agg({"fare": "sum"}).first()[0] == 54.0
+    assert sql.sql(f"SELECT count(*) FROM {table}").first()[0] == 3

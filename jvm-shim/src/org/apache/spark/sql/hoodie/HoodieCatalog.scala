@@ -6,7 +6,9 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
+import org.apache.spark.sql.catalyst.catalog.{CatalogStorageFormat, CatalogTable, CatalogTableType, CatalogUtils}
 import org.apache.spark.sql.connector.catalog.{CatalogV2Util, Column, DelegatingCatalogExtension, Identifier, Table, TableCatalog, V1Table}
 import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
 import org.apache.spark.sql.types.StructType
@@ -14,7 +16,8 @@ import org.apache.spark.sql.types.StructType
 /**
  * The session catalog, with hoodie tables resolved to [[HoodieSqlTable]] (everything else is delegated).
  *
- * - `t_rt` and `t_ro` name the snapshot and read-optimized views of every hoodie table `t`.
+ * - `t_rt` and `t_ro` name the snapshot and read-optimized views of every hoodie table `t`;
+ *   hoodie.`/path/to/table` names a table by its path.
  * - `TIMESTAMP AS OF` / `VERSION AS OF` read the table as of an instant.
  * - `CREATE TABLE ... USING hoodie` creates the table on storage too (as Hudi does), with the schema of
  *   an existing table when no columns are given.
@@ -32,7 +35,8 @@ class HoodieCatalog extends DelegatingCatalogExtension {
       .getOrElse(super.loadTable(ident, timestamp))
 
   private def resolve(ident: Identifier, extra: Map[String, String]): Table =
-    try {
+    if (HoodieCatalog.isPath(ident)) HoodieCatalog.pathTable(ident.name()).withOptions(extra)
+    else try {
       super.loadTable(ident) match {
         case v1: V1Table if HoodieSource.isHoodie(v1.catalogTable.provider) => HoodieCatalog.toHoodie(v1, extra)
         case other => other
@@ -97,6 +101,21 @@ class HoodieCatalog extends DelegatingCatalogExtension {
 
 object HoodieCatalog {
   private val Views = Map("_rt" -> "snapshot", "_ro" -> "read_optimized")
+
+  /** hoodie.`/data/trips`: a table named by its path, as `delta.`/path`` names Delta tables. */
+  def isPath(ident: Identifier): Boolean =
+    ident.namespace().toSeq == Seq(HoodieSource.Name) && (ident.name().startsWith("/") || ident.name().contains(":/"))
+
+  def pathTable(path: String): HoodieSqlTable = {
+    val schema = HoodieSource.inferSchema(Map("path" -> path))
+    val table = CatalogTable(
+      identifier = TableIdentifier(path, Some(HoodieSource.Name)),
+      tableType = CatalogTableType.EXTERNAL,
+      storage = CatalogStorageFormat.empty.copy(locationUri = Some(CatalogUtils.stringToURI(path))),
+      schema = StructType(schema.filterNot(f => HoodieSource.MetaColumns.contains(f.name))),
+      provider = Some(HoodieSource.Name))
+    new HoodieSqlTable(table, Map("path" -> path), table.schema)
+  }
 
   /** `trips_rt` -> (`trips`, snapshot), `trips_ro` -> (`trips`, read_optimized). */
   def view(ident: Identifier): Option[(Identifier, String)] = Views.collectFirst {
