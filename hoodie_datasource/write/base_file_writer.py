@@ -45,17 +45,23 @@ def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compress
                     unique_columns: tuple[str, ...] = ()) -> int:
     """Write ``table`` to ``path`` (which must not exist) and return the file size in bytes.
 
+    The footer entries go into the file's key-value metadata only: the Arrow schema pyarrow stores
+    beside them (``ARROW:schema``, for exact types on read) is written without metadata, or it would
+    carry a second, base64-encoded copy of the bloom filter (a third of a 3 MB file, and parsed
+    again by every reader of the footer).
+
     Columns known to hold unique values (sequence numbers, record keys) skip dictionary encoding,
     which cannot pay off for them (writes are ~35% faster and files smaller); the sequence number
     also skips column statistics, which no reader uses."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    schema = table.schema.with_metadata({**(table.schema.metadata or {}), **footer})
     unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
     names = table.column_names
     options = {
         "use_dictionary": [n for n in names if n not in unique],
         "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
     }
-    with pq.ParquetWriter(path, schema, compression=compression, **options) as writer:
-        writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=1 << 20)
+    table = table.replace_schema_metadata(None)
+    with pq.ParquetWriter(path, table.schema, compression=compression, **options) as writer:
+        writer.write_table(table, row_group_size=1 << 20)
+        writer.add_key_value_metadata(footer)
     return os.path.getsize(path)

@@ -101,3 +101,27 @@ def test_every_base_file_footer_covers_its_keys_after_merges(tmp_path):
     assert read_bloom_filter(file).might_contain(keys).all()
     footer = pq.read_metadata(file).metadata
     assert footer[b"hoodie_min_record_key"] == b"k0" and footer[b"hoodie_max_record_key"] == b"new2"
+
+
+def test_base_file_footer_holds_the_bloom_filter_once(tmp_path):
+    """The Hudi footer entries are key-value metadata only; the stored Arrow schema (exact types
+    on read) carries no second copy of the bloom filter."""
+    import base64
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "t")
+    write_local(path, batch([(f"k{i}", 1, "x", i) for i in range(50)]), OPTS)
+    write_local(path, batch([("k1", 2, "x", 100), ("new", 1, "x", 0)]), OPTS)
+    for name in os.listdir(os.path.join(path, "x")):
+        if not name.endswith(".parquet"):
+            continue
+        footer = pq.read_metadata(os.path.join(path, "x", name)).metadata
+        assert b"org.apache.hudi.bloomfilter" in footer and b"hoodie_min_record_key" in footer
+        stored = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(footer[b"ARROW:schema"])))
+        assert not stored.metadata and stored.names[:5] == [
+            "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+            "_hoodie_file_name"]
+        assert len(footer[b"ARROW:schema"]) < 4096
+    assert read(path) == sorted([(f"k{i}", i) for i in range(50) if i != 1] + [("k1", 100), ("new", 0)])
