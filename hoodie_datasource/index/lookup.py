@@ -59,20 +59,32 @@ def range_candidates(
     return np.concatenate(rows_out), np.concatenate(files_out)
 
 
+def bloom_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray | None:
+    """A bool per candidate key: may ``base_file``'s bloom filter hold it? None when it has no filter."""
+    path = os.path.join(base_path, base_file)
+    bloom = read_bloom_filter(path)
+    if bloom is None:
+        return None
+    return np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
+
+
+def stored_key_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray:
+    """A bool per candidate key: is it stored in ``base_file``? Reads the file's key column."""
+    path = os.path.join(base_path, base_file)
+    stored = pq.read_table(path, columns=[RECORD_KEY_COLUMN], use_threads=False).column(0).combine_chunks()
+    return pc.is_in(candidate_keys, value_set=stored).to_numpy(zero_copy_only=False)
+
+
 def confirm_in_file(base_path: str, base_file: str, candidate_keys: pa.Array, use_bloom: bool) -> np.ndarray:
     """A bool per candidate key: is it really stored in ``base_file``?"""
-    path = os.path.join(base_path, base_file)
-    parquet = pq.ParquetFile(path)
     maybe = np.ones(len(candidate_keys), dtype=bool)
     if use_bloom and len(candidate_keys):
-        bloom = read_bloom_filter(path, parquet.metadata)
-        if bloom is not None:
-            maybe = np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
+        checked = bloom_check(base_path, base_file, candidate_keys)
+        if checked is not None:
+            maybe = checked
     if not maybe.any():
         return maybe
-    checked = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
-    stored = parquet.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
-    found = pc.is_in(checked, value_set=stored).to_numpy(zero_copy_only=False)
+    subset = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
     result = np.zeros(len(candidate_keys), dtype=bool)
-    result[np.nonzero(maybe)[0][found]] = True
+    result[np.nonzero(maybe)[0][stored_key_check(base_path, base_file, subset)]] = True
     return result

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.index.key_ranges import FileKeyRange
-from hoodie_datasource.index.lookup import confirm_in_file, range_candidates
+from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
@@ -70,18 +70,53 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     )
 
 
-def confirm(base_path: str, cands: pa.Table, use_bloom: bool) -> pa.Table:
-    """Exact locations among ``cands`` (which may span several files)."""
+def confirm(base_path: str, cands: pa.Table, use_bloom: bool, merge_checks_keys: bool = False,
+            global_index: bool = False) -> pa.Table:
+    """Exact locations among ``cands`` (which may span several files).
+
+    With ``merge_checks_keys`` (the caller holds every candidate of its keys, and the write that
+    follows matches keys exactly, as a copy-on-write merge does) a key whose bloom filters point at
+    a single file is sent there without reading the file's keys: were it a false positive, the
+    merge finds the key absent and writes it as an insert of that file group, so it still lands
+    once. Keys that two or more filters may hold, or candidates of files without a filter, are
+    checked against the stored keys."""
     if cands.num_rows == 0:
         return LOCATION_SCHEMA.empty_table()
     files = cands.column("_hoodie_base_file").combine_chunks()
     encoded = pc.dictionary_encode(files)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
-    keep = np.zeros(cands.num_rows, dtype=bool)
+    names = encoded.dictionary.to_pylist()
+    rows_of = [np.nonzero(codes == code)[0] for code in range(len(names))]
     keys = cands.column(RECORD_KEY_COLUMN).combine_chunks()
-    for code, base_file in enumerate(encoded.dictionary.to_pylist()):
-        rows = np.nonzero(codes == code)[0]
-        keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)
+    if not merge_checks_keys:
+        keep = np.zeros(cands.num_rows, dtype=bool)
+        for base_file, rows in zip(names, rows_of):
+            keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)
+        return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
+
+    maybe = np.ones(cands.num_rows, dtype=bool)
+    filtered = np.zeros(cands.num_rows, dtype=bool)
+    if use_bloom:
+        for base_file, rows in zip(names, rows_of):
+            checked = bloom_check(base_path, base_file, pc.take(keys, pa.array(rows)))
+            if checked is not None:
+                maybe[rows] = checked
+                filtered[rows] = True
+    exact = maybe & ~filtered
+    positive = np.nonzero(maybe)[0]
+    if len(positive):
+        who = pc.take(keys, pa.array(positive))
+        if not global_index:
+            parts = pc.take(cands.column(PARTITION_PATH_COLUMN).combine_chunks(), pa.array(positive))
+            who = pc.binary_join_element_wise(who, parts, "\x00")
+        key_codes = pc.dictionary_encode(who).indices.to_numpy(zero_copy_only=False)
+        ambiguous = np.bincount(key_codes)[key_codes] > 1
+        exact[positive[ambiguous]] = True
+    keep = maybe.copy()
+    for base_file, rows in zip(names, rows_of):
+        check = rows[exact[rows]]
+        if len(check):
+            keep[check] = stored_key_check(base_path, base_file, pc.take(keys, pa.array(check)))
     return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
 

@@ -1,0 +1,114 @@
+"""Tagging with bloom filters that answer "maybe" for almost every key: copy-on-write sends a key
+that one filter claims straight to its merge (which matches keys exactly), reads stored keys only
+for keys several filters claim; merge-on-read always confirms against the stored keys. Either way
+updates replace their row and new keys land once."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hoodie_datasource import HoodieTable
+from hoodie_datasource.index import lookup
+from hoodie_datasource.write import tagging
+from hoodie_datasource.write.local_engine import write_local
+from tests.unit.small_tables import batch
+from tests.unit.small_tables import read_pairs as read
+
+# a 1-entry SIMPLE filter at fpp 0.9 has a handful of bits: nearly every key is a "maybe"
+LEAKY = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+         "hoodie.bloom.index.filter.type": "SIMPLE", "hoodie.index.bloom.num_entries": "1",
+         "hoodie.index.bloom.fpp": "0.9", "hoodie.parquet.small.file.limit": "0"}
+
+
+def _key_reads(monkeypatch) -> list[int]:
+    reads: list[int] = []
+    real = tagging.stored_key_check
+
+    def counting(base_path, base_file, keys):
+        reads.append(len(keys))
+        return real(base_path, base_file, keys)
+
+    monkeypatch.setattr(tagging, "stored_key_check", counting)
+    monkeypatch.setattr(lookup, "stored_key_check", counting)
+    return reads
+
+
+def _totals(path: str) -> tuple[int, int, int]:
+    table = HoodieTable(path)
+    stats = [s for ss in table.commit_metadata(table.latest_commit())["partitionToWriteStats"].values() for s in ss]
+    return tuple(sum(int(s.get(k) or 0) for s in stats) for k in ("numUpdateWrites", "numInserts", "numDeletes"))
+
+
+def _three_overlapping_file_groups(path: str, options: dict) -> dict[str, int]:
+    """Keys k000..k299 over three file groups of partition x, every one spanning k000..k29x."""
+    expected = {}
+    for shift in range(3):
+        rows = [(f"k{i:03d}", 1, "x", i) for i in range(shift, 300, 3)]
+        write_local(path, batch(rows), {**options, "operation": "insert"})
+        expected.update({k: v for k, _, _, v in rows})
+    return expected
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_false_positives_and_ambiguous_keys_land_once(tmp_path, monkeypatch, table_type):
+    path = str(tmp_path / "t")
+    options = {**LEAKY, "hoodie.datasource.write.table.type": table_type}
+    expected = _three_overlapping_file_groups(path, options)
+    assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) == 3
+    reads = _key_reads(monkeypatch)
+    updates = [(f"k{i:03d}", 2, "x", 1000 + i) for i in range(0, 300, 7)]
+    inserts = [(f"k{i:03d}n", 2, "x", 5000 + i) for i in range(0, 290, 11)]  # inside every file's key range
+    write_local(path, batch(updates + inserts), options)
+    expected.update({k: v for k, _, _, v in updates + inserts})
+    assert read(path) == sorted(expected.items())
+    assert _totals(path)[:2] == (len(updates), len(inserts))
+    # three filters claim almost every key, so almost every key is checked against stored keys
+    assert sum(reads) >= len(updates + inserts)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_key_one_filter_claims_needs_no_key_read_on_copy_on_write(tmp_path, monkeypatch, table_type):
+    path = str(tmp_path / "t")
+    options = {**LEAKY, "hoodie.datasource.write.table.type": table_type}
+    write_local(path, batch([(f"k{i:03d}", 1, "x", i) for i in range(100)]), options)
+    reads = _key_reads(monkeypatch)
+    updates = [(f"k{i:03d}", 2, "x", 1000 + i) for i in range(0, 100, 9)]
+    inserts = [(f"k{i:03d}n", 2, "x", 5000 + i) for i in range(0, 90, 13)]
+    write_local(path, batch(updates + inserts), options)
+    expected = {f"k{i:03d}": i for i in range(100)} | {k: v for k, _, _, v in updates + inserts}
+    assert read(path) == sorted(expected.items())
+    assert _totals(path)[:2] == (len(updates), len(inserts))
+    if table_type == "COPY_ON_WRITE":
+        assert reads == []
+    else:
+        assert sum(reads) >= len(updates)
+    # deletes of unknown keys the filter claims change nothing; a known one goes
+    write_local(path, batch([("k001n", 3, "x", 0), ("k002", 3, "x", 0)]), {**options, "operation": "delete"})
+    del expected["k002"]
+    assert read(path) == sorted(expected.items())
+
+
+def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
+    path = str(tmp_path / "t")
+    _three_overlapping_file_groups(path, LEAKY)
+    files = sorted((f"x/{n}" for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")),
+                   key=lambda f: "k003" not in pq.read_table(os.path.join(path, f)).column("id").to_pylist())
+    reads = _key_reads(monkeypatch)
+    # "k003" (stored in files[0]) is claimed by files 0 and 1, "zzz" (stored nowhere) only by file 2
+    cands = pa.table({"_hoodie_record_key": ["k003", "k003", "zzz"], "_hoodie_partition_path": ["x"] * 3,
+                      "_hoodie_file_id": ["f0", "f1", "f2"], "_hoodie_location_partition": ["x"] * 3,
+                      "_hoodie_base_file": files}, schema=tagging.CANDIDATE_SCHEMA)
+    found = tagging.confirm(path, cands, use_bloom=False, merge_checks_keys=True)
+    assert sorted(reads) == [1, 1, 1]  # no filter used: every candidate is checked
+    reads.clear()
+    found = tagging.confirm(path, cands, use_bloom=True, merge_checks_keys=True)
+    assert sorted(reads) == [1, 1]  # k003 in files 0 and 1; zzz goes to file 2 unchecked
+    assert found.column("_hoodie_record_key").to_pylist() == ["k003", "zzz"]
+    assert found.column("_hoodie_file_id").to_pylist()[1] == "f2"
+    reads.clear()
+    exact = tagging.confirm(path, cands, use_bloom=True)
+    assert exact.column("_hoodie_record_key").to_pylist() == ["k003"]
