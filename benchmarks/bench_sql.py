@@ -79,17 +79,20 @@ def main() -> None:
     columns = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in base.schema)
 
     runs: dict[str, list[dict[str, float]]] = {way: [] for way in WAYS}
-    for _ in range(args.runs):  # interleaved: one run of each way, then again
-        runs[WAYS[0]].append(sql_run(spark, work, columns, clustered=True))
-        runs[WAYS[1]].append(sql_run(spark, work, columns, clustered=False))
-        runs[WAYS[2]].append(dataframe_run(base, batch, work))
+    for round_number in range(args.runs + 1):  # interleaved: one run of each way, then again
+        results = (sql_run(spark, work, columns, clustered=True), sql_run(spark, work, columns, clustered=False),
+                   dataframe_run(base, batch, work))
+        if round_number == 0:
+            continue  # the first round warms the session up (JIT, Python workers) and is not counted
+        for way, result in zip(WAYS, results):
+            runs[way].append(result)
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
 
     lines = [f"# SQL writes through the jvm-shim, {args.rows:,} rows",
              "", f"`python benchmarks/bench_sql.py --rows {args.rows} --runs {args.runs}` (median of {args.runs} "
-             f"interleaved runs, one warm local[2] session; batch = {upsert_batch(args.rows).num_rows:,} rows: "
-             "1% updates, 0.5% inserts)", "",
+             f"interleaved runs after a warm-up round, one local[2] session; "
+             f"batch = {upsert_batch(args.rows).num_rows:,} rows: 1% updates, 0.5% inserts)", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"pyspark {pyspark.__version__}, hoodie-datasource {hoodie_datasource.__version__}", "",
              "| seconds | " + " | ".join(WAYS) + " |", "|---|" + "---|" * len(WAYS)]

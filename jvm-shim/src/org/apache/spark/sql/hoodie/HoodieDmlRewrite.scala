@@ -2,10 +2,11 @@ package org.apache.spark.sql.hoodie
 
 import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, CaseWhen, Cast, EqualTo, Expression, In, IsNotNull, Literal, Not}
-import org.apache.spark.sql.catalyst.plans.LeftOuter
+import org.apache.spark.sql.catalyst.plans.{LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -14,7 +15,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  *
  * - `DELETE FROM t WHERE c`: the rows matching `c`, written with operation `delete`.
  * - `UPDATE t SET a = e WHERE c`: the rows matching `c` with the assignments applied, upserted.
- * - `MERGE INTO t USING s ON c ...`: `s LEFT OUTER JOIN t ON c`; each source row takes the first clause
+ * - `MERGE INTO t USING s ON c ...`: `s LEFT OUTER JOIN t ON c` (t first narrowed to the rows a small s
+ *   matches); each source row takes the first clause
  *   whose condition holds (matched: update or delete; not matched: insert), and the result is upserted
  *   in one commit, with the rows to delete flagged in the delete marker column.
  *
@@ -88,7 +90,13 @@ object HoodieDmlRewrite extends Rule[LogicalPlan] {
     if (m.notMatchedBySourceActions.nonEmpty) throw HoodieErrors.notMatchedBySource(table.name())
     val target = m.targetTable
     val flag = Alias(Literal.TrueLiteral, MatchedColumn)()
-    val joined = Join(m.sourceTable, Project(target.output :+ flag, target), LeftOuter, Some(m.mergeCondition), JoinHint.NONE)
+    val targetRows = Project(target.output :+ flag, target)
+    // a small source (it would be broadcast) first picks the target rows it matches, so the whole target
+    // is filtered where it is read instead of being shuffled for the outer join
+    val candidates = if (m.sourceTable.stats.sizeInBytes <= SQLConf.get.autoBroadcastJoinThreshold) {
+      Join(targetRows, m.sourceTable, LeftSemi, Some(m.mergeCondition), JoinHint.NONE)
+    } else targetRows
+    val joined = Join(m.sourceTable, candidates, LeftOuter, Some(m.mergeCondition), JoinHint.NONE)
     val matched = IsNotNull(flag.toAttribute)
 
     val clauses: Seq[(MergeAction, Int)] =
