@@ -125,3 +125,25 @@ def test_base_file_footer_holds_the_bloom_filter_once(tmp_path):
             "_hoodie_file_name"]
         assert len(footer[b"ARROW:schema"]) < 4096
     assert read(path) == sorted([(f"k{i}", i) for i in range(50) if i != 1] + [("k1", 100), ("new", 0)])
+
+
+def test_dictionary_encoding_only_for_columns_with_repeating_values(tmp_path):
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hoodie_datasource.write.base_file_writer import write_base_file
+
+    n = 10_000
+    rng = np.random.default_rng(1)
+    table = pa.table({"_hoodie_record_key": [f"k{i}" for i in range(n)], "lat": rng.uniform(-90, 90, n),
+                      "fare": np.round(rng.uniform(3, 90, n), 1), "city": [f"c{i % 7}" for i in range(n)],
+                      "paid": rng.integers(0, 2, n).astype(bool), "note": pa.nulls(n, pa.string())})
+    path = str(tmp_path / "p" / "f.parquet")
+    write_base_file(path, table, {"k": "v"}, "snappy")
+    row_group = pq.read_metadata(path).row_group(0)
+    dictionary = {row_group.column(i).path_in_schema: row_group.column(i).has_dictionary_page
+                  for i in range(row_group.num_columns)}
+    assert dictionary == {"_hoodie_record_key": False, "lat": False, "fare": True, "city": True, "paid": False,
+                          "note": True}
+    assert pq.read_table(path).equals(table)
