@@ -126,7 +126,8 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         "hoodie.datasource.write.recordkey.field",
     )
     if not record_keys:
-        raise HoodieConfigError("Option 'hoodie.datasource.write.recordkey.field' (or 'recordkey.field') is required")
+        raise HoodieConfigError("Option 'hoodie.datasource.write.recordkey.field' (or 'recordkey.field'; in SQL, "
+                                "TBLPROPERTIES (primaryKey = '...')) is required")
     partitions = _merge_with_table(
         "partition fields",
         get(k.PARTITION_PATH),
