@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator, Mapping
 
@@ -25,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hoodie_datasource.table.file_names import write_token
+from hoodie_datasource.table.file_names import PARTITION_METAFILE, write_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
@@ -124,6 +125,31 @@ def _timed(session: WriteSession, stage: str, started: float) -> float:
     return now
 
 
+def _count_partitions(base_path: str, limit: int) -> int:
+    """Partition directories of the table (those with a partition metafile), counting up to ``limit``."""
+    found = 0
+    for root, dirs, files in os.walk(base_path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if root != base_path and PARTITION_METAFILE in files:
+            found += 1
+            if found >= limit:
+                break
+    return found
+
+
+def _write_tasks(session: WriteSession, df: DataFrame) -> int:
+    """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
+    but no more than the table has partitions (more would be tasks with nothing to do).
+
+    The count is given explicitly because adaptive execution would otherwise coalesce the shuffle,
+    which is small (the batch, not the files it rewrites), into a single task that then rewrote
+    every partition's files one after the other."""
+    configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
+    if session.new_table:
+        return configured
+    return max(1, min(configured, _count_partitions(session.base_path, configured)))
+
+
 def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
     records are shuffled once, by partition path, and each task does the whole write of its
@@ -131,6 +157,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
+    keyed = keyed.repartition(_write_tasks(session, df), PARTITION_PATH_COLUMN)
     rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
         _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
