@@ -49,3 +49,21 @@ def test_upserts_and_deletes_across_many_file_groups(spark, table_path):
     want = spark.createDataFrame([(k, *v) for k, v in expected.items()], SCHEMA)
     assert_df_equality(got.orderBy("id"), want.orderBy("id"), ignore_nullable=True)
     assert got.count() == got.select("id").distinct().count() == len(expected)
+
+
+def test_a_small_upsert_over_many_partitions_is_not_coalesced_into_one_task(spark, table_path):
+    """Adaptive execution would put the few shuffled rows of the batch into one task, which would
+    rewrite every partition alone; the write keeps one task per shuffle partition instead."""
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "day", "precombine.field": "ts"}
+    rows = [(f"id-{i}", 0, f"d{i % 8}", i) for i in range(80)]
+    spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**opts).mode("bulk_insert").save(table_path)
+    spark.createDataFrame([(f"id-{i}", 1, f"d{i % 8}", -i) for i in range(0, 80, 5)], SCHEMA).coalesce(1) \
+        .write.format("hoodie").options(**opts).mode("upsert").save(table_path)
+    table = HoodieTable(table_path)
+    stats = [s for ss in table.commit_metadata(table.latest_commit())["partitionToWriteStats"].values() for s in ss]
+    assert len(stats) == 8
+    # the write token (task partition-stage-attempt) of every file: more than one task wrote them
+    tasks = {s["path"].rsplit("_", 2)[1].split("-")[0] for s in stats}
+    assert len(tasks) > 1
+    got = spark.read.format("hoodie").load(table_path)
+    assert got.count() == 80 and got.filter("amount < 0").count() == 15
