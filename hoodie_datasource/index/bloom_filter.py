@@ -171,6 +171,16 @@ class BloomFilter:
             found[pending] = row.contains(positions[pending])
         return found
 
+    @property
+    def nbytes(self) -> int:
+        return sum((row.vector_size + 7) // 8 for row in self.rows)
+
+    def copy(self, max_entries: int | None = None) -> BloomFilter:
+        """An independent filter with the same bits (``max_entries`` replaces the growth bound)."""
+        rows = [_BitVector(row.vector_size, row.num_hashes, row.packed()) for row in self.rows]
+        return BloomFilter(self.type_code, rows, self.nr, self.max_entries if max_entries is None else max_entries,
+                           self.current)
+
     def serialize(self) -> str:
         if self.type_code == "SIMPLE":
             raw = self.rows[0].to_bytes()

@@ -15,11 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import read_bloom_filter
+from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.index.key_ranges import FileKeyRange
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 
 
 def range_candidates(
@@ -61,17 +59,16 @@ def range_candidates(
 
 def bloom_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray | None:
     """A bool per candidate key: may ``base_file``'s bloom filter hold it? None when it has no filter."""
-    path = os.path.join(base_path, base_file)
-    bloom = read_bloom_filter(path)
+    bloom = base_file_cache.bloom_filter(os.path.join(base_path, base_file))
     if bloom is None:
         return None
     return np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
 
 
 def stored_key_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray:
-    """A bool per candidate key: is it stored in ``base_file``? Reads the file's key column."""
-    path = os.path.join(base_path, base_file)
-    stored = pq.read_table(path, columns=[RECORD_KEY_COLUMN], use_threads=False).column(0).combine_chunks()
+    """A bool per candidate key: is it stored in ``base_file``? Reads the file's key column (once per
+    process: base files are immutable)."""
+    stored = base_file_cache.stored_keys(os.path.join(base_path, base_file))
     return pc.is_in(candidate_keys, value_set=stored).to_numpy(zero_copy_only=False)
 
 

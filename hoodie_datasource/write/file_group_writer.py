@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import read_bloom_filter
+from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
@@ -48,9 +48,8 @@ def write_file_group(
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
         base_path = os.path.join(ctx.base_path, target.base_file)
-        base = pq.ParquetFile(base_path)
-        existing = base.read()
-        stored_bloom = read_bloom_filter(base_path, base.metadata, ctx.index.bloom_max_entries)
+        existing = pq.ParquetFile(base_path).read()
+        stored_bloom = base_file_cache.bloom_filter(base_path, ctx.index.bloom_max_entries)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,

@@ -112,3 +112,32 @@ def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
     reads.clear()
     exact = tagging.confirm(path, cands, use_bloom=True)
     assert exact.column("_hoodie_record_key").to_pylist() == ["k003"]
+
+
+def test_base_file_reads_are_remembered_until_the_file_changes(tmp_path, monkeypatch):
+    from hoodie_datasource.index import base_file_cache
+
+    path = str(tmp_path / "t")
+    options = {**LEAKY, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_local(path, batch([(f"k{i:03d}", 1, "x", i) for i in range(100)]), options)
+    [name] = [n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]
+    file = os.path.join(path, "x", name)
+    reads = []
+    real = pq.read_table
+    monkeypatch.setattr(base_file_cache.pq, "read_table", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    for version in (2, 3):  # merge-on-read: both upserts tag against the same base file
+        write_local(path, batch([("k005", version, "x", version), ("k070", version, "x", version)]), options)
+    assert reads == [file]
+    assert read(path) == sorted(({f"k{i:03d}": i for i in range(100)} | {"k005": 3, "k070": 3}).items())
+
+    bloom = base_file_cache.bloom_filter(file)
+    assert bloom.might_contain(["k001"]).all()
+    fresh = [f"z{i}" for i in range(50)]
+    before = bloom.might_contain(fresh).tolist()
+    bloom.add_keys(fresh)  # a copy: the remembered filter is unchanged
+    assert base_file_cache.bloom_filter(file).might_contain(fresh).tolist() == before
+
+    # the same path with other content is read again
+    pq.write_table(pa.table({"_hoodie_record_key": ["only"]}), file)
+    assert base_file_cache.stored_keys(file).to_pylist() == ["only"]
+    assert base_file_cache.bloom_filter(file) is None

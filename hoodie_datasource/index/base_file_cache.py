@@ -1,0 +1,98 @@
+"""What tagging reads from base files, remembered by the process: bloom filters and record keys.
+
+A base file never changes once written (a rewrite is a new file, with a new instant in its name),
+so what was read from it stays true. Entries are keyed by path, size and modification time all
+the same, so a file replaced in place (a test, a restore) is read again. Merge-on-read upserts
+keep tagging against the same base files until compaction, and Spark reuses its Python workers,
+so the keys and filters of a table's hot files are read once per worker instead of once per
+write; within one copy-on-write write, the merge reuses the filter tagging decoded.
+
+The memory is bounded (least recently used entries go first).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hoodie_datasource.index.bloom_filter import BloomFilter, read_bloom_filter
+from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+
+KEYS_BUDGET = 128 << 20
+BLOOM_BUDGET = 32 << 20
+
+
+class _LruCache:
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> object | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            self._entries.move_to_end(key)
+            return found[0]
+
+    def put(self, key: tuple, value: object, size: int) -> None:
+        if size > self.budget:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.used -= old[1]
+            self._entries[key] = (value, size)
+            self.used += size
+            while self.used > self.budget:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self.used -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.used = 0
+
+
+_KEYS = _LruCache(KEYS_BUDGET)
+_BLOOMS = _LruCache(BLOOM_BUDGET)
+_NO_FILTER = object()
+
+
+def _identity(path: str) -> tuple:
+    stat = os.stat(path)
+    return os.path.abspath(path), stat.st_size, stat.st_mtime_ns
+
+
+def stored_keys(path: str) -> pa.Array:
+    """The record keys stored in the base file at ``path``."""
+    key = _identity(path)
+    keys = _KEYS.get(key)
+    if keys is None:
+        keys = pq.read_table(path, columns=[RECORD_KEY_COLUMN], use_threads=False).column(0).combine_chunks()
+        _KEYS.put(key, keys, keys.nbytes)
+    return keys
+
+
+def bloom_filter(path: str, max_entries: int | None = None) -> BloomFilter | None:
+    """The bloom filter in the footer of the base file at ``path`` (None without one), as a copy
+    the caller may add keys to."""
+    key = _identity(path)
+    bloom = _BLOOMS.get(key)
+    if bloom is None:
+        bloom = read_bloom_filter(path)
+        _BLOOMS.put(key, _NO_FILTER if bloom is None else bloom, 1 if bloom is None else bloom.nbytes)
+    if bloom is _NO_FILTER or bloom is None:
+        return None
+    return bloom.copy(max_entries)
+
+
+def clear() -> None:
+    _KEYS.clear()
+    _BLOOMS.clear()
