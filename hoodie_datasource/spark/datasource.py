@@ -18,7 +18,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
-from hoodie_datasource.spark.reader import HoodieReader
+from hoodie_datasource.spark.reader import PUSHDOWN_OPTION, FilteringReader, HoodieReader
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.local import local_path
@@ -51,7 +51,8 @@ class HoodieDataSource(DataSource):
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
-        return HoodieReader(plan, cfg, spark_arrow_schema(schema))
+        filtering = str(self.options.get(PUSHDOWN_OPTION, "false")).lower() == "true"
+        return (FilteringReader if filtering else HoodieReader)(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)

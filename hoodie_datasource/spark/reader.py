@@ -1,32 +1,44 @@
-"""The Python data source reader: one input partition per file slice (small ones coalesced).
+"""The Python data source readers: one input partition per file slice (small ones coalesced).
 
 Everything ``read()`` needs travels in the reader (pickled to every task) or in the partition:
 state set in ``partitions()`` is lost (see the PySpark data source facts).
 
-No filter pushdown: PySpark 4.3 caches a DataFrame's planned reader, and a query *without*
-filters reuses the reader (and the partitions) planned for an earlier query on the same
-DataFrame *with* filters, without calling ``pushFilters`` again. A reader that pruned or
-filtered on pushed filters would silently drop rows from that later query (measured: after
-``df.filter("fare > 15").count()``, ``df.count()`` returned 1 of 2 rows). So Spark applies every
-filter itself. A schema given with ``.schema(...)`` is per relation, not per query, so reading
-only its columns is safe.
+``HoodieReader`` takes no filters: PySpark 4.3 caches a DataFrame's planned reader, and a query
+*without* filters reuses the reader (and the partitions) planned for an earlier query on the same
+DataFrame *with* filters, without calling ``pushFilters`` again. A reader that pruned or filtered
+on pushed filters would silently drop rows from that later query (measured: after
+``df.filter("fare > 15").count()``, ``df.count()`` returned 1 of 2 rows). So for
+``format("hoodie")`` Spark applies every filter itself. A schema given with ``.schema(...)`` is per
+relation, not per query, so reading only its columns is safe.
+
+``FilteringReader`` takes the filters it can apply exactly (partition pruning, row-group skipping,
+row filtering). Only the jvm-shim asks for it: it plans every query with a fresh Python data source,
+so no query reuses another's reader.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import operator
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceReader, InputPartition
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.spark.filters import ConvertedFilter, convert
 from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.write.keygen import DEFAULT_PARTITION
 from hoodie_datasource.write.records import COMMIT_TIME_COLUMN, conform
 
 logger = logging.getLogger(__name__)
+
+PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
+"""Set by the jvm-shim, which plans each query with a fresh data source: take pushed filters."""
 
 
 def coalesce(slices: Sequence[FileSlice], split_size: int) -> list[tuple[FileSlice, ...]]:
@@ -45,6 +57,17 @@ def coalesce(slices: Sequence[FileSlice], split_size: int) -> list[tuple[FileSli
     return groups
 
 
+def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:
+    """The partition field values a partition path spells (``dt=2026-11-22/...`` or ``2026-11-22/...``)."""
+    parts = partition_path.split("/") if partition_path else []
+    values: dict[str, str | None] = {}
+    for name, raw in zip(fields, parts):
+        if hive_style and "=" in raw:
+            raw = raw.split("=", 1)[1]
+        values[name] = None if raw == DEFAULT_PARTITION else raw
+    return values
+
+
 class HoodieReader(DataSourceReader):
     def __init__(self, plan: ReadPlan, cfg: ReadConfig, arrow_schema: pa.Schema):
         self.plan = plan
@@ -52,15 +75,68 @@ class HoodieReader(DataSourceReader):
         self.arrow_schema = arrow_schema  # what Spark expects, exactly
         # a schema given with .schema(...) may name fewer columns: base files are read for those only
         self.columns = frozenset(arrow_schema.names) if set(arrow_schema.names) < set(plan.schema.names) else None
+        self.filters: list[ConvertedFilter] = []
+
+    def _slices(self) -> Sequence[FileSlice]:
+        return self.plan.slices
+
+    def _row_filter(self) -> tuple[pc.Expression | None, frozenset[str]]:
+        exprs = [f.expression for f in self.filters]
+        columns = frozenset().union(*(f.columns for f in self.filters))
+        commit_filter = self.plan.commit_filter()
+        if commit_filter is not None:
+            exprs.append(commit_filter)
+            columns = columns | {COMMIT_TIME_COLUMN}
+        return (functools.reduce(operator.and_, exprs) if exprs else None), columns
 
     def partitions(self) -> list[InputPartition]:
-        return [InputPartition(files) for files in coalesce(self.plan.slices, self.cfg.split_size)]
+        return [InputPartition(files) for files in coalesce(self._slices(), self.cfg.split_size)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
-        commit_filter = self.plan.commit_filter()
-        filter_columns = frozenset([COMMIT_TIME_COLUMN]) if commit_filter is not None else frozenset()
+        row_filter, filter_columns = self._row_filter()
         for file_slice in partition.value:
-            for batch in read_file_slice(self.plan, file_slice, commit_filter, filter_columns, self.columns):
+            for batch in read_file_slice(self.plan, file_slice, row_filter, filter_columns, self.columns):
                 yield from conform(pa.Table.from_batches([batch]), self.arrow_schema).to_batches()
+
+
+class FilteringReader(HoodieReader):
+    """Takes the filters pyarrow applies exactly; filters on partition columns also prune file slices."""
+
+    VERBATIM_KEY_GENERATORS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "SIMPLE", "COMPLEX")
+
+    def _paths_spell_values(self) -> bool:
+        """Partition paths hold the column values as they are (not time-formatted, not url-encoded)."""
+        table = self.plan.table
+        keygen = (table.keygen_class or "SimpleKeyGenerator").rsplit(".", 1)[-1]
+        return keygen in self.VERBATIM_KEY_GENERATORS and not table.url_encode_partitions
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        for f in filters:
+            converted = convert(f, self.plan.schema)
+            if converted is None:
+                yield f
+            else:
+                self.filters.append(converted)
+
+    def _slices(self) -> Sequence[FileSlice]:
+        table, slices = self.plan.table, self.plan.slices
+        fields = [f for f in table.partition_fields if f in self.plan.schema.names]
+        usable = [f for f in self.filters if f.columns <= set(fields)]
+        if not usable or not slices or not self._paths_spell_values():
+            return slices
+        paths = sorted({s.partition_path for s in slices})
+        columns = {}
+        for name in fields:
+            raw = pa.array([partition_values(p, table.partition_fields, table.hive_style_partitioning).get(name)
+                            for p in paths], pa.string())
+            try:
+                columns[name] = raw.cast(self.plan.schema.field(name).type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return slices  # a partition path that does not parse as the column's type: no pruning
+        keep = pa.table(columns).append_column("__path", pa.array(paths)).filter(
+            functools.reduce(operator.and_, [f.expression for f in usable]))
+        wanted = set(keep.column("__path").to_pylist())
+        logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(paths))
+        return [s for s in slices if s.partition_path in wanted]

@@ -33,6 +33,8 @@ def session(builder: SparkSession.Builder | None = None, metastore: str | None =
     _append(builder, "spark.jars", str(jar_path()))
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS)
     builder.config("spark.sql.catalog.spark_catalog", CATALOG_CLASS)
+    # the shim's scans take pushed filters; format("hoodie") readers do not, so this changes nothing there
+    builder.config("spark.sql.python.filterPushdown.enabled", "true")
     if warehouse:
         builder.config("spark.sql.warehouse.dir", os.path.abspath(warehouse))
     if metastore:

@@ -25,6 +25,8 @@ object HoodieSource {
   val OperationOption = "hoodie.datasource.write.operation"
   val QueryOption = "hoodie.datasource.query.type"
   val AsOfOption = "as.of.instant"
+  /** Tells the Python source to take pushed filters (safe here: each scan has a fresh source). */
+  val PushdownOption = "hoodie.datasource.read.filter.pushdown"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 
