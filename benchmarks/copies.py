@@ -1,0 +1,38 @@
+"""Fresh copies of a prepared table, and the bytes a run wrote into one.
+
+Every measured write starts from a copy of the table restored at the same path (pyiceberg's
+metadata holds absolute paths), made with plain file copies: new modification times, so nothing
+a process remembers about the files it read before (hoodie's per-process cache of bloom filters
+and keys is keyed by path, size and modification time) carries over from the previous run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+
+def restore(pristine: Path, target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(pristine, target, copy_function=shutil.copyfile)
+
+
+def listing(root: Path) -> dict[str, tuple[int, int]]:
+    """(size, modification time) of every file under ``root`` by relative path."""
+    found = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            stat = os.stat(path)
+            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def bytes_written(before: dict[str, tuple[int, int]], root: Path) -> int:
+    """Bytes of the files under ``root`` that are new or changed since ``before`` was listed."""
+    return sum(size for path, (size, mtime) in listing(root).items() if before.get(path) != (size, mtime))
+
+
+def tree_bytes(root: Path) -> int:
+    return sum(size for size, _ in listing(root).values())

@@ -1,0 +1,28 @@
+"""The one local Spark session every benchmark measures in."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+import hoodie_datasource
+
+
+def start(app: str = "hoodie-bench", shuffle_partitions: int = 8, driver_memory: str = "8g") -> SparkSession:
+    """local[2] session with ``format("hoodie")`` registered; executors run this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master("local[2]").appName(app)
+             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory)
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    hoodie_datasource.register(spark)
+    return spark
+
+
+def jvm_pid(spark: SparkSession) -> int:
+    """Process id of the session's JVM (the Python workers are its descendants)."""
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
