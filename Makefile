@@ -41,10 +41,9 @@ lint: install  ## ruff over the library and tests
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
 	$(PY) -m hoodie_datasource.spark.demo demo-output/trips
 
-bench: install  ## benchmarks; size with BENCH_ARGS="--rows 5000000"
+bench: install  ## benchmarks against delta-rs, pyiceberg, a Spark reload and a pyarrow floor; BENCH_ARGS="--rows 1000000,5000000"
 	$(PY) -m pip install -q -e '.[bench]'
-	$(PY) benchmarks/bench_upsert.py $(BENCH_ARGS)
-	$(PY) benchmarks/bench_peers.py $(BENCH_ARGS)
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
 	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)

@@ -27,7 +27,8 @@ import pyspark  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import hoodie_datasource  # noqa: E402
-from benchmarks.workload import base_table, size_arguments, upsert_batch  # noqa: E402
+from benchmarks.cli import parser  # noqa: E402
+from benchmarks.workload import SEED, base_table, upsert_batch  # noqa: E402
 
 WAYS = ("SQL, clustered by partition", "SQL, staged", "DataFrame DAG")
 STEPS = ("load all rows", "upsert the batch (INSERT INTO)", "MERGE INTO the batch")
@@ -65,21 +66,26 @@ def dataframe_run(base, batch, work: str) -> dict[str, float]:
 
 
 def main() -> None:
-    args = size_arguments(__doc__)
+    args = parser(__doc__).parse_args()
+    for rows in args.rows:
+        measure(rows, args.runs, args.out)
+
+
+def measure(rows: int, runs_wanted: int, out_folder: Path) -> None:
     work = tempfile.mkdtemp(prefix="hoodie-bench-sql-")
     builder = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "4g"))
     spark = hoodie_datasource.session(builder, warehouse=os.path.join(work, "warehouse"))
     spark.sparkContext.setLogLevel("ERROR")
-    base = spark.createDataFrame(base_table(args.rows)).cache()
-    batch = spark.createDataFrame(upsert_batch(args.rows)).cache()
+    base = spark.createDataFrame(base_table(rows, SEED)).cache()
+    batch = spark.createDataFrame(upsert_batch(rows, SEED)).cache()
     base.createOrReplaceTempView("base")
     batch.createOrReplaceTempView("batch")
     base.count(), batch.count()
     columns = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in base.schema)
 
     runs: dict[str, list[dict[str, float]]] = {way: [] for way in WAYS}
-    for round_number in range(args.runs + 1):  # interleaved: one run of each way, then again
+    for round_number in range(runs_wanted + 1):  # interleaved: one run of each way, then again
         results = (sql_run(spark, work, columns, clustered=True), sql_run(spark, work, columns, clustered=False),
                    dataframe_run(base, batch, work))
         if round_number == 0:
@@ -89,10 +95,10 @@ def main() -> None:
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = [f"# SQL writes through the jvm-shim, {args.rows:,} rows",
-             "", f"`python benchmarks/bench_sql.py --rows {args.rows} --runs {args.runs}` (median of {args.runs} "
+    lines = [f"# SQL writes through the jvm-shim, {rows:,} rows",
+             "", f"`python benchmarks/bench_sql.py --rows {rows} --runs {runs_wanted}` (median of {runs_wanted} "
              f"interleaved runs after a warm-up round, one local[2] session; "
-             f"batch = {upsert_batch(args.rows).num_rows:,} rows: 1% updates, 0.5% inserts)", "",
+             f"batch = {upsert_batch(rows, SEED).num_rows:,} rows: 1% updates, 0.5% inserts)", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"pyspark {pyspark.__version__}, hoodie-datasource {hoodie_datasource.__version__}", "",
              "| seconds | " + " | ".join(WAYS) + " |", "|---|" + "---|" * len(WAYS)]
@@ -104,7 +110,7 @@ def main() -> None:
         lines.append(f"| {step} | " + " | ".join(cells) + " |")
     lines += ["", "DataFrame DAG: `mode(\"bulk_insert\")` to load, `mode(\"upsert\")` for the batch (no MERGE in the "
               "DataFrame API). SQL loads are upserts into an empty table (INSERT INTO a table with a primary key)."]
-    out = Path(args.out) / f"sql_{args.rows}.md"
+    out = out_folder / f"sql_{rows}.md"
     out.write_text("\n".join(lines) + "\n")
     sys.stdout.write("\n".join(lines) + "\n")
 

@@ -1,0 +1,52 @@
+"""The command line of the benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchmarks.workload import VARIANTS
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _sizes(text: str) -> list[int]:
+    sizes = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
+    if not sizes or sizes[0] < 1000:
+        raise argparse.ArgumentTypeError("--rows takes sizes of at least 1000 rows, comma separated")
+    return sizes
+
+
+def _variants(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"variants are {', '.join(VARIANTS)}; got {text!r}")
+    return names
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """The arguments every benchmark takes: sizes, runs and the results folder."""
+    found = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    found.add_argument("--rows", type=_sizes, default=[1_000_000],
+                       help="base table sizes, comma separated (e.g. 1000000,5000000,20000000); default 1000000")
+    found.add_argument("--runs", type=int, default=3, help="measured runs per figure; the median is reported")
+    found.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    return found
+
+
+def parse_run(description: str, argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments of ``run.py``."""
+    found = parser(description)
+    found.add_argument("--warmup", type=int, default=1, help="rounds run first and not counted (default 1)")
+    found.add_argument("--variants", type=_variants, default=list(VARIANTS),
+                       help=f"batch variants to write, comma separated (default {','.join(VARIANTS)})")
+    found.add_argument("--name", help="results name: <out>/<name>.md and its charts (default bench_<rows>)")
+    found.add_argument("--work", type=Path, help="folder for the scratch tables (default: the system's temporary one)")
+    found.add_argument("--note", default="", help="a remark printed in the results (e.g. what else ran on the machine)")
+    args = found.parse_args(argv)
+    if args.runs < 1 or args.warmup < 0:
+        found.error("--runs must be at least 1 and --warmup at least 0")
+    if args.name is None:
+        args.name = "bench_" + "_".join(str(rows) for rows in args.rows)
+    return args

@@ -1,0 +1,71 @@
+"""Read cases: incremental pull against a filtered full scan and delta-rs's change data feed, and
+snapshot reads against ``spark.read.parquet`` of the very files the snapshot reads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from benchmarks import peer_delta
+from benchmarks.spark_parquet import count_and_sum, full_scan
+from benchmarks.timing import Case
+from hoodie_datasource import HoodieTable
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.planner import plan_read
+
+COMMIT_TIME = "_hoodie_commit_time"
+
+
+def snapshot(spark: SparkSession, path: Path) -> DataFrame:
+    return spark.read.format("hoodie").load(str(path))
+
+
+def incremental(spark: SparkSession, path: Path, begin: str) -> DataFrame:
+    return spark.read.format("hoodie").option("query", "incremental").option("begin.instant", begin).load(str(path))
+
+
+def base_files(path: Path) -> list[str]:
+    """The base files a snapshot of the table reads (latest file slices)."""
+    return [os.path.join(path, s.base_relative_path) for s in plan_read(str(path), ReadConfig()).slices
+            if s.base_relative_path]
+
+
+def incremental_cases(spark: SparkSession, cow: Path, delta_cdf: Path, delta_version: int) -> list[Case]:
+    """The last commit of ``cow`` (and version ``delta_version`` of ``delta_cdf``) holds the batch."""
+    begin = HoodieTable(str(cow)).completed_commits()[-2]
+    return [
+        Case("incremental", "hoodie incremental pull of the last commit",
+             lambda: full_scan(incremental(spark, cow, begin))),
+        Case("filtered_scan", f"hoodie snapshot scan filtered on {COMMIT_TIME} > previous commit",
+             lambda: full_scan(snapshot(spark, cow).where(F.col(COMMIT_TIME) > begin))),
+        Case("delta_cdf", "delta-rs change data feed of the MERGE version (to Arrow)",
+             lambda: peer_delta.change_data_feed(delta_cdf, delta_version), spark=False),
+    ]
+
+
+def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
+    files = base_files(cow)
+    return [
+        Case("cow_scan", "hoodie COW snapshot, full scan", lambda: full_scan(snapshot(spark, cow))),
+        Case("parquet_scan", "spark.read.parquet, same files, full scan",
+             lambda: full_scan(spark.read.parquet(*files))),
+        Case("cow_agg", "hoodie COW snapshot, count + sum(fare)", lambda: count_and_sum(snapshot(spark, cow))),
+        Case("parquet_agg", "spark.read.parquet, same files, count + sum(fare)",
+             lambda: count_and_sum(spark.read.parquet(*files))),
+    ]
+
+
+def merge_on_read_cases(spark: SparkSession, before: Path, after: Path) -> list[Case]:
+    """Snapshots of a merge-on-read table with the batch in log files, and of a compacted copy."""
+    return [
+        Case("mor_scan", "hoodie MOR snapshot before compaction, full scan", lambda: full_scan(snapshot(spark, before))),
+        Case("mor_agg", "hoodie MOR snapshot before compaction, count + sum(fare)",
+             lambda: count_and_sum(snapshot(spark, before))),
+        Case("mor_compacted_scan", "hoodie MOR snapshot after compaction, full scan",
+             lambda: full_scan(snapshot(spark, after))),
+        Case("mor_compacted_agg", "hoodie MOR snapshot after compaction, count + sum(fare)",
+             lambda: count_and_sum(snapshot(spark, after))),
+    ]

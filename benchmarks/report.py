@@ -1,0 +1,207 @@
+"""The results as markdown: targets, figures, index counts, stage timings, method."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchmarks.fixtures import LOADS
+from benchmarks.index_stats import IndexCounts
+from benchmarks.suite import GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.targets import Verdict
+from benchmarks.timing import Measurement
+from benchmarks.workload import SEED, VARIANTS
+
+MB = 2**20
+
+
+@dataclass
+class Run:
+    command: str
+    started: str  # UTC
+    minutes: float
+    load_before: str
+    load_after: str
+    note: str
+    runs: int
+    warmup: int
+    machine: dict[str, str]
+    versions: dict[str, str]
+    memory_resettable: bool
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _measurements(group: dict[str, Measurement], batch_bytes: int | None) -> list[str]:
+    """Times and peak memory; bytes written where the cases wrote, and write amplification against
+    ``batch_bytes`` when given."""
+    writes = any(m.median_fact("bytes") is not None for m in group.values())
+    headers = ["case", "median s", "runs s"] + (["MB written"] if writes else [])
+    headers += (["write amp."] if writes and batch_bytes else []) + ["driver +MB", "JVM peak MB", "workers peak MB"]
+    rows = []
+    for m in group.values():
+        written = m.median_fact("bytes")
+        cells = [m.label, f"{m.median:.2f}", ", ".join(f"{s:.2f}" for s in m.seconds)]
+        if writes:
+            cells.append("-" if written is None else f"{written / MB:,.2f}")
+        if writes and batch_bytes:
+            cells.append("-" if written is None else f"{written / batch_bytes:,.1f}")
+        cells += [_mb(m.peak("driver_mb")), _mb(m.peak("jvm_mb")) if m.spark else "-",
+                  _mb(m.peak("workers_mb")) if m.spark else "-"]
+        rows.append(cells)
+    return _table(headers, rows)
+
+
+def _index(result: SizeResult) -> list[str]:
+    rows = []
+    for name, counts in result.index.items():
+        rows.append([name, f"{counts.keys:,}", f"{counts.files:,}", f"{counts.pairs_by_partition:,}",
+                     f"{counts.pairs_in_range:,}", f"{counts.pairs_pruned:,}", f"{counts.files_pruned:,}",
+                     f"{counts.bloom_positives:,}", f"{counts.false_positives:,}", f"{counts.stored:,}",
+                     _throughput(result.writes(name), "cow", counts), _throughput(result.writes(name), "mor", counts)])
+    return _table(["batch", "keys", "files in touched partitions", "(key, file) pairs by partition",
+                   "pairs in key range (bloom probes)", "pairs pruned by ranges", "files pruned by ranges",
+                   "bloom positives", "bloom false positives", "keys found (updates)", "COW tagging keys/s",
+                   "MOR tagging keys/s"], rows)
+
+
+def _throughput(group: dict[str, Measurement], key: str, counts: IndexCounts) -> str:
+    measured = group.get(key)
+    if measured is None:
+        return "-"
+    tag_ms = [f["stages"].get("tag_task") for f in measured.facts if f.get("stages", {}).get("tag_task")]
+    if not tag_ms:
+        return "-"
+    return f"{counts.keys / (sorted(tag_ms)[len(tag_ms) // 2] / 1000):,.0f}"
+
+
+def _stages(result: SizeResult) -> list[str]:
+    rows = []
+    for group_name, group in result.groups.items():
+        for m in group.values():
+            for run, (seconds, facts) in enumerate(zip(m.seconds, m.facts), 1):
+                if "instant" not in facts:
+                    continue
+                stages = ", ".join(f"{k} {v:,}" for k, v in sorted(facts["stages"].items())) or "-"
+                rows.append([group_name, m.label, run, facts["instant"], f"{seconds * 1000:,.0f}", stages,
+                             f"{facts['files']:,}", f"{facts['bytes'] / MB:,.1f}"])
+    return _table(["group", "case", "run", "instant", "wall ms", "stages in commit metadata (ms)", "files written",
+                   "MB written"], rows)
+
+
+def _loads(result: SizeResult) -> list[str]:
+    rows = [[style, LOADS[fmt], f"{seconds:.1f}", f"{result.table_bytes[style][fmt] / MB:,.1f}"]
+            for style, loads in result.load_seconds.items() for fmt, seconds in loads.items()]
+    return _table(["keys", "load", "seconds (1 run)", "MB on disk"], rows)
+
+
+def _growth(results: dict[int, SizeResult]) -> list[str]:
+    smallest = min(results)
+    base: dict[str, float] = {}
+    rows = []
+    for rows_count, result in sorted(results.items()):
+        group = result.groups.get(GROWTH) or result.writes(SEED.name)
+        cells = [f"{rows_count:,}"]
+        for key in ("cow", "mor"):
+            measured = group.get(key)
+            if measured is None:
+                cells += ["-", "-"]
+                continue
+            base.setdefault(key, measured.median)
+            cells += [f"{measured.median:.2f}", f"{measured.median / base[key]:.2f}x"]
+        rows.append(cells)
+    batch = results[smallest].batch_rows.get(SEED.name)
+    return [f"The seed batch of the {smallest:,}-row table ({batch:,} rows) upserted into each size.", ""] + _table(
+        ["table rows", "COW upsert s", "COW vs smallest", "MOR upsert s", "MOR vs smallest"], rows)
+
+
+def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
+    lines = [f"## Figures at {result.rows:,} rows", ""]
+    for name in VARIANTS:
+        group = result.writes(name)
+        if group:
+            size = result.batch_bytes[name]
+            lines += [f"### Upsert of the {name} batch ({result.batch_rows[name]:,} rows, {size / MB:.1f} MB as parquet)",
+                      ""] + _measurements(group, size)
+    if ONE_ROW in result.groups:
+        lines += ["### Fixed cost of a commit: upsert of 1 row", ""] + _measurements(result.groups[ONE_ROW], None)
+    if READS in result.groups:
+        lines += ["### Reads (the tables as the seed batch left them)", ""] + _measurements(result.groups[READS], None)
+        lines += [f"Checked first: {'; '.join(result.checks)}.", ""]
+    if GROWTH in result.groups:
+        lines += [f"### Upsert of the cost-growth batch ({result.batch_rows[GROWTH]:,} rows: the smallest size's seed "
+                  "batch)", ""] + _measurements(result.groups[GROWTH], result.batch_bytes[GROWTH])
+    lines += ["### Index work of tagging each batch", "",
+              "Counted with `hoodie_datasource.index.lookup` over the table's base files (the library records only "
+              "tagging's time in a commit). Tagging keys/s = batch keys / the commit's `tag_task` time (summed over "
+              "the tasks that tagged; median run).", ""] + _index(result)
+    lines += ["### Loading the base table (context: one run each)", ""] + _loads(result)
+    lines += ["### Stage timings of each measured commit", "",
+              "From each commit's `extraMetadata` (`hoodie.stage.<stage>.ms`; `_task` stages are summed over the tasks).",
+              ""] + _stages(result)
+    for title, file in charts.items():
+        lines += [f"![{title}]({file})", ""]
+    return lines
+
+
+METHOD = """## How it is measured
+
+- One warm local[2] Spark session for the whole run; delta-rs, pyiceberg and the pyarrow floor run in the
+  same Python process (the driver). Each group of cases is interleaved: one run of every case per round
+  (A, B, C, A, B, C, ...); the first {warmup} round(s) are not counted; figures are the median of {runs} runs.
+- Every write starts from a fresh copy of its table, restored at the same path before the timer starts
+  (plain file copies with new modification times, so hoodie's per-process cache of bloom filters and keys
+  starts cold each run, as it is after copy-on-write rewrites those files). Reads run on tables prepared
+  once: upserted with the seed batch, and a merge-on-read copy compacted.
+- Library defaults for every format (hoodie: bloom index with key-range pruning, inline cleaning on, no
+  inline compaction; delta-rs: MERGE on `uuid` and `dt`, so it prunes partitions; pyiceberg: upsert on `uuid`).
+- Bulk reload: Spark `partitionBy("dt").mode("overwrite").parquet` of all rows with the batch applied; the
+  merged rows are computed and cached beforehand, so only the rewrite is timed (the reload's best case).
+- Floor: pyarrow alone over a plain parquet copy (a file per day): read the key column of each file of the
+  days the batch touches, rewrite the files holding updated keys, write the inserts to new files.
+- Incremental: hoodie's incremental query from the previous commit; the filtered scan is a snapshot read
+  with `_hoodie_commit_time > <previous commit>`; delta-rs reads its change data feed from the MERGE's
+  version into Arrow. Spark reads end in the `noop` sink (every row materialized, then dropped).
+- Bytes written: hoodie from the commit metadata (`totalWriteBytes` of the write stats, data and log files);
+  other formats from the files new or changed under the table after the run (data, logs and metadata).
+  Write amplification = bytes written / the batch as one snappy parquet file.
+- Peak memory, per run: Linux `VmHWM` (what `getrusage` reports as `ru_maxrss`), reset through
+  `/proc/PID/clear_refs` before each run{resettable}. driver +MB = the Python driver's peak minus its RSS
+  at the start of the run (delta-rs, pyiceberg, the floor and our driver-side planning run there); JVM and
+  workers = peak RSS of the Spark JVM and the sum over the live Python workers (shown for Spark cases).
+  The tables show the highest run.
+"""
+
+
+def render(run: Run, results: dict[int, SizeResult], verdicts: list[Verdict], charts: dict[int, dict[str, str]],
+           growth_chart: str | None) -> str:
+    lines = ["# hoodie-datasource side by side with delta-rs, pyiceberg and plain Spark / pyarrow", "",
+             f"`{run.command}` — started {run.started} UTC, {run.minutes:.1f} minutes.", ""]
+    lines += [f"Load average (1, 5, 15 min) at start: {run.load_before}; at end: {run.load_after}.", ""]
+    if run.note:
+        lines += [f"**Note:** {run.note}", ""]
+    lines += ["## Targets (issue 5)", ""]
+    lines += _table(["target", "where", "measured", "status"], [[v.target, v.where, v.measured, v.status] for v in verdicts])
+    lines += ["## Machine and versions", ""]
+    lines += _table(["", ""], list(run.machine.items()) + list(run.versions.items()))
+    lines += ["## Workload", "",
+              "A trips-like table (`benchmarks/workload.py`): uuid-like string key `uuid`, ordering field `ts`, "
+              "date partition `dt` over 30 days, 10 payload columns of mixed types. Batches:", ""]
+    lines += [f"- **{v.name}**: {v.description}" for v in VARIANTS.values()] + [""]
+    for rows in sorted(results):
+        lines += _size(results[rows], charts.get(rows, {}))
+    if len(results) > 1:
+        lines += ["## Cost growth", ""] + _growth(results)
+        if growth_chart:
+            lines += [f"![cost growth]({growth_chart})", ""]
+    lines += [METHOD.format(warmup=run.warmup, runs=run.runs,
+                            resettable="" if run.memory_resettable else " (not possible here: lifetime peaks)")]
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Everything measured at one table size.
+
+Tables with uuid-like keys serve the seed and uniform batches; time-prefixed keys need tables of
+their own. Each batch variant is a group of write cases, interleaved. The seed batch also gets the
+whole suite: the reload baseline, pyiceberg and delta-rs with its change data feed among the
+writes, then the fixed cost of a 1-row commit, the reads, and the cost-growth batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from benchmarks import floor, index_stats, ours, peer_delta, peer_iceberg, reads
+from benchmarks.copies import restore
+from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, PLAIN, RELOAD, Tables, load, stage
+from benchmarks.memory import PeakMemory
+from benchmarks.spark_parquet import reload_case
+from benchmarks.timing import Case, Measurement, interleave
+from benchmarks.workload import SEED, Variant, apply_batch, base_table, one_row, parquet_bytes, upsert_batch
+from hoodie_datasource import HoodieTable
+
+logger = logging.getLogger(__name__)
+
+WRITES, ONE_ROW, READS, GROWTH = "writes", "one_row", "reads", "growth"
+
+
+@dataclass
+class SizeResult:
+    rows: int
+    batch_rows: dict[str, int] = field(default_factory=dict)  # by variant, and GROWTH
+    batch_bytes: dict[str, int] = field(default_factory=dict)  # the batch as one parquet file
+    index: dict[str, index_stats.IndexCounts] = field(default_factory=dict)
+    load_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # key style -> format -> s
+    table_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
+    groups: dict[str, dict[str, Measurement]] = field(default_factory=dict)  # "writes/<variant>", ...
+    checks: list[str] = field(default_factory=list)  # row counts verified before measuring reads
+
+    def writes(self, variant: str) -> dict[str, Measurement]:
+        return self.groups.get(f"{WRITES}/{variant}", {})
+
+
+@dataclass
+class SizeSuite:
+    spark: SparkSession
+    rows: int
+    root: Path
+    memory: PeakMemory
+    runs: int
+    warmup: int
+    growth_batch: pa.Table | None  # the batch of the smallest size; None at that size
+    result: SizeResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.result = SizeResult(self.rows)
+
+    def measure(self, group: str, cases: list[Case]) -> None:
+        logger.info("%s rows: measuring %s (%d cases x %d runs after %d warm-up)", f"{self.rows:,}", group,
+                    len(cases), self.runs, self.warmup)
+        self.result.groups[group] = interleave(group, cases, self.runs, self.warmup, self.memory)
+
+    def run(self, variants: list[Variant]) -> SizeResult:
+        for time_prefixed in (False, True):
+            chosen = [v for v in variants if v.time_prefixed == time_prefixed]
+            if chosen:
+                self._key_style("time_prefixed" if time_prefixed else "uuid", chosen)
+        return self.result
+
+    def _key_style(self, style: str, variants: list[Variant]) -> None:
+        full = SEED in variants
+        base = base_table(self.rows, variants[0])
+        formats = (COW, MOR, DELTA, PLAIN) + ((DELTA_CDF, ICEBERG, RELOAD) if full else ())
+        root = self.root / style
+        tables = load(self.spark, base, root, formats)
+        self.result.load_seconds[style], self.result.table_bytes[style] = tables.load_seconds, tables.table_bytes
+        for variant in variants:
+            batch = upsert_batch(self.rows, variant)
+            self.result.batch_rows[variant.name] = batch.num_rows
+            self.result.batch_bytes[variant.name] = parquet_bytes(batch)
+            self.result.index[variant.name] = index_stats.count(tables.pristine(COW), batch)
+            batch_df = stage(self.spark, batch, root / "staging" / f"{variant.name}.parquet", cache=True)
+            after = apply_batch(base, batch) if variant is SEED else None
+            merged = stage(self.spark, after, root / "staging" / "merged.parquet", cache=True) if after is not None else None
+            self.measure(f"{WRITES}/{variant.name}", self._write_cases(tables, batch, batch_df, merged))
+            if merged is not None:
+                merged.unpersist()
+            if variant is SEED:
+                self._fixed_cost(tables)
+                self._reads(tables, batch, batch_df, expected_rows=after.num_rows)
+                self._growth(tables, root)
+            batch_df.unpersist()
+        shutil.rmtree(root)
+
+    def _write_cases(self, tables: Tables, batch: pa.Table, batch_df: DataFrame, merged: DataFrame | None) -> list[Case]:
+        p, w = tables.pristine, tables.work
+        cases = [ours.upsert_case("cow", "hoodie COW upsert", batch_df, p(COW), w(COW), ours.COW),
+                 ours.upsert_case("mor", "hoodie MOR upsert", batch_df, p(MOR), w(MOR), ours.MOR)]
+        if merged is not None:
+            cases.append(reload_case("reload", "Spark parquet bulk reload (all rows, batch applied)", merged,
+                                     p(RELOAD), w(RELOAD)))
+        cases.append(peer_delta.merge_case("delta", "delta-rs MERGE", batch, p(DELTA), w(DELTA)))
+        if merged is not None:
+            cases += [peer_delta.merge_case("delta_cdf", "delta-rs MERGE, change data feed on", batch, p(DELTA_CDF),
+                                            w(DELTA_CDF)),
+                      peer_iceberg.upsert_case("iceberg", "pyiceberg upsert (SQLite catalog)", batch, p(ICEBERG),
+                                               w(ICEBERG))]
+        cases.append(floor.upsert_case("floor", "pyarrow floor: rewrite only the files holding updated keys", batch,
+                                       p(PLAIN), w(PLAIN)))
+        return cases
+
+    def _fixed_cost(self, tables: Tables) -> None:
+        row = one_row(self.rows, SEED)
+        row_df = stage(self.spark, row, tables.root / "staging" / "one_row.parquet", cache=True)
+        p, w = tables.pristine, tables.work
+        self.measure(ONE_ROW, [
+            ours.upsert_case("cow", "hoodie COW upsert of 1 row", row_df, p(COW), w(COW), ours.COW),
+            ours.upsert_case("mor", "hoodie MOR upsert of 1 row", row_df, p(MOR), w(MOR), ours.MOR),
+            peer_delta.merge_case("delta", "delta-rs MERGE of 1 row", row, p(DELTA), w(DELTA)),
+        ])
+        row_df.unpersist()
+
+    def _reads(self, tables: Tables, batch: pa.Table, batch_df: DataFrame, expected_rows: int) -> None:
+        """Read the tables as the seed batch left them: upserted once, and (MOR) compacted."""
+        read = tables.root / "read"
+        cow, mor, compacted, delta = read / "cow", read / "mor", read / "mor_compacted", read / "delta_cdf"
+        for fmt, path in ((COW, cow), (MOR, mor)):
+            restore(tables.pristine(fmt), path)
+            ours.write(batch_df, path, ours.COW if fmt == COW else ours.MOR, "upsert")
+        restore(mor, compacted)
+        HoodieTable(str(compacted)).compact()
+        restore(tables.pristine(DELTA_CDF), delta)
+        peer_delta.merge(delta, batch)
+        for label, path in (("COW", cow), ("MOR", mor), ("MOR compacted", compacted)):
+            found = reads.snapshot(self.spark, path).count()
+            if found != expected_rows:
+                raise RuntimeError(f"{label} snapshot holds {found:,} rows, expected {expected_rows:,}")
+            self.result.checks.append(f"{label} snapshot after the upsert: {found:,} rows, as expected")
+        self.measure(READS, reads.incremental_cases(self.spark, cow, delta, peer_delta.version(delta))
+                     + reads.snapshot_cases(self.spark, cow) + reads.merge_on_read_cases(self.spark, mor, compacted)
+                     + [ours.compaction_case("compaction", "hoodie MOR compaction of the upsert", mor,
+                                             tables.work("mor_compaction"))])
+
+    def _growth(self, tables: Tables, root: Path) -> None:
+        """The smallest size's seed batch, the same rows at every size (at that size it is the seed batch)."""
+        if self.growth_batch is None:
+            return
+        self.result.batch_rows[GROWTH] = self.growth_batch.num_rows
+        self.result.batch_bytes[GROWTH] = parquet_bytes(self.growth_batch)
+        fixed = stage(self.spark, self.growth_batch, root / "staging" / "growth.parquet", cache=True)
+        p, w = tables.pristine, tables.work
+        self.measure(GROWTH, [ours.upsert_case("cow", "hoodie COW upsert", fixed, p(COW), w(COW), ours.COW),
+                              ours.upsert_case("mor", "hoodie MOR upsert", fixed, p(MOR), w(MOR), ours.MOR)])
+        fixed.unpersist()
