@@ -34,6 +34,16 @@ from benchmarks.workload import SEED, VARIANTS, upsert_batch  # noqa: E402
 logger = logging.getLogger("benchmarks")
 
 
+def _command(argv: list[str]) -> str:
+    """The command line that reproduces the run (the note is printed on its own)."""
+    shown, skip = [], False
+    for arg in argv:
+        if not skip and not arg.startswith("--note"):
+            shown.append(arg)
+        skip = arg == "--note"
+    return ("python benchmarks/run.py " + shlex.join(shown)).rstrip()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = cli.parse_run(__doc__, argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
@@ -58,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     size_charts = {rows: charts.size_charts(result, args.out, args.name) for rows, result in results.items()}
     growth = charts.growth_chart(results, args.out, args.name)
-    run = Run(command="python benchmarks/run.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
+    run = Run(command=_command(argv if argv is not None else sys.argv[1:]),
               started=started.strftime("%Y-%m-%d %H:%M"), minutes=(time.perf_counter() - clock) / 60,
               load_before=load_before, load_after=machine.load_average(), note=args.note, runs=args.runs,
               warmup=args.warmup, machine=machine.facts(java), versions=machine.versions(),
