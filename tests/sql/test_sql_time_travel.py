@@ -60,5 +60,8 @@ def test_bad_table_changes_calls(sql, history):
         sql.sql(f"SELECT * FROM hoodie_table_changes('{name}')").collect()
     with pytest.raises(AnalysisException, match="'cdc' is not supported"):
         sql.sql(f"SELECT * FROM hoodie_table_changes('{name}', 'cdc', '000')").collect()
+    sql.sql("CREATE OR REPLACE TEMPORARY VIEW plain AS SELECT 1 AS x")
+    with pytest.raises(AnalysisException, match="plain is not a hoodie table"):
+        sql.sql("SELECT * FROM hoodie_table_changes('plain', '000')").collect()
     with pytest.raises(Exception, match="begin.instanttime"):
         sql.sql(f"SELECT * FROM hoodie_table_changes('{name}', 'not-an-instant')").collect()

@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 
 /**
  * `hoodie_table_changes(table, begin [, end])`: the incremental query of a hoodie table, i.e. the rows
@@ -39,7 +40,14 @@ object HoodieTableChanges {
       spark.read.format(HoodieSource.Name).options(options).load(table).logicalPlan
     } else {
       val name = spark.sessionState.sqlParser.parseMultipartIdentifier(table)
-      UnresolvedRelation(name, HoodieSource.options(options), isStreaming = false)
+      val relation = UnresolvedRelation(name, HoodieSource.options(options), isStreaming = false)
+      // another table would ignore the incremental options and return all its rows
+      val isHoodie = spark.sessionState.executePlan(relation).analyzed.exists {
+        case r: DataSourceV2Relation => r.table.isInstanceOf[HoodieSqlTable]
+        case _ => false
+      }
+      if (!isHoodie) throw HoodieErrors.notHoodie(table)
+      relation
     }
   }
 }
