@@ -11,15 +11,14 @@ import hoodie_datasource
 
 
 def start(app: str = "hoodie-bench", shuffle_partitions: int = 8, driver_memory: str = "8g") -> SparkSession:
-    """local[2] session with ``format("hoodie")`` registered; executors run this interpreter."""
+    """local[2] session with ``format("hoodie")`` registered and the SQL shim; executors run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master("local[2]").appName(app)
-             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory)
-             .getOrCreate())
+    builder = (SparkSession.builder.master("local[2]").appName(app)
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory))
+    spark = hoodie_datasource.session(builder)  # register() plus the jvm-shim, for the SQL read cases
     spark.sparkContext.setLogLevel("ERROR")
-    hoodie_datasource.register(spark)
     return spark
 
 
