@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+
+from benchmarks.timing import Case
 
 
 def restore(pristine: Path, target: Path) -> None:
@@ -36,3 +39,17 @@ def bytes_written(before: dict[str, tuple[int, int]], root: Path) -> int:
 
 def tree_bytes(root: Path) -> int:
     return sum(size for size, _ in listing(root).values())
+
+
+def restored_write(key: str, label: str, run: Callable[[], object], pristine: Path, target: Path,
+                   spark: bool = True) -> Case:
+    """A write case whose table is restored from ``pristine`` before each run; it reports the bytes the run wrote."""
+    before: dict = {}
+
+    def prepare() -> None:
+        restore(pristine, target)
+        before.clear()
+        before.update(listing(target))
+
+    return Case(key, label, run=run, prepare=prepare, facts=lambda: {"bytes": bytes_written(before, target)},
+                spark=spark)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from benchmarks.copies import bytes_written, listing, restore
+from benchmarks.copies import restored_write
 from benchmarks.timing import Case
 from benchmarks.workload import KEY, PARTITION
 
@@ -36,12 +36,4 @@ def change_data_feed(path: Path, starting_version: int) -> pa.Table:
 
 
 def merge_case(key: str, label: str, batch: pa.Table, pristine: Path, target: Path) -> Case:
-    before: dict = {}
-
-    def prepare() -> None:
-        restore(pristine, target)
-        before.clear()
-        before.update(listing(target))
-
-    return Case(key, label, run=lambda: merge(target, batch), prepare=prepare,
-                facts=lambda: {"bytes": bytes_written(before, target)}, spark=False)
+    return restored_write(key, label, lambda: merge(target, batch), pristine, target, spark=False)

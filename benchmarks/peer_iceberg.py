@@ -12,7 +12,7 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 
-from benchmarks.copies import bytes_written, listing, restore
+from benchmarks.copies import restored_write
 from benchmarks.timing import Case
 from benchmarks.workload import KEY, PARTITION
 
@@ -43,12 +43,4 @@ def upsert(warehouse: Path, batch: pa.Table) -> None:
 
 
 def upsert_case(key: str, label: str, batch: pa.Table, pristine: Path, target: Path) -> Case:
-    before: dict = {}
-
-    def prepare() -> None:
-        restore(pristine, target)
-        before.clear()
-        before.update(listing(target))
-
-    return Case(key, label, run=lambda: upsert(target, batch), prepare=prepare,
-                facts=lambda: {"bytes": bytes_written(before, target)}, spark=False)
+    return restored_write(key, label, lambda: upsert(target, batch), pristine, target, spark=False)

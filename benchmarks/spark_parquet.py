@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-from benchmarks.copies import bytes_written, listing, restore
+from benchmarks.copies import restored_write
 from benchmarks.timing import Case
 from benchmarks.workload import PARTITION
 
@@ -20,15 +20,7 @@ def reload(merged: DataFrame, path: Path) -> None:
 def reload_case(key: str, label: str, merged: DataFrame, pristine: Path, target: Path) -> Case:
     """Overwrite the whole table (restored from ``pristine``, the loaded data) with ``merged``: all data
     with the batch applied, computed and cached beforehand, so only the rewrite is timed."""
-    before: dict = {}
-
-    def prepare() -> None:
-        restore(pristine, target)
-        before.clear()
-        before.update(listing(target))
-
-    return Case(key, label, run=lambda: reload(merged, target), prepare=prepare,
-                facts=lambda: {"bytes": bytes_written(before, target)})
+    return restored_write(key, label, lambda: reload(merged, target), pristine, target)
 
 
 def full_scan(df: DataFrame) -> None:
