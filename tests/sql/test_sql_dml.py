@@ -151,3 +151,23 @@ def test_writes_are_right_whatever_the_input_partitioning(sql, name, location, c
     table = HoodieTable(location)
     stages = table.commit_metadata(table.latest_commit())["extraMetadata"]
     assert ("hoodie.stage.tag_task.ms" in stages) == clustered  # written by the tasks, or in the commit
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+def test_a_failed_sql_write_changes_nothing(sql, name, location, clustered):
+    """A task fails (a null record key): the instant is rolled back, readers see the old rows, and the
+    next write succeeds."""
+    create_trips(sql, name, location)
+    insert_trips(sql, name)
+    commits = HoodieTable(location).completed_commits()
+    sql.conf.set("spark.hoodie.sql.clusteredWrites", str(clustered).lower())
+    try:
+        with pytest.raises(Exception, match="record key"):
+            sql.sql(f"INSERT INTO {name} VALUES ('d', 2, 1.0, 'sf'), (NULL, 2, 2.0, 'sf')")
+    finally:
+        sql.conf.unset("spark.hoodie.sql.clusteredWrites")
+    assert HoodieTable(location).completed_commits() == commits
+    assert_rows(sql, f"SELECT * FROM {name}", INITIAL)
+    sql.sql(f"INSERT INTO {name} VALUES ('d', 2, 1.0, 'sf')")
+    assert_rows(sql, f"SELECT * FROM {name}", [*INITIAL, ("d", 2, 1.0, "sf")])
+    assert len(HoodieTable(location).completed_commits()) == len(commits) + 1

@@ -94,8 +94,7 @@ class HoodieCatalog extends DelegatingCatalogExtension {
   /** `CREATE TABLE t USING hoodie LOCATION '<an existing table>'`: the columns are the table's. */
   private def existingSchema(ident: Identifier, location: Option[String]): StructType = {
     val path = location.getOrElse(throw HoodieErrors.noSchema(ident))
-    val schema = HoodieSource.inferSchema(Map("path" -> path))
-    StructType(schema.filterNot(f => HoodieSource.MetaColumns.contains(f.name)))
+    HoodieSource.dataSchema(path)
   }
 }
 
@@ -107,12 +106,11 @@ object HoodieCatalog {
     ident.namespace().toSeq == Seq(HoodieSource.Name) && (ident.name().startsWith("/") || ident.name().contains(":/"))
 
   def pathTable(path: String): HoodieSqlTable = {
-    val schema = HoodieSource.inferSchema(Map("path" -> path))
     val table = CatalogTable(
       identifier = TableIdentifier(path, Some(HoodieSource.Name)),
       tableType = CatalogTableType.EXTERNAL,
       storage = CatalogStorageFormat.empty.copy(locationUri = Some(CatalogUtils.stringToURI(path))),
-      schema = StructType(schema.filterNot(f => HoodieSource.MetaColumns.contains(f.name))),
+      schema = HoodieSource.dataSchema(path),
       provider = Some(HoodieSource.Name))
     new HoodieSqlTable(table, Map("path" -> path), table.schema)
   }

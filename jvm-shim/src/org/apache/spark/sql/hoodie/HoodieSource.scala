@@ -50,8 +50,9 @@ object HoodieSource {
 
   def options(map: Map[String, String]): CaseInsensitiveStringMap = new CaseInsensitiveStringMap(map.asJava)
 
-  /** The table's schema as the Python source reads it (meta columns included). */
-  def inferSchema(options: Map[String, String]): StructType = dataSource().inferSchema(this.options(options))
+  /** The columns of the table at `path` as the Python source reads them, without the meta columns. */
+  def dataSchema(path: String): StructType =
+    StructType(dataSource().inferSchema(options(Map("path" -> path))).filterNot(f => MetaColumns.contains(f.name)))
 
   /** `.hoodie/hoodie.properties` of the table at `location`, empty when there is no table there yet. */
   def tableProperties(location: String): Map[String, String] = {

@@ -54,7 +54,7 @@ class HoodieSqlTable(
   def withWriteSchema(writeSchema: StructType): HoodieSqlTable = new HoodieSqlTable(catalogTable, options, writeSchema)
 
   /** The hoodie.properties of the table on storage. */
-  def storedProperties: Map[String, String] = HoodieSource.tableProperties(location)
+  lazy val storedProperties: Map[String, String] = HoodieSource.tableProperties(location)
 
   def location: String = catalogTable.location.toString
 
