@@ -39,6 +39,7 @@ def footer_metadata(keys: pa.Array | pa.ChunkedArray, bloom: BloomFilter) -> dic
     return meta
 
 
+ROW_GROUP_ROWS = 1 << 20
 UNIQUE_META_COLUMNS = ("_hoodie_commit_seqno", "_hoodie_record_key")
 UNIQUE_SAMPLE = 2048
 
@@ -56,8 +57,12 @@ def _looks_unique(column: pa.ChunkedArray) -> bool:
 
 
 def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compression: str,
-                    unique_columns: tuple[str, ...] = ()) -> int:
+                    unique_columns: tuple[str, ...] = (), first_new_row: int = 0) -> int:
     """Write ``table`` to ``path`` (which must not exist) and return the file size in bytes.
+
+    Rows from ``first_new_row`` on (the rows a merge writes in this commit) get row groups of their
+    own, apart from the rows carried over, so their ``_hoodie_commit_time`` statistics let an
+    incremental query skip the carried-over rows.
 
     The footer entries go into the file's key-value metadata only: the Arrow schema pyarrow stores
     beside them (``ARROW:schema``, for exact types on read) is written without metadata, or it would
@@ -77,6 +82,8 @@ def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compress
     }
     table = table.replace_schema_metadata(None)
     with pq.ParquetWriter(path, table.schema, compression=compression, **options) as writer:
-        writer.write_table(table, row_group_size=1 << 20)
+        for part in (table.slice(0, first_new_row), table.slice(first_new_row)):
+            if part.num_rows:
+                writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
         writer.add_key_value_metadata(footer)
     return os.path.getsize(path)

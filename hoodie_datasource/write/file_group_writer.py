@@ -64,8 +64,7 @@ def write_file_group(
     relative = posixpath.join(target.partition, file_name) if target.partition else file_name
     full_schema = pa.unify_schemas([meta_schema(), ctx.data_schema])
 
-    from_incoming = plan.sources < 0
-    incoming_rows = -plan.sources[from_incoming] - 1
+    incoming_rows = -plan.sources[plan.num_kept:] - 1
     taken = records.take(pa.array(incoming_rows))
     fresh = with_meta_columns(
         conform(taken, ctx.data_schema),
@@ -74,18 +73,16 @@ def write_file_group(
         ctx.instant,
         task_partition,
         file_name,
-        np.nonzero(from_incoming)[0],
+        np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        kept = conform(existing, full_schema)
+        kept = conform(existing, full_schema).take(pa.array(plan.sources[:plan.num_kept]))
         kept = kept.set_column(
             kept.schema.get_field_index(FILE_NAME_COLUMN),
             FILE_NAME_COLUMN,
             pa.repeat(pa.scalar(file_name, pa.string()), kept.num_rows),
         )
-        n_old = kept.num_rows
-        take = np.where(from_incoming, n_old + np.cumsum(from_incoming) - 1, plan.sources)
-        output = pa.concat_tables([kept, fresh]).take(pa.array(take))
+        output = pa.concat_tables([kept, fresh])
     else:
         output = fresh
     keys = output.column(RECORD_KEY_COLUMN)
@@ -101,7 +98,7 @@ def write_file_group(
     footer = footer_metadata(keys, bloom)
     create_marker(ctx.base_path, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
     size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression,
-                           ctx.record_key_fields)
+                           ctx.record_key_fields, first_new_row=plan.num_kept)
     finished = time.monotonic()
     return WriteStat(
         fileId=target.file_id,

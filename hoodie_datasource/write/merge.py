@@ -1,8 +1,11 @@
 """Merging incoming records into a file group's latest base file (the COW merge handle's logic).
 
-The result keeps the old file's row order: an updated record takes its old row's place, a
-deleted record's row is dropped, and new keys are appended. Rows carried over unchanged keep
-their commit time and sequence number, as Hudi's merge handle does.
+The merged file holds the stored rows that stay as they are, in their old order, and then the rows
+this commit writes (updated records in their old rows' order, then new keys); a deleted record's
+row is dropped. Rows carried over unchanged keep their commit time and sequence number, as Hudi's
+merge handle does. Putting this commit's rows last lets the writer give them row groups of their
+own, so an incremental query skips the rest of the file by its ``_hoodie_commit_time``
+statistics (and a file rewritten commit after commit stays ordered by commit time).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from hoodie_datasource.write.records import IS_DELETE_COLUMN
 class MergeResult:
     """Row positions of the merged file: old rows kept as they are, and incoming rows."""
 
-    # For each output row: index into ``existing`` (>= 0) or, encoded as -(i + 1), into ``incoming``.
+    # For each output row: index into ``existing`` (>= 0) or, encoded as -(i + 1), into ``incoming``;
+    # the first ``num_kept`` rows come from ``existing``, the rest from ``incoming``.
     sources: np.ndarray
+    num_kept: int
     num_updates: int
     num_deletes: int
     num_inserts: int
@@ -44,7 +49,7 @@ def merge_positions(
     )
     if existing_keys is None or len(existing_keys) == 0:
         inserts = np.nonzero(~is_delete)[0]
-        return MergeResult(-(inserts + 1), 0, 0, len(inserts))
+        return MergeResult(-(inserts + 1), 0, 0, 0, len(inserts))
 
     in_keys = incoming.column(RECORD_KEY_COLUMN)
     # position of each incoming key in the existing file, -1 when new
@@ -65,8 +70,8 @@ def merge_positions(
     deleted = np.zeros(n_old, dtype=bool)
     dels = np.nonzero(matched & is_delete)[0]
     deleted[where[dels]] = True
-    old_rows = np.arange(n_old, dtype=np.int64)
-    sources = np.where(replacement >= 0, -(replacement + 1), old_rows)[~deleted]
+    kept = np.nonzero((replacement < 0) & ~deleted)[0]
+    updates = replacement[replacement >= 0]  # incoming rows, in their old rows' order
     inserts = np.nonzero((where == -1) & ~is_delete)[0]
-    sources = np.concatenate([sources, -(inserts + 1)])
-    return MergeResult(sources, len(upd), int(deleted.sum()), len(inserts))
+    sources = np.concatenate([kept, -(updates + 1), -(inserts + 1)])
+    return MergeResult(sources, len(kept), len(upd), int(deleted.sum()), len(inserts))

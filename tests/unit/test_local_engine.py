@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import os
 
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.write_client import start_write
@@ -147,3 +152,25 @@ def test_dictionary_encoding_only_for_columns_with_repeating_values(tmp_path):
     assert dictionary == {"_hoodie_record_key": False, "lat": False, "fare": True, "city": True, "paid": False,
                           "note": True}
     assert pq.read_table(path).equals(table)
+
+
+def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
+    """Rows a COW merge writes come after the carried-over ones, in their own row groups, so an
+    incremental query of that commit skips the rest of the file by its commit time statistics."""
+    path = str(tmp_path / "t")
+    t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
+    t2 = write_local(path, batch([("k050", 2, "x", -50), ("k007", 2, "x", -7), ("new", 2, "x", 1)]), OPTS)
+    t3 = write_local(path, batch([("k090", 3, "x", -90)]), OPTS)
+    (slice_,) = plan_read(path, ReadConfig()).slices
+    file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
+    commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
+    stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
+    assert [(s.min, s.max, s.num_values) for s in stats] == [(t1, t2, 100), (t3, t3, 1)]
+    rows = file.read(columns=["id", "_hoodie_commit_time"]).to_pylist()
+    assert [r["id"] for r in rows[-4:]] == ["k007", "k050", "new", "k090"]  # t2's rows, then t3's
+    fragment = list(ds.dataset(os.path.join(path, slice_.base_relative_path)).get_fragments())[0]
+    assert len(list(fragment.split_by_row_group(pc.field("_hoodie_commit_time") > t2))) == 1
+    assert read(path, query_type="incremental", begin_instant=t2) == [("k090", -90)]
+    assert read(path, query_type="incremental", begin_instant=t1) == [("k007", -7), ("k050", -50), ("k090", -90),
+                                                                      ("new", 1)]
+    assert len(read(path)) == 101

@@ -22,16 +22,18 @@ def incoming(keys, deletes=None, ts=None):
     return pa.table(cols)
 
 
-def test_updates_keep_old_row_order_inserts_append_deletes_drop():
-    plan = merge_positions(pa.array(["a", "b", "c", "d"]), incoming(["c", "x", "b"], [False, False, True]))
-    # a stays, b deleted, c replaced by incoming row 0, d stays, x appended
-    assert plan.sources.tolist() == [0, -1, 3, -2]
-    assert (plan.num_updates, plan.num_deletes, plan.num_inserts) == (1, 1, 1)
+def test_kept_rows_first_then_updates_in_old_order_then_inserts_deletes_drop():
+    plan = merge_positions(pa.array(["a", "b", "c", "d", "e"]),
+                           incoming(["e", "c", "x", "b"], [False, False, False, True]))
+    # a and d stay, b deleted; then this commit's rows: c (incoming 1), e (incoming 0), x appended
+    assert plan.sources.tolist() == [0, 3, -2, -1, -3]
+    assert plan.num_kept == 2
+    assert (plan.num_updates, plan.num_deletes, plan.num_inserts) == (2, 1, 1)
 
 
 def test_event_time_ordering_keeps_the_newer_stored_record():
     plan = merge_positions(pa.array(["a", "b"]), incoming(["a", "b"], ts=[5, 1]), "ts", pa.array([3, 3]))
-    assert plan.sources.tolist() == [-1, 1]  # a updated (5 > 3), b kept (1 < 3)
+    assert plan.sources.tolist() == [1, -1]  # b kept (1 < 3), a updated (5 > 3)
     assert plan.num_updates == 1
 
 
