@@ -83,10 +83,9 @@ class RecordWriter:
         files = self.key_ranges(None if index.is_global else partitions)
         if self.needs_tagging and files:
             cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
-            # copy-on-write merges match keys exactly, so unambiguous bloom hits skip the key read;
-            # a merge-on-read append is blind, and its keys must be known to be stored
+            # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
             locations = tagging.confirm(self.ctx.base_path, cands, index.uses_bloom,
-                                        merge_checks_keys=not self.config.is_mor, global_index=index.is_global)
+                                        trust_single_claims=True, global_index=index.is_global)
             records = tagging.apply_tags(records, locations, index.is_global)
             if index.is_global:
                 records = tagging.split_partition_moves(records)

@@ -70,16 +70,20 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     )
 
 
-def confirm(base_path: str, cands: pa.Table, use_bloom: bool, merge_checks_keys: bool = False,
+def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
             global_index: bool = False) -> pa.Table:
     """Exact locations among ``cands`` (which may span several files).
 
-    With ``merge_checks_keys`` (the caller holds every candidate of its keys, and the write that
-    follows matches keys exactly, as a copy-on-write merge does) a key whose bloom filters point at
-    a single file is sent there without reading the file's keys: were it a false positive, the
-    merge finds the key absent and writes it as an insert of that file group, so it still lands
-    once. Keys that two or more filters may hold, or candidates of files without a filter, are
-    checked against the stored keys."""
+    With ``trust_single_claims`` (the caller holds every candidate of its keys) a key whose bloom
+    filters point at a single file is sent to that file's group without reading the file's keys.
+    Were the filter's "maybe" a false positive, the key is stored nowhere (no other candidate's
+    filter claims it, and filters have no false negatives), so writing it into that file group still
+    lands it once: a copy-on-write merge finds it absent and writes it as an insert; a merge-on-read
+    log block carries it, and readers and compaction keep a log record whose key the base file lacks
+    (the commit's stats count it as an update, and a read-optimized query sees it after compaction;
+    range pruning keeps finding it, as candidates lie within the file's key range). Keys that two or
+    more filters may hold, or candidates of files without a filter, are checked against the stored
+    keys."""
     if cands.num_rows == 0:
         return LOCATION_SCHEMA.empty_table()
     files = cands.column("_hoodie_base_file").combine_chunks()
@@ -88,7 +92,7 @@ def confirm(base_path: str, cands: pa.Table, use_bloom: bool, merge_checks_keys:
     names = encoded.dictionary.to_pylist()
     rows_of = [np.nonzero(codes == code)[0] for code in range(len(names))]
     keys = cands.column(RECORD_KEY_COLUMN).combine_chunks()
-    if not merge_checks_keys:
+    if not trust_single_claims:
         keep = np.zeros(cands.num_rows, dtype=bool)
         for base_file, rows in zip(names, rows_of):
             keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)

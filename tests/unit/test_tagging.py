@@ -1,7 +1,7 @@
-"""Tagging with bloom filters that answer "maybe" for almost every key: copy-on-write sends a key
-that one filter claims straight to its merge (which matches keys exactly), reads stored keys only
-for keys several filters claim; merge-on-read always confirms against the stored keys. Either way
-updates replace their row and new keys land once."""
+"""Tagging with bloom filters that answer "maybe" for almost every key: a key that one filter claims
+goes straight to that file group (a copy-on-write merge matches keys exactly; a merge-on-read log
+record of a key the base file lacks is read as a record of the group), stored keys are read only
+for keys several filters claim. Either way updates replace their row and new keys land once."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.index import lookup
@@ -43,6 +44,19 @@ def _totals(path: str) -> tuple[int, int, int]:
     return tuple(sum(int(s.get(k) or 0) for s in stats) for k in ("numUpdateWrites", "numInserts", "numDeletes"))
 
 
+def _read_by_hudi_rs(path: str) -> list[tuple[str, int]]:
+    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    return sorted(zip(data.column("id").to_pylist(), data.column("v").to_pylist()))
+
+
+def _assert_totals(path: str, table_type: str, updates: int, inserts: int) -> None:
+    updated, inserted, _ = _totals(path)
+    if table_type == "COPY_ON_WRITE":
+        assert (updated, inserted) == (updates, inserts)
+    else:  # log records of new keys a filter falsely claimed count as updates of that file group
+        assert updated + inserted == updates + inserts and updated >= updates
+
+
 def _three_overlapping_file_groups(path: str, options: dict) -> dict[str, int]:
     """Keys k000..k299 over three file groups of partition x, every one spanning k000..k29x."""
     expected = {}
@@ -65,13 +79,13 @@ def test_false_positives_and_ambiguous_keys_land_once(tmp_path, monkeypatch, tab
     write_local(path, batch(updates + inserts), options)
     expected.update({k: v for k, _, _, v in updates + inserts})
     assert read(path) == sorted(expected.items())
-    assert _totals(path)[:2] == (len(updates), len(inserts))
+    _assert_totals(path, table_type, len(updates), len(inserts))
     # three filters claim almost every key, so almost every key is checked against stored keys
     assert sum(reads) >= len(updates + inserts)
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_a_key_one_filter_claims_needs_no_key_read_on_copy_on_write(tmp_path, monkeypatch, table_type):
+def test_a_key_one_filter_claims_needs_no_key_read(tmp_path, monkeypatch, table_type):
     path = str(tmp_path / "t")
     options = {**LEAKY, "hoodie.datasource.write.table.type": table_type}
     write_local(path, batch([(f"k{i:03d}", 1, "x", i) for i in range(100)]), options)
@@ -81,15 +95,21 @@ def test_a_key_one_filter_claims_needs_no_key_read_on_copy_on_write(tmp_path, mo
     write_local(path, batch(updates + inserts), options)
     expected = {f"k{i:03d}": i for i in range(100)} | {k: v for k, _, _, v in updates + inserts}
     assert read(path) == sorted(expected.items())
-    assert _totals(path)[:2] == (len(updates), len(inserts))
-    if table_type == "COPY_ON_WRITE":
-        assert reads == []
-    else:
-        assert sum(reads) >= len(updates)
+    assert reads == []
+    _assert_totals(path, table_type, len(updates), len(inserts))
+    assert _read_by_hudi_rs(path) == sorted(expected.items())  # log-only records are records to Hudi too
+    # a new key that went into a log as a false positive is found there again, and updated in place
+    write_local(path, batch([(k, 3, "x", -v) for k, _, _, v in inserts]), options)
+    expected.update({k: -v for k, _, _, v in inserts})
+    assert read(path) == sorted(expected.items())
     # deletes of unknown keys the filter claims change nothing; a known one goes
     write_local(path, batch([("k001n", 3, "x", 0), ("k002", 3, "x", 0)]), {**options, "operation": "delete"})
     del expected["k002"]
     assert read(path) == sorted(expected.items())
+    if table_type == "MERGE_ON_READ":  # compaction keeps every log-only record, exactly once
+        HoodieTable(path).compact()
+        assert read(path) == sorted(expected.items())
+        assert read(path, query_type="read_optimized") == sorted(expected.items())
 
 
 def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
@@ -102,10 +122,10 @@ def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
     cands = pa.table({"_hoodie_record_key": ["k003", "k003", "zzz"], "_hoodie_partition_path": ["x"] * 3,
                       "_hoodie_file_id": ["f0", "f1", "f2"], "_hoodie_location_partition": ["x"] * 3,
                       "_hoodie_base_file": files}, schema=tagging.CANDIDATE_SCHEMA)
-    found = tagging.confirm(path, cands, use_bloom=False, merge_checks_keys=True)
+    found = tagging.confirm(path, cands, use_bloom=False, trust_single_claims=True)
     assert sorted(reads) == [1, 1, 1]  # no filter used: every candidate is checked
     reads.clear()
-    found = tagging.confirm(path, cands, use_bloom=True, merge_checks_keys=True)
+    found = tagging.confirm(path, cands, use_bloom=True, trust_single_claims=True)
     assert sorted(reads) == [1, 1]  # k003 in files 0 and 1; zzz goes to file 2 unchecked
     assert found.column("_hoodie_record_key").to_pylist() == ["k003", "zzz"]
     assert found.column("_hoodie_file_id").to_pylist()[1] == "f2"
@@ -119,16 +139,17 @@ def test_base_file_reads_are_remembered_until_the_file_changes(tmp_path, monkeyp
 
     path = str(tmp_path / "t")
     options = {**LEAKY, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
-    write_local(path, batch([(f"k{i:03d}", 1, "x", i) for i in range(100)]), options)
-    [name] = [n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]
-    file = os.path.join(path, "x", name)
+    expected = _three_overlapping_file_groups(path, options)
+    files = sorted(os.path.join(path, "x", n) for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet"))
     reads = []
     real = pq.read_table
     monkeypatch.setattr(base_file_cache.pq, "read_table", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
-    for version in (2, 3):  # merge-on-read: both upserts tag against the same base file
+    for version in (2, 3):  # merge-on-read: both upserts tag against the same base files
+        # every filter claims these keys, so each file's stored keys are read, the first time only
         write_local(path, batch([("k005", version, "x", version), ("k070", version, "x", version)]), options)
-    assert reads == [file]
-    assert read(path) == sorted(({f"k{i:03d}": i for i in range(100)} | {"k005": 3, "k070": 3}).items())
+    assert sorted(reads) == files
+    assert read(path) == sorted((expected | {"k005": 3, "k070": 3}).items())
+    file = files[0]
 
     bloom = base_file_cache.bloom_filter(file)
     assert bloom.might_contain(["k001"]).all()
