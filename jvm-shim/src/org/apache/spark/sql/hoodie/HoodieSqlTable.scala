@@ -11,11 +11,10 @@ import org.apache.spark.sql.connector.distributions.{Distribution, Distributions
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, SortOrder, Transform, Expression => V2Expression}
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns}
+import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, LogicalWriteInfoImpl, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
-import org.apache.spark.sql.execution.datasources.v2.python.{PythonScanBuilder, PythonWrite}
-import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.execution.datasources.v2.python.PythonWrite
 import org.apache.spark.sql.types.{DataType, StringType, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -63,8 +62,10 @@ class HoodieSqlTable(
   def partitionFields: Seq[String] =
     HoodieSource.fields(storedProperties.get("hoodie.table.partition.fields")) ++ catalogTable.partitionColumnNames
 
-  override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder =
-    new HoodieScanBuilder(schema, options ++ scanOptions.asCaseSensitiveMap().asScala)
+  /** The meta columns are not in the schema, but the reader reads them like any other column. */
+  override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new HoodieScanBuilder(
+    StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType))),
+    options ++ scanOptions.asCaseSensitiveMap().asScala)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new HoodieWriteBuilder(options, info, catalogTable.partitionColumnNames.toSet)
@@ -73,52 +74,6 @@ class HoodieSqlTable(
 private case class HoodieMetaColumn(override val name: String) extends MetadataColumn {
   override def dataType(): DataType = StringType
   override def isNullable: Boolean = true
-}
-
-/**
- * Reads only the columns the query needs (the Python reader projects to the schema it is given), and
- * hands the Python reader the filters it can apply exactly (partition pruning, row-group skipping,
- * row filtering). Every build plans with a fresh Python data source, so no query reuses the reader
- * another query planned (which is what makes pushed filters unsafe on `format("hoodie")` alone).
- */
-private class HoodieScanBuilder(schema: StructType, tableOptions: Map[String, String])
-  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
-
-  private val options = tableOptions + (HoodieSource.PushdownOption -> "true")
-  private var required = schema
-  private var pushed: Array[Filter] = Array.empty
-
-  private def pythonBuilder(readSchema: StructType) =
-    new PythonScanBuilder(HoodieSource.dataSource(), HoodieSource.Name, readSchema, HoodieSource.options(options))
-
-  /** What the reader can read: the table's columns and its meta columns. */
-  private val readable = StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType)))
-
-  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
-    val rejected = pythonBuilder(readable).pushFilters(filters)
-    pushed = filters.filterNot(rejected.contains)
-    rejected
-  }
-
-  override def pushedFilters(): Array[Filter] = pushed
-
-  override def pruneColumns(requiredSchema: StructType): Unit = {
-    // count(*) needs rows but no column: read the narrowest thing there is, one column
-    required = if (requiredSchema.isEmpty) StructType(schema.fields.take(1)) else requiredSchema
-  }
-
-  override def build(): Scan = {
-    // the filters' columns are read too, even when the query does not return them
-    val filterColumns = pushed.flatMap(_.references).toSet
-    val extra = readable.fields.filter(f => filterColumns.contains(f.name) && !required.fieldNames.contains(f.name))
-    val builder = pythonBuilder(StructType(required.fields ++ extra))
-    if (pushed.nonEmpty) {
-      val rejected = builder.pushFilters(pushed)
-      if (rejected.nonEmpty) throw HoodieErrors(s"The hoodie reader took filters ${pushed.mkString(", ")} " +
-        s"when planning but not ${rejected.mkString(", ")} when reading")
-    }
-    builder.build()
-  }
 }
 
 /**

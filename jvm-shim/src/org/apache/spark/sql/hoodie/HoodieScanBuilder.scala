@@ -1,0 +1,58 @@
+package org.apache.spark.sql.hoodie
+
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns}
+import org.apache.spark.sql.execution.datasources.v2.python.PythonScanBuilder
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types.StructType
+
+/**
+ * The scan of every hoodie read the shim plans (SQL tables, and `format("hoodie")` DataFrames through
+ * [[HoodieDataFrameReads]]). It reads only the columns the query needs (the Python reader projects to
+ * the schema it is given), and hands the Python reader the filters it can apply exactly (partition
+ * pruning, row-group skipping, row filtering). Every build plans with a fresh Python data source, so no
+ * query reuses the reader another query planned (which is what makes pushed filters unsafe on
+ * PySpark's own `format("hoodie")` relation).
+ *
+ * `readable`: every column the reader can read, the meta columns included; the first one is what a
+ * query that needs no column (`count(*)`) reads. With `spark.sql.python.filterPushdown.enabled` off
+ * (`hoodie_datasource.session` turns it on), PySpark refuses a reader that takes filters, so then the
+ * scan only prunes columns and Spark applies every filter.
+ */
+private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, String])
+  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
+
+  private val filtering = SQLConf.get.pythonFilterPushDown
+  private val options = if (filtering) tableOptions + (HoodieSource.PushdownOption -> "true") else tableOptions
+  private var required = readable
+  private var pushed: Array[Filter] = Array.empty
+
+  private def pythonBuilder(readSchema: StructType) =
+    new PythonScanBuilder(HoodieSource.dataSource(), HoodieSource.Name, readSchema, HoodieSource.options(options))
+
+  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
+    val rejected = if (filtering) pythonBuilder(readable).pushFilters(filters) else filters
+    pushed = filters.filterNot(rejected.contains)
+    rejected
+  }
+
+  override def pushedFilters(): Array[Filter] = pushed
+
+  override def pruneColumns(requiredSchema: StructType): Unit = {
+    // count(*) needs rows but no column: read the narrowest thing there is, one column
+    required = if (requiredSchema.isEmpty) StructType(readable.fields.take(1)) else requiredSchema
+  }
+
+  override def build(): Scan = {
+    // the filters' columns are read too, even when the query does not return them
+    val filterColumns = pushed.flatMap(_.references).toSet
+    val extra = readable.fields.filter(f => filterColumns.contains(f.name) && !required.fieldNames.contains(f.name))
+    val builder = pythonBuilder(StructType(required.fields ++ extra))
+    if (pushed.nonEmpty) {
+      val rejected = builder.pushFilters(pushed)
+      if (rejected.nonEmpty) throw HoodieErrors(s"The hoodie reader took filters ${pushed.mkString(", ")} " +
+        s"when planning but not ${rejected.mkString(", ")} when reading")
+    }
+    builder.build()
+  }
+}
