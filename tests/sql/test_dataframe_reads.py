@@ -157,7 +157,7 @@ def test_query_types_return_what_they_return_without_the_rule(sql, trips):
             assert plain_schema == read_schema(sql.read.format("hoodie").load(path))  # every column
             ours = query(sql.read.format("hoodie").options(**options).load(path))
             assert_same(ours, sql.createDataFrame(rows, schema))
-            assert sorted(r.uuid for r in rows if r.fare > 5) == fare_over_5[case], case
+            assert sorted(r.uuid for r in rows if r.fare > 5) == fare_over_5[case], (case, query_name)
         pruned = queries["pruned and filtered"](sql.read.format("hoodie").options(**options).load(path))
         assert read_schema(pruned) == "struct<_hoodie_commit_time:string,uuid:string,fare:double>", case
         assert "GreaterThan(fare,5.0)" in pushed_filters(pruned), case
