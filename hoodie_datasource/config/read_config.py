@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ class ReadConfig:
     end_instant: str | None = None
     as_of_instant: str | None = None
     split_size: int = 128 * k.MB
+    parallelism: int = os.cpu_count() or 1  # read tasks to spread a small table over (the jvm-shim sets Spark's)
 
 
 def _instant(value: str | None, key: str) -> str | None:
@@ -41,7 +43,11 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         end_instant=_instant(get(k.END_INSTANT), k.END_INSTANT.key),
         as_of_instant=_instant(get(k.AS_OF_INSTANT), k.AS_OF_INSTANT.key),
         split_size=get(k.READ_SPLIT_SIZE),
+        parallelism=get(k.READ_PARALLELISM) or os.cpu_count() or 1,
     )
+    for prop, value in ((k.READ_SPLIT_SIZE, cfg.split_size), (k.READ_PARALLELISM, cfg.parallelism)):
+        if value < 1:
+            raise HoodieConfigError(f"Option {prop.key!r} must be a positive integer, got {value}")
     if cfg.query_type == "incremental" and cfg.begin_instant is None:
         raise HoodieConfigError(
             "query=incremental needs option 'begin.instant' (hoodie.datasource.read.begin.instanttime): "

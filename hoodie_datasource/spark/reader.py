@@ -30,6 +30,7 @@ from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.spark.filters import ConvertedFilter, convert
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.keygen import DEFAULT_PARTITION
@@ -39,22 +40,6 @@ logger = logging.getLogger(__name__)
 
 PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
 """Set by the jvm-shim, which plans each query with a fresh data source: take pushed filters."""
-
-
-def coalesce(slices: Sequence[FileSlice], split_size: int) -> list[tuple[FileSlice, ...]]:
-    """Group slices into input partitions of about ``split_size`` bytes, keeping order."""
-    groups: list[tuple[FileSlice, ...]] = []
-    current: list[FileSlice] = []
-    size = 0
-    for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id)):
-        if current and size + s.total_size > split_size:
-            groups.append(tuple(current))
-            current, size = [], 0
-        current.append(s)
-        size += s.total_size
-    if current:
-        groups.append(tuple(current))
-    return groups
 
 
 def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:
@@ -90,7 +75,8 @@ class HoodieReader(DataSourceReader):
         return (functools.reduce(operator.and_, exprs) if exprs else None), columns
 
     def partitions(self) -> list[InputPartition]:
-        return [InputPartition(files) for files in coalesce(self._slices(), self.cfg.split_size)]
+        splits = split_slices(self._slices(), self.cfg.split_size, self.cfg.parallelism)
+        return [InputPartition(files) for files in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:

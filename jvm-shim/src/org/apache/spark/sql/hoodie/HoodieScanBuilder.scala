@@ -1,5 +1,6 @@
 package org.apache.spark.sql.hoodie
 
+import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns}
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScanBuilder
 import org.apache.spark.sql.internal.SQLConf
@@ -17,13 +18,20 @@ import org.apache.spark.sql.types.StructType
  * `readable`: every column the reader can read, the meta columns included; the first one is what a
  * query that needs no column (`count(*)`) reads. With `spark.sql.python.filterPushdown.enabled` off
  * (`hoodie_datasource.session` turns it on), PySpark refuses a reader that takes filters, so then the
- * scan only prunes columns and Spark applies every filter.
+ * scan only prunes columns and Spark applies every filter. The reader splits a small table over Spark's
+ * default parallelism (`hoodie.read.parallelism`, unless the read gives it).
  */
 private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, String])
   extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
 
   private val filtering = SQLConf.get.pythonFilterPushDown
-  private val options = if (filtering) tableOptions + (HoodieSource.PushdownOption -> "true") else tableOptions
+  private val parallelismKeys = Seq("hoodie.read.parallelism", "read.parallelism")
+  private val options = {
+    val given = tableOptions.keySet.map(_.toLowerCase)
+    val parallelism = if (parallelismKeys.exists(given.contains)) Map.empty[String, String]
+      else Map(parallelismKeys.head -> SparkContext.getOrCreate().defaultParallelism.toString)
+    tableOptions ++ parallelism ++ (if (filtering) Map(HoodieSource.PushdownOption -> "true") else Map.empty)
+  }
   private var required = readable
   private var pushed: Array[Filter] = Array.empty
 
