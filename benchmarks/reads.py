@@ -51,6 +51,11 @@ def by_path(spark: SparkSession, path: Path) -> DataFrame:
     return spark.table(f"hoodie.`{path}`")
 
 
+def data_columns(df: DataFrame) -> DataFrame:
+    """The table's own columns: what a SQL table's ``SELECT *`` returns (the meta columns are metadata columns)."""
+    return df.drop(*(c for c in df.columns if c.startswith("_hoodie_")))
+
+
 def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
     files = base_files(cow)
     return [
@@ -59,6 +64,8 @@ def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
              lambda: full_scan(by_path(spark, cow))),
         Case("parquet_scan", "spark.read.parquet, same files, full scan",
              lambda: full_scan(spark.read.parquet(*files))),
+        Case("parquet_data_scan", "spark.read.parquet, same files, full scan of the data columns (SQL's SELECT *)",
+             lambda: full_scan(data_columns(spark.read.parquet(*files)))),
         Case("cow_agg", "hoodie COW snapshot, count + sum(fare)", lambda: count_and_sum(snapshot(spark, cow))),
         Case("sql_agg", "hoodie COW snapshot through SQL (hoodie.`path`), count + sum(fare)",
              lambda: count_and_sum(by_path(spark, cow))),

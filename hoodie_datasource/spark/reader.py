@@ -1,4 +1,4 @@
-"""The Python data source readers: one input partition per file slice (small ones coalesced).
+"""The Python data source readers: file slices grouped into input partitions (``read.splits``).
 
 Everything ``read()`` needs travels in the reader (pickled to every task) or in the partition:
 state set in ``partitions()`` is lost (see the PySpark data source facts).
