@@ -10,7 +10,6 @@ instant is started when Spark asks for the writer, before any task runs.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.spark.write_dag import PER_PARTITION_OPERATIONS, task_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
+from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
@@ -41,8 +41,7 @@ def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
 @dataclass
 class PartitionStats(WriterCommitMessage):
     stats: list[dict] = field(default_factory=list)
-    tag_seconds: float = 0.0
-    write_seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # tag, profile, write
 
 
 class PartitionWriter(DataSourceArrowWriter):
@@ -61,20 +60,18 @@ class PartitionWriter(DataSourceArrowWriter):
         batches = list(iterator)
         if not batches:
             return PartitionStats()
-        started = time.monotonic()
+        timer = StageTimer()
         cfg = self.session.config
         records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation == "delete")
-        routed, targets, _ = self.writer.tag_and_route(records)
-        tagged = time.monotonic()
         token, task_partition = task_token()
-        stats = self.writer.write_groups(routed, targets, token, task_partition)
-        return PartitionStats([s.as_dict() for s in stats], tagged - started, time.monotonic() - tagged)
+        stats = self.writer.write_records(records, token, task_partition, timer)
+        return PartitionStats([s.as_dict() for s in stats], timer.seconds)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, PartitionStats)]
         stats = [WriteStat.from_dict(s) for m in done for s in m.stats]
-        self.session.stage_seconds.update(tag_task=sum(m.tag_seconds for m in done),
-                                          write_task=sum(m.write_seconds for m in done))
+        for stage in {stage for m in done for stage in m.stage_seconds}:
+            self.session.stage_seconds[f"{stage}_task"] = sum(m.stage_seconds.get(stage, 0.0) for m in done)
         instant = self.session.commit(stats)
         logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -34,14 +33,16 @@ from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COL
 from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
 
 STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
-PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType()), T.StructField("tag_ms", T.LongType()),
-                                      T.StructField("write_ms", T.LongType())])
+TASK_STAGES = ("tag", "profile", "write")
+PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
+                                     + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES])
 PER_PARTITION_OPERATIONS = ("upsert", "insert", "delete")
 
 
@@ -99,30 +100,20 @@ def task_token() -> tuple[str, int]:
 
 def _write_partitions(writer: RecordWriter):
     """One task per partition: tag against that partition's files, plan its inserts, write its
-    file groups. Timings come back in an extra row per task (stat null)."""
+    file groups. The stage timings come back in an extra row per task (stat null)."""
     def run(key: tuple, table: pa.Table) -> pa.Table:
         token, task_partition = task_token()
-        started = time.monotonic()
-        routed, targets, _ = writer.tag_and_route(table)
-        tagged = time.monotonic()
-        stats = writer.write_groups(routed, targets, token, task_partition)
-        done = time.monotonic()
-        rows = [json.dumps(stat.as_dict()) for stat in stats] + [None]
-        timings = [0] * len(stats) + [int((tagged - started) * 1000)]
-        writes = [0] * len(stats) + [int((done - tagged) * 1000)]
-        return pa.table({"stat": pa.array(rows, pa.string()), "tag_ms": pa.array(timings, pa.int64()),
-                         "write_ms": pa.array(writes, pa.int64())})
+        timer = StageTimer()
+        stats = writer.write_records(table, token, task_partition, timer)
+        columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
+        for stage in TASK_STAGES:
+            columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
+        return pa.table(columns)
     return run
 
 
 def _schema_with(df: DataFrame, *fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType(list(df.schema.fields) + [T.StructField(n, t, True) for n, t in fields])
-
-
-def _timed(session: WriteSession, stage: str, started: float) -> float:
-    now = time.monotonic()
-    session.stage_seconds[stage] = now - started
-    return now
 
 
 def _count_partitions(base_path: str, limit: int) -> int:
@@ -155,13 +146,16 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     records are shuffled once, by partition path, and each task does the whole write of its
     partition (a partition's records and file groups never span tasks)."""
     cfg = session.config
+    timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
     keyed = keyed.repartition(_write_tasks(session, df), PARTITION_PATH_COLUMN)
     rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
         _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
+    timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
-    session.stage_seconds.update(tag_task=sum(r[1] for r in rows) / 1000, write_task=sum(r[2] for r in rows) / 1000)
+    for i, stage in enumerate(TASK_STAGES, start=1):
+        session.stage_seconds[f"{stage}_task"] = sum(r[i] for r in rows) / 1000
     return session.commit(stats)
 
 
@@ -182,7 +176,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str
 
 def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> str:
     cfg = session.config
-    t = time.monotonic()
+    timer = StageTimer(session.stage_seconds)
     keyed_schema = _schema_with(
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
@@ -194,7 +188,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     )
     persisted.append(keyed)
     partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
-    t = _timed(session, "keys", t)
+    timer.lap("keys")
     if cfg.operation == "delete_partition":
         session.mark_inflight({})
         return session.commit([], session.replaced_file_groups(partitions))
@@ -227,17 +221,17 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
         .groupBy(PARTITION_PATH_COLUMN).count().collect()
     }
-    t = _timed(session, "tag", t)
+    timer.lap("tag")
 
     plan = writer.insert_plan(counts, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     targets = writer.targets(files, plan)
-    t = _timed(session, "profile", t)
+    timer.lap("profile")
 
     routed = tagged.mapInArrow(_route(plan), tagged.schema)
     stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
         _write_groups(session.context(), targets), STAT_SCHEMA
     )
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
-    _timed(session, "write", t)
+    timer.lap("write")
     return session.commit(stats, session.replaced_file_groups(partitions))

@@ -3,7 +3,6 @@ source's own ``commit()`` (SQL inserts), where no SparkSession is available."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 
 import pyarrow as pa
@@ -12,6 +11,7 @@ import pyarrow.compute as pc
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
+from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 
@@ -32,11 +32,13 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     if cfg.operation == "delete_partition":
         session.mark_inflight({})
         return session.commit([], session.replaced_file_groups(partitions))
-    started = time.monotonic()
+    timer = StageTimer(session.stage_seconds)
     writer = session.record_writer()
-    routed, targets, counts = writer.tag_and_route(records)
+    tagged, files = writer.tag(records)
+    timer.lap("tag")
+    routed, targets, counts = writer.route(tagged, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
-    tagged = time.monotonic()
+    timer.lap("profile")
     stats = writer.write_groups(routed, targets, UNKNOWN_WRITE_TOKEN, 0)
-    session.stage_seconds.update(tag=tagged - started, write=time.monotonic() - tagged)
+    timer.lap("write")
     return session.commit(stats, session.replaced_file_groups(partitions))

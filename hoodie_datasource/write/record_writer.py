@@ -25,6 +25,7 @@ from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.records import FILE_ID_COLUMN
+from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
 
 NO_PACKING_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete_partition")
@@ -76,24 +77,37 @@ class RecordWriter:
                 targets[(partition, target.file_id)] = replace(target, io_type=io_type)
         return targets
 
-    def tag_and_route(self, records: pa.Table) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
-        """Tag, count inserts, plan them and route: every record gets its target file id."""
+    def tag(self, records: pa.Table) -> tuple[pa.Table, list[FileKeyRange]]:
+        """Every record's current file (null for an insert), and the files of its partitions."""
         index = self.config.index
         partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
         files = self.key_ranges(None if index.is_global else partitions)
-        if self.needs_tagging and files:
-            cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
-            # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-            locations = tagging.confirm(self.ctx.base_path, cands, index.uses_bloom,
-                                        trust_single_claims=True, global_index=index.is_global)
-            records = tagging.apply_tags(records, locations, index.is_global)
-            if index.is_global:
-                records = tagging.split_partition_moves(records)
-        else:
-            records = tagging.untagged(records)
-        counts = tagging.insert_counts(records)
+        if not (self.needs_tagging and files):
+            return tagging.untagged(records), files
+        cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
+        # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
+        locations = tagging.confirm(self.ctx.base_path, cands, index.uses_bloom,
+                                    trust_single_claims=True, global_index=index.is_global)
+        records = tagging.apply_tags(records, locations, index.is_global)
+        return (tagging.split_partition_moves(records) if index.is_global else records), files
+
+    def route(self, tagged: pa.Table, files: list[FileKeyRange]
+              ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
+        """The workload profile (inserts per partition), the insert plan, and every record's target file id."""
+        counts = tagging.insert_counts(tagged)
         plan = self.insert_plan(counts, files)
-        return tagging.route(records, plan), self.targets(files, plan), counts
+        return tagging.route(tagged, plan), self.targets(files, plan), counts
+
+    def write_records(self, records: pa.Table, token: str, task_partition: int, timer: StageTimer) -> list[WriteStat]:
+        """Tag, plan and write records that hold every record of their partitions (one task's share of a
+        write), timing the stages ``tag``, ``profile`` and ``write``."""
+        tagged, files = self.tag(records)
+        timer.lap("tag")
+        routed, targets, _ = self.route(tagged, files)
+        timer.lap("profile")
+        stats = self.write_groups(routed, targets, token, task_partition)
+        timer.lap("write")
+        return stats
 
     def write_groups(self, routed: pa.Table, targets: Mapping[tuple[str, str], WriteTarget], token: str,
                      task_partition: int) -> list[WriteStat]:

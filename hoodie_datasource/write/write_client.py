@@ -46,6 +46,7 @@ from hoodie_datasource.timeline.transitions import create_requested, transition_
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
+from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.write.targets import WriteContext
 
@@ -161,7 +162,9 @@ class WriteSession:
         self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
 
     def commit(self, stats: list[WriteStat], replaced: dict[str, list[str]] | None = None) -> str:
-        """Finalize: drop files of failed task attempts, write partition markers, complete the instant."""
+        """Finalize: drop files of failed task attempts, write partition markers, complete the instant.
+        The time until the metadata is written is the ``commit`` stage."""
+        timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path}
         for relative in marked_files(self.base_path, self.instant_time):
             if relative not in written:
@@ -175,6 +178,7 @@ class WriteSession:
             arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
         )
         extra = {"schema": schema_json}
+        timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
         metadata = CommitMetadata(
             OPERATION_TYPES[self.operation],

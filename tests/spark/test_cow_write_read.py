@@ -206,10 +206,15 @@ def test_complex_key_hive_style_and_nonpartitioned(spark, tmp_path):
 def test_commit_metadata_records_stage_timings(spark, table_path):
     write(trips(spark, [("a", 1, "sf", 10.0)]), table_path)
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
-    assert {"hoodie.stage.tag_task.ms", "hoodie.stage.write_task.ms"} <= set(meta["extraMetadata"])
+    stages = {k: int(v) for k, v in meta["extraMetadata"].items() if k.startswith("hoodie.stage.")}
+    assert set(stages) == {f"hoodie.stage.{s}.ms" for s in ("tag_task", "profile_task", "write_task", "job", "commit")}
+    assert all(ms >= 0 for ms in stages.values())
+    # the tasks' stages run inside the job (one task here, so their sum cannot exceed it)
+    assert sum(stages[f"hoodie.stage.{s}_task.ms"] for s in ("tag", "profile", "write")) <= stages["hoodie.stage.job.ms"]
     write(trips(spark, [("b", 1, "sf", 10.0)]), table_path, mode="bulk_insert")
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
-    assert {"hoodie.stage.keys.ms", "hoodie.stage.tag.ms", "hoodie.stage.write.ms"} <= set(meta["extraMetadata"])
+    stages = {k for k in meta["extraMetadata"] if k.startswith("hoodie.stage.")}
+    assert stages == {f"hoodie.stage.{s}.ms" for s in ("keys", "tag", "profile", "write", "commit")}
     json.loads(meta["extraMetadata"]["schema"])
 
 

@@ -174,3 +174,14 @@ def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
     assert read(path, query_type="incremental", begin_instant=t1) == [("k007", -7), ("k050", -50), ("k090", -90),
                                                                       ("new", 1)]
     assert len(read(path)) == 101
+
+
+def test_commit_metadata_records_where_the_time_went(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    t2 = write_local(path, batch([("a", 2, "x", 2), ("b", 2, "y", 3)]), OPTS)
+    extra = HoodieTable(path).commit_metadata(t2)["extraMetadata"]
+    stages = {k.removeprefix("hoodie.stage.").removesuffix(".ms"): int(v) for k, v in extra.items()
+              if k.startswith("hoodie.stage.")}
+    assert set(stages) == {"tag", "profile", "write", "commit"}
+    assert all(ms >= 0 for ms in stages.values())
