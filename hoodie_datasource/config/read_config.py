@@ -10,6 +10,9 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.timeline.instant import validate_instant_time
 
+DRIVER_CORES = os.cpu_count() or 1
+"""Read tasks to spread a small table over when the read does not say (the jvm-shim passes Spark's)."""
+
 
 @dataclass(frozen=True)
 class ReadConfig:
@@ -18,7 +21,7 @@ class ReadConfig:
     end_instant: str | None = None
     as_of_instant: str | None = None
     split_size: int = 128 * k.MB
-    parallelism: int = os.cpu_count() or 1  # read tasks to spread a small table over (the jvm-shim sets Spark's)
+    parallelism: int = DRIVER_CORES
 
 
 def _instant(value: str | None, key: str) -> str | None:
@@ -43,7 +46,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         end_instant=_instant(get(k.END_INSTANT), k.END_INSTANT.key),
         as_of_instant=_instant(get(k.AS_OF_INSTANT), k.AS_OF_INSTANT.key),
         split_size=get(k.READ_SPLIT_SIZE),
-        parallelism=get(k.READ_PARALLELISM) or os.cpu_count() or 1,
+        parallelism=get(k.READ_PARALLELISM) or DRIVER_CORES,
     )
     for prop, value in ((k.READ_SPLIT_SIZE, cfg.split_size), (k.READ_PARALLELISM, cfg.parallelism)):
         if value < 1:

@@ -176,13 +176,13 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str
 
 def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> str:
     cfg = session.config
-    timer = StageTimer(session.stage_seconds)
     keyed_schema = _schema_with(
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
     if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation in PER_PARTITION_OPERATIONS:
         return _run_per_partition(session, df, keyed_schema)
+    timer = StageTimer(session.stage_seconds)
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema).persist(
         StorageLevel.MEMORY_AND_DISK
     )
