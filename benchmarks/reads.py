@@ -1,9 +1,11 @@
 """Read cases: incremental pull against a filtered full scan and delta-rs's change data feed, and
-snapshot reads against ``spark.read.parquet`` of the very files the snapshot reads."""
+snapshot reads against ``spark.read.parquet`` of the very files the snapshot reads (and through the
+Python reader alone, to show what Spark's parquet scan of base files brings)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -17,6 +19,7 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 
 COMMIT_TIME = "_hoodie_commit_time"
+NATIVE_READS = "spark.hoodie.read.native"
 
 
 def snapshot(spark: SparkSession, path: Path) -> DataFrame:
@@ -56,10 +59,22 @@ def data_columns(df: DataFrame) -> DataFrame:
     return df.drop(*(c for c in df.columns if c.startswith("_hoodie_")))
 
 
+def python_reader(spark: SparkSession, run: Callable[[], object]) -> object:
+    """``run()`` with every row read by our Python reader (as before the jvm-shim handed base files to
+    Spark's parquet scan)."""
+    spark.conf.set(NATIVE_READS, "false")
+    try:
+        return run()
+    finally:
+        spark.conf.unset(NATIVE_READS)
+
+
 def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
     files = base_files(cow)
     return [
         Case("cow_scan", "hoodie COW snapshot, full scan", lambda: full_scan(snapshot(spark, cow))),
+        Case("cow_scan_python", "hoodie COW snapshot, full scan, every row through the Python reader",
+             lambda: python_reader(spark, lambda: full_scan(snapshot(spark, cow)))),
         Case("sql_scan", "hoodie COW snapshot through SQL (hoodie.`path`), full scan",
              lambda: full_scan(by_path(spark, cow))),
         Case("parquet_scan", "spark.read.parquet, same files, full scan",
@@ -67,6 +82,8 @@ def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
         Case("parquet_data_scan", "spark.read.parquet, same files, full scan of the data columns (SQL's SELECT *)",
              lambda: full_scan(data_columns(spark.read.parquet(*files)))),
         Case("cow_agg", "hoodie COW snapshot, count + sum(fare)", lambda: count_and_sum(snapshot(spark, cow))),
+        Case("cow_agg_python", "hoodie COW snapshot, count + sum(fare), through the Python reader",
+             lambda: python_reader(spark, lambda: count_and_sum(snapshot(spark, cow)))),
         Case("sql_agg", "hoodie COW snapshot through SQL (hoodie.`path`), count + sum(fare)",
              lambda: count_and_sum(by_path(spark, cow))),
         Case("parquet_agg", "spark.read.parquet, same files, count + sum(fare)",

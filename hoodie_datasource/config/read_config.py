@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,14 @@ class ReadConfig:
     as_of_instant: str | None = None
     split_size: int = 128 * k.MB
     parallelism: int = DRIVER_CORES
+
+    def pinned_to(self, instant: str) -> ReadConfig:
+        """The same read as the table was at ``instant``: an incremental pull ends there, any other
+        query is a time travel to it. The jvm-shim plans a read in two steps and pins the second to
+        what the first saw, so a commit landing in between changes neither."""
+        if self.query_type == "incremental":
+            return dataclasses.replace(self, end_instant=instant)
+        return dataclasses.replace(self, as_of_instant=instant)
 
 
 def _instant(value: str | None, key: str) -> str | None:

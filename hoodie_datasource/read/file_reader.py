@@ -49,7 +49,7 @@ def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expres
     """A file slice in the table schema: the base file alone (copy-on-write, read-optimized), or
     merged with its log blocks (merge-on-read snapshot and incremental). With ``columns``, a base
     file is read for those columns only (plus the filter's); a merge always reads whole records."""
-    if file_slice.log_files and plan.merge_logs:
+    if plan.needs_merge(file_slice):
         merged = read_merged_slice(plan.base_path, file_slice, plan.schema, plan.visible_instants,
                                    plan.ordering_field)
         if row_filter is not None:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -38,6 +39,15 @@ class ReadPlan:
     merge_logs: bool = False  # merge-on-read snapshot / incremental: merge log blocks
     visible_instants: frozenset[str] = frozenset()  # completed writes whose log blocks count
     ordering_field: str | None = None
+    instant: str | None = None  # the newest completed write the plan shows (None: the table has none)
+
+    def needs_merge(self, file_slice: FileSlice) -> bool:
+        """The slice is read by merging its log blocks into its base file, not from its base file alone."""
+        return bool(file_slice.log_files) and self.merge_logs
+
+    def only(self, file_ids: frozenset[str]) -> ReadPlan:
+        """The plan restricted to the file groups with these ids (unique in a table)."""
+        return dataclasses.replace(self, slices=tuple(s for s in self.slices if s.file_id in file_ids))
 
     def commit_filter(self) -> pc.Expression | None:
         """Incremental queries: ``_hoodie_commit_time`` in (begin, end]."""
@@ -83,7 +93,9 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
     upto = commit_range[1] if commit_range else cfg.as_of_instant
-    visible = frozenset(i.timestamp for i in timeline.completed_writes_upto(upto))
+    visible = timeline.completed_writes_upto(upto)
     return ReadPlan(base_path, table, schema, tuple(slices), commit_range,
-                    merge_logs=cfg.query_type != "read_optimized", visible_instants=visible,
-                    ordering_field=table.precombine_field)
+                    merge_logs=cfg.query_type != "read_optimized",
+                    visible_instants=frozenset(i.timestamp for i in visible),
+                    ordering_field=table.precombine_field,
+                    instant=upto or max((i.timestamp for i in visible), default=None))

@@ -13,12 +13,21 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.types import StructType
 
-from hoodie_datasource.config.read_config import resolve_read_config
+from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.read.planned_files import planned_files
+from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.spark.file_listing import listing_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
-from hoodie_datasource.spark.reader import PUSHDOWN_OPTION, FilteringReader, HoodieReader
+from hoodie_datasource.spark.reader import (
+    FILE_IDS_OPTION,
+    PLAN_FILES_OPTION,
+    PLAN_INSTANT_OPTION,
+    PUSHDOWN_OPTION,
+    FilteringReader,
+    HoodieReader,
+)
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.local import local_path
@@ -32,6 +41,21 @@ def _path(options: dict[str, str]) -> str:
     return path
 
 
+def _flag(options: dict[str, str], key: str) -> bool:
+    return str(options.get(key, "false")).lower() == "true"
+
+
+def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
+    """The read plan of the options, pinned and restricted as the jvm-shim asks (see ``spark.reader``)."""
+    cfg = resolve_read_config(options)
+    if options.get(PLAN_INSTANT_OPTION):
+        cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
+    plan = plan_read(_path(options), cfg)
+    if options.get(FILE_IDS_OPTION):
+        plan = plan.only(frozenset(options[FILE_IDS_OPTION].split(",")))
+    return plan, cfg
+
+
 class HoodieDataSource(DataSource):
     """Hudi tables as ``format("hoodie")``."""
 
@@ -40,19 +64,20 @@ class HoodieDataSource(DataSource):
         return "hoodie"
 
     def schema(self) -> StructType:
-        cfg = resolve_read_config(self.options)
-        return spark_schema(plan_read(_path(self.options), cfg).schema)
+        plan, _ = _plan(self.options)
+        if _flag(self.options, PLAN_FILES_OPTION):
+            return listing_schema(planned_files(plan))
+        return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        cfg = resolve_read_config(self.options)
-        plan = plan_read(_path(self.options), cfg)
+        plan, cfg = _plan(self.options)
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
-        filtering = str(self.options.get(PUSHDOWN_OPTION, "false")).lower() == "true"
-        return (FilteringReader if filtering else HoodieReader)(plan, cfg, spark_arrow_schema(schema))
+        reader = FilteringReader if _flag(self.options, PUSHDOWN_OPTION) else HoodieReader
+        return reader(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)

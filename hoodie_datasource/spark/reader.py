@@ -40,6 +40,12 @@ logger = logging.getLogger(__name__)
 
 PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
 """Set by the jvm-shim, which plans each query with a fresh data source: take pushed filters."""
+PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
+"""Set by the jvm-shim: ``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
+PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
+"""Set by the jvm-shim: plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
+FILE_IDS_OPTION = "hoodie.datasource.read.plan.file.ids"
+"""Set by the jvm-shim: read only these file groups (comma separated ids); Spark reads the others' base files."""
 
 
 def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:

@@ -1,8 +1,9 @@
-"""``spark.read.format("hoodie")`` in a shim session: the shim's optimizer rule (``HoodieDataFrameReads``)
-plans these reads with the scans of SQL reads, so a query reads only the columns it needs and hands
-its filters to the reader, with a fresh Python source per query. They return what PySpark's own
-relation returns (the rule turned off with ``spark.sql.optimizer.excludedRules``), and writes through
-``format("hoodie")`` are left alone."""
+"""``spark.read.format("hoodie")`` in a shim session, read by the Python reader alone
+(``spark.hoodie.read.native=false``; Spark's parquet scan of base files: ``test_native_reads.py``): the
+shim's optimizer rule (``HoodieReads``) plans these reads with the scans of SQL reads, so a query reads
+only the columns it needs and hands its filters to the reader, with a fresh Python source per query.
+They return what PySpark's own relation returns (the rule turned off with
+``spark.sql.optimizer.excludedRules``), and writes through ``format("hoodie")`` are left alone."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from hoodie_datasource import HoodieTable
 
 pytestmark = pytest.mark.spark
 
-RULE = "org.apache.spark.sql.hoodie.HoodieDataFrameReads"
+RULE = "org.apache.spark.sql.hoodie.HoodieReads"
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "precombine.field": "ts",
         "partitionpath.field": "city", "hive_style_partitioning": "true"}
 SCHEMA = "uuid string, ts bigint, fare double, city string"
@@ -27,6 +28,13 @@ META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_h
         "_hoodie_file_name"]
 FIRST = [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "sf"), ("c", 1, 30.0, "nyc")]
 LATEST = [("a", 2, 35.0, "sf"), ("c", 1, 30.0, "nyc"), ("d", 3, 4.0, "la")]
+
+
+@pytest.fixture(autouse=True)
+def python_reads(sql):
+    sql.conf.set("spark.hoodie.read.native", "false")
+    yield
+    sql.conf.unset("spark.hoodie.read.native")
 
 
 def write(sql, path: str, rows: list[tuple], mode: str, **extra: str) -> None:

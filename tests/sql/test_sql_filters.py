@@ -1,5 +1,6 @@
 """Filters in SQL reach the Python reader (the shim plans each query with a fresh source): partitions
-are pruned and rows filtered, exactly, and no query reuses another query's filters."""
+are pruned and rows filtered, exactly, and no query reuses another query's filters. Base files Spark
+reads itself get the filters as any parquet scan does."""
 
 from __future__ import annotations
 
@@ -16,11 +17,17 @@ def test_partition_and_row_filters(sql, name, location):
     assert_rows(sql, f"SELECT * FROM {name} WHERE city = 'sf'", [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "sf")])
     assert_rows(sql, f"SELECT uuid FROM {name} WHERE city IN ('sf', 'la') AND fare > 15", [("b",)], "uuid string")
     assert_rows(sql, f"SELECT uuid FROM {name} WHERE city = 'sf' OR fare > 25", [("a",), ("b",), ("c",)], "uuid string")
-    pushed = sql.sql(f"SELECT uuid FROM {name} WHERE city = 'sf'")._jdf.queryExecution().executedPlan().toString()
-    # the reader took the filter, so Spark plans no Filter of its own (pruning: tests/spark/test_reader_filters.py)
-    assert "BatchScan" in pushed and "Filter (" not in pushed
-    kept = sql.sql(f"SELECT uuid FROM {name} WHERE upper(city) = 'SF'")._jdf.queryExecution().executedPlan().toString()
-    assert "Filter (" in kept  # one the reader cannot apply exactly stays with Spark
+    native = sql.sql(f"SELECT uuid FROM {name} WHERE city = 'sf'")._jdf.queryExecution().executedPlan().toString()
+    assert "FileScan parquet" in native and "PushedFilters: [IsNotNull(city), EqualTo(city,sf)]" in native
+    sql.conf.set("spark.hoodie.read.native", "false")
+    try:
+        pushed = sql.sql(f"SELECT uuid FROM {name} WHERE city = 'sf'")._jdf.queryExecution().executedPlan().toString()
+        # the reader took the filter, so Spark plans no Filter of its own (pruning: tests/spark/test_reader_filters.py)
+        assert "BatchScan" in pushed and "Filter (" not in pushed
+        kept = sql.sql(f"SELECT uuid FROM {name} WHERE upper(city) = 'SF'")._jdf.queryExecution().executedPlan().toString()
+        assert "Filter (" in kept  # one the reader cannot apply exactly stays with Spark
+    finally:
+        sql.conf.unset("spark.hoodie.read.native")
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])

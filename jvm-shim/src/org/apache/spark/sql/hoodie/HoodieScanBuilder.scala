@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.StructType
 
 /**
  * The scan of every hoodie read the shim plans (SQL tables, and `format("hoodie")` DataFrames through
- * [[HoodieDataFrameReads]]). It reads only the columns the query needs (the Python reader projects to
+ * [[HoodieReads]]). It reads only the columns the query needs (the Python reader projects to
  * the schema it is given), and hands the Python reader the filters it can apply exactly (partition
  * pruning, row-group skipping, row filtering). Every build plans with a fresh Python data source, so no
  * query reuses the reader another query planned (which is what makes pushed filters unsafe on

@@ -27,6 +27,13 @@ object HoodieSource {
   val AsOfOption = "as.of.instant"
   /** Tells the Python source to take pushed filters (safe here: each scan has a fresh source). */
   val PushdownOption = "hoodie.datasource.read.filter.pushdown"
+  /** Tells the Python source to list the files its read plan reads ([[HoodieFiles]]), not to read rows. */
+  val PlanFilesOption = "hoodie.datasource.read.plan.files"
+  /** Pins a Python read to the instant its file listing saw. */
+  val PlanInstantOption = "hoodie.datasource.read.plan.instant"
+  /** Restricts a Python read to these file groups (comma separated ids). */
+  val FileIdsOption = "hoodie.datasource.read.plan.file.ids"
+  val CommitTimeColumn = "_hoodie_commit_time"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 
@@ -34,6 +41,10 @@ object HoodieSource {
    * and write in the tasks; false stages the rows and writes them in the commit (as without the shim). */
   def clusteredWrites: Boolean =
     SparkSession.active.conf.get("spark.hoodie.sql.clusteredWrites", "true").equalsIgnoreCase("true")
+
+  /** `spark.hoodie.read.native` (default true): Spark's parquet scan reads base files that need no merge. */
+  def nativeReads(session: SparkSession): Boolean =
+    session.conf.get("spark.hoodie.read.native", "true").equalsIgnoreCase("true")
 
   /** Hudi's SQL table properties (besides `hoodie.*` keys) that are options of the table. */
   val SqlTableProperties: Set[String] =

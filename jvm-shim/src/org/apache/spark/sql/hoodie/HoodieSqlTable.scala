@@ -63,9 +63,10 @@ class HoodieSqlTable(
     HoodieSource.fields(storedProperties.get("hoodie.table.partition.fields")) ++ catalogTable.partitionColumnNames
 
   /** The meta columns are not in the schema, but the reader reads them like any other column. */
-  override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new HoodieScanBuilder(
-    StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType))),
-    options ++ scanOptions.asCaseSensitiveMap().asScala)
+  def readableSchema: StructType = StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType)))
+
+  override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder =
+    new HoodieScanBuilder(readableSchema, options ++ scanOptions.asCaseSensitiveMap().asScala)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new HoodieWriteBuilder(options, info, catalogTable.partitionColumnNames.toSet)

@@ -1,0 +1,82 @@
+"""A read plan as a list of files, for readers that read parquet themselves (the jvm-shim hands base
+files to Spark's parquet reader).
+
+One entry per file slice the plan reads. A slice is ``native`` when its base file alone holds its rows
+in the table's schema, so any parquet reader reading that file for the table's columns (by name;
+absent columns as nulls) returns exactly what our reader returns, given the plan's commit-time range
+for incremental pulls (``begin`` exclusive, ``instant`` inclusive). That needs a slice without log
+blocks to merge (copy-on-write, read-optimized, a merge-on-read slice without log files) whose file
+stores every table column it has with the table's type: our reader casts other types (a column
+widened since, a partition column Hudi's time-based key generator stores as a number), which another
+reader may not. The other slices are left to our reader, pinned to ``instant`` and restricted to their
+file groups, so the two parts never overlap and show the same commits.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.table.file_group import FileSlice
+
+logger = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class PlannedFile:
+    file_id: str
+    path: str | None  # absolute path of the base file; None for a slice of log files only
+    size: int  # bytes: of the base file when native, else of the whole slice
+    native: bool
+
+
+@dataclass(frozen=True)
+class PlannedFiles:
+    instant: str | None  # the newest completed write the plan shows
+    begin: str | None  # incremental pulls: rows with _hoodie_commit_time > begin (and <= instant)
+    files: tuple[PlannedFile, ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_schema(path: str) -> pa.Schema:
+    return pq.read_schema(path)  # base files never change once written
+
+
+def stores_as_is(file_schema: pa.Schema, schema: pa.Schema) -> bool:
+    """Every column of ``schema`` the file has is stored with exactly its type (and none under a name
+    that matches only ignoring case, which a case-insensitive reader would take)."""
+    stored = {f.name: f.type for f in file_schema}
+    by_lower = {name.lower() for name in stored}
+    return all(
+        stored[field.name] == field.type if field.name in stored else field.name.lower() not in by_lower
+        for field in schema
+    )
+
+
+def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
+    """The base-file instants whose files store the table's columns as they are. One writer writes all
+    the base files of a commit with one schema, so one footer per commit tells."""
+    first_file: dict[str, str] = {}
+    for s in slices:
+        if s.base_file is not None and not plan.needs_merge(s):
+            first_file.setdefault(s.base_file.instant_time, os.path.join(plan.base_path, s.base_relative_path or ""))
+    return {instant for instant, path in first_file.items() if stores_as_is(_file_schema(path), plan.schema)}
+
+
+def planned_files(plan: ReadPlan) -> PlannedFiles:
+    slices = [s for s in plan.slices if s.base_file is not None or plan.needs_merge(s)]
+    as_is = _native_instants(plan, slices)
+    files = []
+    for s in slices:
+        native = s.base_file is not None and s.base_file.instant_time in as_is and not plan.needs_merge(s)
+        path = os.path.join(plan.base_path, s.base_relative_path) if s.base_relative_path else None
+        size = s.base_file.size if native and s.base_file else s.total_size
+        files.append(PlannedFile(s.file_id, path, size, native))
+    logger.info("Planned %d file slices: %d base files read as they are", len(files), sum(f.native for f in files))
+    begin = plan.commit_range[0] if plan.commit_range and plan.commit_filter() is not None else None
+    return PlannedFiles(plan.instant, begin, tuple(files))

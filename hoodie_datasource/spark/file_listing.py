@@ -1,0 +1,31 @@
+"""A read's file listing (``read.planned_files``) for the jvm-shim, carried as the metadata of a schema.
+
+The shim asks for it with ``hoodie.datasource.read.plan.files``. PySpark runs ``DataSource.schema()``
+in a Python process beside the driver, with no Spark job, and hands the JVM the schema with its field
+metadata: so the listing travels as one column ``planned_files`` whose metadata holds it column by
+column. (Measured on a 30-file table: ~30 ms, where a one-task read job returning the same listing as
+rows took ~200 ms on every query.) Spark metadata arrays hold no nulls: a slice without a base file
+has the path "".
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import StringType, StructField, StructType
+
+from hoodie_datasource.read.planned_files import PlannedFiles
+
+LISTING_FIELD = "planned_files"
+
+
+def listing_schema(planned: PlannedFiles) -> StructType:
+    files = planned.files
+    metadata = {
+        "count": len(files),
+        "instant": planned.instant or "",
+        "begin": planned.begin or "",
+        "file_id": [f.file_id for f in files],
+        "path": [f.path or "" for f in files],
+        "size": [f.size for f in files],
+        "native": [f.native for f in files],
+    }
+    return StructType([StructField(LISTING_FIELD, StringType(), True, metadata)])

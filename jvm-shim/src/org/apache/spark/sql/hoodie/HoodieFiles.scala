@@ -1,0 +1,52 @@
+package org.apache.spark.sql.hoodie
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.types.StructType
+
+/**
+ * The files a hoodie read plans to read, listed by the Python source (`hoodie_datasource.read.planned_files`).
+ * It comes back as the metadata of the schema the source infers with `hoodie.datasource.read.plan.files`
+ * (`hoodie_datasource.spark.file_listing`): a call into Python beside the driver, with no Spark job, so
+ * the table format stays in Python.
+ */
+object HoodieFiles {
+  /** One file slice: its base file (absolute path and bytes) when `native`, else a slice the Python reader merges. */
+  case class Planned(fileId: String, path: String, size: Long, native: Boolean)
+
+  /** What a read plans: its file slices, the newest completed write it shows, and for an incremental
+   * pull the commit time its rows come after. */
+  case class Listing(files: Seq[Planned], instant: String, begin: Option[String])
+
+  def list(options: Map[String, String]): Listing = {
+    val schema = HoodieSource.dataSource().inferSchema(HoodieSource.options(options + (HoodieSource.PlanFilesOption -> "true")))
+    val m = schema.fields.head.metadata
+    if (m.getLong("count") == 0) return Listing(Nil, "", None)
+    val (ids, paths, sizes, native) =
+      (m.getStringArray("file_id"), m.getStringArray("path"), m.getLongArray("size"), m.getBooleanArray("native"))
+    Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i))), m.getString("instant"),
+      Option(m.getString("begin")).filter(_.nonEmpty))
+  }
+}
+
+/** Exactly the planned base files, with the sizes the listing measured (no file system calls here). */
+private class HoodieFileIndex(files: Seq[HoodieFiles.Planned]) extends FileIndex {
+  private val statuses: Array[FileStatus] =
+    files.map(f => new FileStatus(f.size, false, 1, 0L, 0L, new Path("file", null, f.path))).toArray
+
+  override def rootPaths: Seq[Path] = statuses.map(_.getPath.getParent).distinct.toSeq
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    Seq(PartitionDirectory(InternalRow.empty, statuses))
+
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toString)
+
+  override def refresh(): Unit = ()
+
+  override def sizeInBytes: Long = statuses.map(_.getLen).sum
+
+  override def partitionSchema: StructType = StructType(Nil)
+}

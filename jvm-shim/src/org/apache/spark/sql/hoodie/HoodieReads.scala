@@ -1,0 +1,119 @@
+package org.apache.spark.sql.hoodie
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{classic, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, GreaterThan, LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.connector.catalog.{SupportsRead, Table, TableCapability}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.execution.datasources.v2.python.PythonTable
+import org.apache.spark.sql.types.{StringType, StructField, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/**
+ * Plans every hoodie read: `spark.read.format("hoodie")` DataFrames and SQL tables alike.
+ *
+ * With `spark.hoodie.read.native` (the default), the Python source first lists the files its plan reads
+ * ([[HoodieFiles]]); base files that hold their rows as they are (copy-on-write, read-optimized, and
+ * merge-on-read slices without log files) are read by Spark's own parquet scan, and only the slices that
+ * need log blocks merged are read by the Python reader, pinned to the instant the listing saw and
+ * restricted to those file groups; the two are unioned. An incremental pull reads its base files with
+ * Spark's scan under a `_hoodie_commit_time` range filter (row groups outside it are skipped).
+ * Otherwise (`spark.hoodie.read.native=false`), every row is read by the Python reader: a
+ * `format("hoodie")` relation gets a read-only [[HoodieReadTable]] with the [[HoodieScanBuilder]] of SQL
+ * tables (so it prunes columns and takes filters) and SQL tables keep their own scans.
+ *
+ * PySpark plans `format("hoodie")` as a relation over its `PythonTable`, whose scan reads every column
+ * and whose Python reader is planned once and reused by every later query on the DataFrame (so it cannot
+ * take filters). This optimizer rule runs before Spark pushes projections and filters into scans, keeps
+ * the relation's output attributes, and plans afresh for each execution; the analyzed plan stays what
+ * PySpark or the catalog built (the DataFrame's schema, cache lookups, the analysis of a write).
+ * Writes are never touched: a write command holds its target relation as its `table`, not as a child,
+ * and the rule only visits children, so only relations that are read (a write's query too) are planned.
+ */
+case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case relation: DataSourceV2Relation => HoodieReads.read(relation) match {
+      case Some((readable, options)) if HoodieSource.nativeReads(session) =>
+        native(relation, readable, options)
+      case Some((readable, options)) if relation.table.isInstanceOf[PythonTable] =>
+        relation.copy(table = new HoodieReadTable(relation.table.name(), readable, options))
+      case _ => relation
+    }
+  }
+
+  private def native(relation: DataSourceV2Relation, readable: StructType, options: Map[String, String]): LogicalPlan = {
+    val listing = HoodieFiles.list(options)
+    if (listing.files.isEmpty) return LocalRelation(relation.output)
+    val (parquet, merged) = listing.files.partition(_.native)
+    val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) ++
+      (if (parquet.nonEmpty) Map(HoodieSource.FileIdsOption -> merged.map(_.fileId).mkString(",")) else Map.empty)
+    val python = (output: Seq[AttributeReference]) =>
+      relation.copy(table = new HoodieReadTable(relation.table.name(), readable, pinned), output = output)
+    if (parquet.isEmpty) python(relation.output)
+    else {
+      val scan = parquetScan(relation.output, parquet, listing)
+      if (merged.isEmpty) scan else Union(scan, python(relation.output.map(_.newInstance())))
+    }
+  }
+
+  /** Spark's parquet scan of exactly these base files, as the relation's columns (by name). */
+  private def parquetScan(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
+                          listing: HoodieFiles.Listing): LogicalPlan = {
+    val commitTime = output.find(_.name == HoodieSource.CommitTimeColumn)
+    val read = listing.begin match {
+      case Some(_) if commitTime.isEmpty => output :+ AttributeReference(HoodieSource.CommitTimeColumn, StringType)()
+      case _ => output
+    }
+    // no partition columns: hoodie base files hold them, so Spark takes none from the paths
+    val dataSchema = StructType(read.map(a => StructField(a.name, a.dataType, a.nullable)))
+    val spark = session.asInstanceOf[classic.SparkSession]
+    val relation = HadoopFsRelation(new HoodieFileIndex(files), StructType(Nil), dataSchema, None,
+      new ParquetFileFormat(), Map.empty)(spark)
+    val scan = LogicalRelation(relation, read, None, isStreaming = false, None)
+    listing.begin match {
+      case None => scan
+      case Some(begin) =>
+        val time = read.find(_.name == HoodieSource.CommitTimeColumn).get
+        val inRange = And(GreaterThan(time, Literal(begin)), LessThanOrEqual(time, Literal(listing.instant)))
+        Project(output, Filter(inRange, scan))
+    }
+  }
+}
+
+object HoodieReads {
+  /** The columns a hoodie relation can read (meta columns included) and the options of its read; None
+   * for relations of other sources. */
+  private def read(relation: DataSourceV2Relation): Option[(StructType, Map[String, String])] = {
+    val options = relation.options.asCaseSensitiveMap().asScala.toMap
+    relation.table match {
+      case python: PythonTable if python.name().equalsIgnoreCase(HoodieSource.Name) => Some((python.schema(), options))
+      case sql: HoodieSqlTable => Some((sql.readableSchema, sql.options ++ options))
+      case _ => None
+    }
+  }
+}
+
+/**
+ * A hoodie table for reading only, by the Python reader: the columns it can read (meta columns as
+ * ordinary columns) and the options of the read (path, query type, instants, whatever the user gave,
+ * and the pin of a natively planned read).
+ */
+private class HoodieReadTable(tableName: String, readable: StructType, options: Map[String, String])
+  extends Table with SupportsRead {
+  override def name(): String = tableName
+
+  override def schema(): StructType = readable
+
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
+
+  override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder =
+    new HoodieScanBuilder(readable, options ++ scanOptions.asCaseSensitiveMap().asScala)
+}

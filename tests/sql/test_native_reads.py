@@ -1,0 +1,178 @@
+"""In a shim session, base files that hold their rows as they are (copy-on-write, read-optimized,
+merge-on-read slices without log files) are read by Spark's own parquet scan; only slices whose log
+blocks need merging go through the Python reader (``HoodieReads``). Every read returns exactly what
+the Python reader alone returns (``spark.hoodie.read.native=false``), on our tables and on the real
+Hudi tables in ../shared."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from hoodie_datasource import HoodieTable
+from tests.conftest import SHARED_TABLES, unzip_table
+from tests.sql.helpers import assert_rows, create_trips, insert_trips
+
+pytestmark = pytest.mark.spark
+
+OPTS = {"table.name": "trips", "recordkey.field": "uuid", "precombine.field": "ts",
+        "partitionpath.field": "city", "hive_style_partitioning": "true"}
+SCHEMA = "uuid string, ts bigint, fare double, city string"
+COLUMNS = ["uuid", "ts", "fare", "city"]
+
+
+def write(sql, path: str, rows: list[tuple], mode: str = "upsert", **extra: str) -> None:
+    sql.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **extra).mode(mode).save(path)
+
+
+@contextlib.contextmanager
+def python_reads(sql):
+    """Every row read by the Python reader, as before native reads."""
+    sql.conf.set("spark.hoodie.read.native", "false")
+    try:
+        yield
+    finally:
+        sql.conf.unset("spark.hoodie.read.native")
+
+
+def physical_plan(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def scans(df) -> dict[str, int]:
+    """How many parquet scans and Python scans the executed plan has."""
+    plan = physical_plan(df)
+    return {"parquet": plan.count("FileScan parquet"), "python": plan.count("BatchScan ")}
+
+
+def canonical(df) -> list[str]:
+    """The rows as sorted JSON (maps and nested values included, which chispa cannot sort)."""
+    return sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=repr) for r in df.collect())
+
+
+def assert_same_as_python_reads(sql, make) -> None:
+    """``make()`` (a DataFrame) returns the same rows natively as with the Python reader alone."""
+    with python_reads(sql):
+        expected = make()
+        rows, schema = canonical(expected), expected.schema
+    actual = make()
+    assert actual.schema == schema
+    assert canonical(actual) == rows
+
+
+@pytest.fixture(scope="module", params=["COPY_ON_WRITE", "MERGE_ON_READ"])
+def trips(request, sql, tmp_path_factory):
+    """Three partitions; 'a' updated (MOR: a log file in sf), 'b' deleted, 'd' inserted into la.
+    Returns (path, table type, instants)."""
+    path = str(tmp_path_factory.mktemp("native") / "table")
+    storage = {"storage.type": request.param}
+    write(sql, path, [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "sf"), ("c", 1, 30.0, "nyc")], **storage)
+    write(sql, path, [("a", 2, 35.0, "sf")], **storage)
+    write(sql, path, [("b", 3, 20.0, "sf")], "delete", **storage)
+    write(sql, path, [("d", 3, 4.0, "la")], **storage)
+    return path, request.param, HoodieTable(path).completed_commits()
+
+
+def test_which_files_spark_reads(sql, trips):
+    path, table_type, _ = trips
+    snapshot = sql.read.format("hoodie").load(path)
+    if table_type == "COPY_ON_WRITE":
+        assert scans(snapshot) == {"parquet": 1, "python": 0}
+    else:  # nyc and la have no log files: Spark reads them; sf's slice is merged by the Python reader
+        assert scans(snapshot) == {"parquet": 1, "python": 1}
+        assert sorted(Path(f).parent.name for f in snapshot.inputFiles()) == ["city=la", "city=nyc"]
+    assert sorted(r.uuid for r in snapshot.collect()) == ["a", "c", "d"]
+    read_optimized = sql.read.format("hoodie").option("query", "read_optimized").load(path)
+    assert scans(read_optimized) == {"parquet": 1, "python": 0}
+    # count(*) reads no column at all from parquet (row counts of the footers)
+    assert "ReadSchema: struct<>" in read_optimized.groupBy().count()._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"query": "read_optimized"}, {"query": "incremental", "begin.instant": "first"},
+    {"query": "incremental", "begin.instant": "first", "end.instant": "second"},
+    {"query": "incremental", "begin.instant": "000"}, {"as.of.instant": "first"}, {"as.of.instant": "second"},
+], ids=["snapshot", "read_optimized", "incremental", "incremental_range", "incremental_all", "as_of_first",
+        "as_of_second"])
+def test_every_query_type_returns_what_the_python_reader_returns(sql, trips, options):
+    path, _, instants = trips
+    named = {"first": instants[0], "second": instants[1]}
+    options = {key: named.get(value, value) for key, value in options.items()}
+
+    def reader():
+        return sql.read.format("hoodie").options(**options).load(path)
+
+    assert_same_as_python_reads(sql, reader)
+    assert_same_as_python_reads(sql, lambda: reader().filter("fare > 5").select("_hoodie_commit_time", "uuid"))
+    assert_same_as_python_reads(sql, lambda: reader().filter("city = 'sf'").select("uuid", "fare"))
+    assert_same_as_python_reads(sql, lambda: reader().agg(F.count("*"), F.sum("fare")))
+
+
+def test_incremental_pulls_only_the_rows_of_their_commits(sql, trips):
+    path, table_type, instants = trips
+    pull = sql.read.format("hoodie").option("query", "incremental").option("begin.instant", instants[0]).load(path)
+    assert sorted((r.uuid, r.fare) for r in pull.collect()) == [("a", 35.0), ("d", 4.0)]
+    if table_type == "COPY_ON_WRITE":  # the commit-time range is applied to the parquet scan's rows
+        plan = physical_plan(pull)
+        assert scans(pull) == {"parquet": 1, "python": 0}
+        assert f"> {instants[0]})" in plan and f"<= {instants[-1]})" in plan, plan
+        assert f"GreaterThan(_hoodie_commit_time,{instants[0]})" in plan  # and skips row groups
+    # no commit after the last one: nothing to pull
+    assert sql.read.format("hoodie").option("query", "incremental").option("begin.instant", instants[-1]) \
+        .load(path).count() == 0
+
+
+def test_each_query_sees_the_commits_completed_before_it(sql, location):
+    write(sql, location, [("a", 1, 10.0, "sf")])
+    df = sql.read.format("hoodie").load(location)
+    assert df.count() == 1
+    write(sql, location, [("b", 1, 20.0, "nyc")])
+    assert df.count() == 2  # the same DataFrame plans again: the new file group is read
+    assert sorted(r.uuid for r in df.select("uuid").collect()) == ["a", "b"]
+
+
+def test_a_table_without_commits_reads_as_empty(sql, name, location):
+    create_trips(sql, name, location)
+    assert sql.table(name).count() == 0
+    assert sql.sql(f"SELECT * FROM {name}").columns == ["uuid", "ts", "fare", "city"]
+
+
+def test_sql_reads_return_what_the_python_reader_returns(sql, name, location):
+    create_trips(sql, name, location, "mor")
+    insert_trips(sql, name)
+    sql.sql(f"UPDATE {name} SET fare = 35.0 WHERE uuid = 'a'")  # sf gets a log file; nyc has none
+    sql.sql(f"INSERT INTO {name} VALUES ('d', 1, 4.0, 'la')")
+    first = HoodieTable(location).completed_commits()[0]
+    for query in (f"SELECT * FROM {name}", f"SELECT _hoodie_commit_time, uuid FROM {name} WHERE fare > 5",
+                  f"SELECT * FROM {name}_ro", f"SELECT * FROM {name}_rt WHERE city = 'sf'",
+                  f"SELECT * FROM {name} TIMESTAMP AS OF '{first}'",
+                  f"SELECT uuid, fare FROM hoodie_table_changes('{name}', '{first}')",
+                  f"SELECT count(*), sum(fare) FROM {name}"):
+        assert_same_as_python_reads(sql, lambda q=query: sql.sql(q))
+    assert scans(sql.sql(f"SELECT * FROM {name}")) == {"parquet": 1, "python": 1}
+    assert_rows(sql, f"SELECT * FROM {name}", [("a", 1, 35.0, "sf"), ("b", 1, 20.0, "sf"), ("c", 1, 30.0, "nyc"),
+                                               ("d", 1, 4.0, "la")])
+    # a write whose input reads the table it writes
+    sql.sql(f"INSERT INTO {name} SELECT uuid, ts + 1, fare * 2, city FROM {name} WHERE city = 'nyc'")
+    assert_rows(sql, f"SELECT * FROM {name} WHERE city = 'nyc'", [("c", 2, 60.0, "nyc")])
+
+
+SHARED = sorted(
+    str(p.relative_to(SHARED_TABLES)) for p in SHARED_TABLES.rglob("*.zip") if "lance" not in p.name
+) if SHARED_TABLES.is_dir() else []
+
+
+@pytest.mark.parametrize("zip_name", SHARED)
+def test_real_hudi_tables_read_the_same(sql, tmp_path, zip_name):
+    """Tables written by Apache Hudi (v6, v8, v9; COW and MOR; with and without meta columns; schema
+    changes across commits): Spark's parquet scan of their base files returns what our reader does."""
+    base = str(unzip_table(zip_name, tmp_path))
+    for query in ("snapshot", "read_optimized"):
+        assert_same_as_python_reads(sql, lambda q=query: sql.read.format("hoodie").option("query", q).load(base))
+    read_optimized = sql.read.format("hoodie").option("query", "read_optimized").load(base)
+    if read_optimized.count():
+        assert scans(read_optimized)["parquet"] == 1  # Spark reads (some of) the base files
