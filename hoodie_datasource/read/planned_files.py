@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PlannedFile:
-    file_id: str
+    group: str  # the file group: partition path / file id
     path: str | None  # absolute path of the base file; None for a slice of log files only
     size: int  # bytes: of the base file when native, else of the whole slice
     native: bool
@@ -76,7 +76,7 @@ def planned_files(plan: ReadPlan) -> PlannedFiles:
         native = s.base_file is not None and s.base_file.instant_time in as_is and not plan.needs_merge(s)
         path = os.path.join(plan.base_path, s.base_relative_path) if s.base_relative_path else None
         size = s.base_file.size if native and s.base_file else s.total_size
-        files.append(PlannedFile(s.file_id, path, size, native))
+        files.append(PlannedFile(s.group, path, size, native))
     logger.info("Planned %d file slices: %d base files read as they are", len(files), sum(f.native for f in files))
     begin = plan.commit_range[0] if plan.commit_range and plan.commit_filter() is not None else None
     return PlannedFiles(plan.instant, begin, tuple(files))

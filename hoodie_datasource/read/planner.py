@@ -45,9 +45,9 @@ class ReadPlan:
         """The slice is read by merging its log blocks into its base file, not from its base file alone."""
         return bool(file_slice.log_files) and self.merge_logs
 
-    def only(self, file_ids: frozenset[str]) -> ReadPlan:
-        """The plan restricted to the file groups with these ids (unique in a table)."""
-        return dataclasses.replace(self, slices=tuple(s for s in self.slices if s.file_id in file_ids))
+    def only(self, groups: frozenset[str]) -> ReadPlan:
+        """The plan restricted to these file groups (``FileSlice.group``: partition path / file id)."""
+        return dataclasses.replace(self, slices=tuple(s for s in self.slices if s.group in groups))
 
     def commit_filter(self) -> pc.Expression | None:
         """Incremental queries: ``_hoodie_commit_time`` in (begin, end]."""

@@ -21,7 +21,7 @@ from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.file_listing import listing_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.reader import (
-    FILE_IDS_OPTION,
+    FILE_GROUPS_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
     PUSHDOWN_OPTION,
@@ -51,8 +51,8 @@ def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
     if options.get(PLAN_INSTANT_OPTION):
         cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
     plan = plan_read(_path(options), cfg)
-    if options.get(FILE_IDS_OPTION):
-        plan = plan.only(frozenset(options[FILE_IDS_OPTION].split(",")))
+    if options.get(FILE_GROUPS_OPTION):
+        plan = plan.only(frozenset(options[FILE_GROUPS_OPTION].split("\n")))
     return plan, cfg
 
 

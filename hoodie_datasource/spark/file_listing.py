@@ -23,7 +23,7 @@ def listing_schema(planned: PlannedFiles) -> StructType:
         "count": len(files),
         "instant": planned.instant or "",
         "begin": planned.begin or "",
-        "file_id": [f.file_id for f in files],
+        "group": [f.group for f in files],
         "path": [f.path or "" for f in files],
         "size": [f.size for f in files],
         "native": [f.native for f in files],

@@ -13,7 +13,9 @@ relation, not per query, so reading only its columns is safe.
 
 ``FilteringReader`` takes the filters it can apply exactly (partition pruning, row-group skipping,
 row filtering). Only the jvm-shim asks for it: it plans every query with a fresh Python data source,
-so no query reuses another's reader.
+so no query reuses another's reader. The shim also hands the base files that need no merge to
+Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
+whose log files need merging (``PLAN_INSTANT_OPTION``, ``FILE_GROUPS_OPTION``).
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
 """Set by the jvm-shim: ``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
 PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
 """Set by the jvm-shim: plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
-FILE_IDS_OPTION = "hoodie.datasource.read.plan.file.ids"
-"""Set by the jvm-shim: read only these file groups (comma separated ids); Spark reads the others' base files."""
+FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
+"""Set by the jvm-shim: read only these file groups (``partition/fileId``, one per line); Spark reads the
+others' base files."""
 
 
 def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:

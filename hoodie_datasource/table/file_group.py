@@ -44,6 +44,11 @@ class FileSlice:
         return posixpath.join(self.partition_path, name) if self.partition_path else name
 
     @property
+    def group(self) -> str:
+        """The file group's name in its table: partition path / file id."""
+        return self.relative_path(self.file_id)
+
+    @property
     def base_relative_path(self) -> str | None:
         return self.relative_path(self.base_file.name) if self.base_file else None
 

@@ -73,7 +73,7 @@ def test_a_pinned_plan_ignores_later_commits_and_keeps_to_its_file_groups(tmp_pa
     pinned = plan_read(path, ReadConfig().pinned_to(t2))
     assert pairs(pinned) == pairs(before) == [("a", 10), ("b", 2)]
     assert pairs(plan_read(path, ReadConfig())) == [("a", 10), ("b", 20), ("c", 30)]
-    merged = {f.file_id for f in planned_files(before).files if not f.native}
+    merged = {f.group for f in planned_files(before).files if not f.native}
     assert pairs(pinned.only(frozenset(merged))) == [("a", 10)]  # x, the slice with a log file, only
     pull = ReadConfig(query_type="incremental", begin_instant="000")
     assert plan_read(path, pull).instant == t3

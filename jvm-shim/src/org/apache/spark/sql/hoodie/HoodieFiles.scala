@@ -14,8 +14,8 @@ import org.apache.spark.sql.types.StructType
  * the table format stays in Python.
  */
 object HoodieFiles {
-  /** One file slice: its base file (absolute path and bytes) when `native`, else a slice the Python reader merges. */
-  case class Planned(fileId: String, path: String, size: Long, native: Boolean)
+  /** One file slice (of file group `partition/fileId`): its base file (absolute path and bytes) when `native`, else a slice the Python reader merges. */
+  case class Planned(group: String, path: String, size: Long, native: Boolean)
 
   /** What a read plans: its file slices, the newest completed write it shows, and for an incremental
    * pull the commit time its rows come after. */
@@ -26,7 +26,7 @@ object HoodieFiles {
     val m = schema.fields.head.metadata
     if (m.getLong("count") == 0) return Listing(Nil, "", None)
     val (ids, paths, sizes, native) =
-      (m.getStringArray("file_id"), m.getStringArray("path"), m.getLongArray("size"), m.getBooleanArray("native"))
+      (m.getStringArray("group"), m.getStringArray("path"), m.getLongArray("size"), m.getBooleanArray("native"))
     Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i))), m.getString("instant"),
       Option(m.getString("begin")).filter(_.nonEmpty))
   }

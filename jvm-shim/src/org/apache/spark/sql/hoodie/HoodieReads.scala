@@ -54,7 +54,7 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     if (listing.files.isEmpty) return LocalRelation(relation.output)
     val (parquet, merged) = listing.files.partition(_.native)
     val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) ++
-      (if (parquet.nonEmpty) Map(HoodieSource.FileIdsOption -> merged.map(_.fileId).mkString(",")) else Map.empty)
+      (if (parquet.nonEmpty) Map(HoodieSource.FileGroupsOption -> merged.map(_.group).mkString("\n")) else Map.empty)
     val python = (output: Seq[AttributeReference]) =>
       relation.copy(table = new HoodieReadTable(relation.table.name(), readable, pinned), output = output)
     if (parquet.isEmpty) python(relation.output)

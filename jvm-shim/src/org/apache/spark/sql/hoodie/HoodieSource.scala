@@ -31,8 +31,8 @@ object HoodieSource {
   val PlanFilesOption = "hoodie.datasource.read.plan.files"
   /** Pins a Python read to the instant its file listing saw. */
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
-  /** Restricts a Python read to these file groups (comma separated ids). */
-  val FileIdsOption = "hoodie.datasource.read.plan.file.ids"
+  /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
+  val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
   val CommitTimeColumn = "_hoodie_commit_time"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
