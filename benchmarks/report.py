@@ -170,9 +170,11 @@ METHOD = """## How it is measured
 - Incremental: hoodie's incremental query from the previous commit; the filtered scan is a snapshot read
   with `_hoodie_commit_time > <previous commit>`; delta-rs reads its change data feed from the MERGE's
   version into Arrow. Spark reads end in the `noop` sink (every row materialized, then dropped).
-- Snapshot reads run in a session with the jvm-shim, so `format("hoodie")` and SQL reads prune columns and
-  take filters. `format("hoodie")` returns the five `_hoodie_*` meta columns and is held to parquet's scan of
-  every column; a SQL table's `SELECT *` returns the data columns only and is held to parquet's scan of those.
+- Snapshot reads run in a session with the jvm-shim: Spark's parquet scan reads the base files our planner
+  lists (the Python reader only slices with log files), and reads prune columns and take filters (the
+  `through the Python reader` cases turn the parquet scan off). `format("hoodie")` returns the five
+  `_hoodie_*` meta columns and is held to parquet's scan of every column; a SQL table's `SELECT *` returns
+  the data columns only and is held to parquet's scan of those.
 - Bytes written: hoodie from the commit metadata (`totalWriteBytes` of the write stats, data and log files);
   other formats from the files new or changed under the table after the run (data, logs and metadata).
   Write amplification = bytes written / the batch as one snappy parquet file.
