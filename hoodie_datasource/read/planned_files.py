@@ -27,6 +27,7 @@ from hoodie_datasource.table.file_group import FileSlice
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class PlannedFile:
     group: str  # the file group: partition path / file id
@@ -64,7 +65,7 @@ def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
     first_file: dict[str, str] = {}
     for s in slices:
         if s.base_file is not None and not plan.needs_merge(s):
-            first_file.setdefault(s.base_file.instant_time, os.path.join(plan.base_path, s.base_relative_path or ""))
+            first_file.setdefault(s.base_file.instant_time, os.path.join(plan.base_path, s.relative_path(s.base_file.name)))
     return {instant for instant, path in first_file.items() if stores_as_is(_file_schema(path), plan.schema)}
 
 

@@ -20,13 +20,13 @@ from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.file_listing import listing_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
-from hoodie_datasource.spark.reader import (
+from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
+from hoodie_datasource.spark.shim_options import (
     FILE_GROUPS_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
     PUSHDOWN_OPTION,
-    FilteringReader,
-    HoodieReader,
+    is_set,
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
@@ -41,12 +41,8 @@ def _path(options: dict[str, str]) -> str:
     return path
 
 
-def _flag(options: dict[str, str], key: str) -> bool:
-    return str(options.get(key, "false")).lower() == "true"
-
-
 def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
-    """The read plan of the options, pinned and restricted as the jvm-shim asks (see ``spark.reader``)."""
+    """The read plan of the options, pinned and restricted as the jvm-shim asks (see ``spark.shim_options``)."""
     cfg = resolve_read_config(options)
     if options.get(PLAN_INSTANT_OPTION):
         cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
@@ -65,7 +61,7 @@ class HoodieDataSource(DataSource):
 
     def schema(self) -> StructType:
         plan, _ = _plan(self.options)
-        if _flag(self.options, PLAN_FILES_OPTION):
+        if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
         return spark_schema(plan.schema)
 
@@ -76,7 +72,7 @@ class HoodieDataSource(DataSource):
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
-        reader = FilteringReader if _flag(self.options, PUSHDOWN_OPTION) else HoodieReader
+        reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
         return reader(plan, cfg, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.spark.write_dag import PER_PARTITION_OPERATIONS, task_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
@@ -27,14 +28,9 @@ from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
 
-CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
-"""Set by the jvm-shim when Spark clusters the input by the table's partition columns."""
-
-
 def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
     """The input is clustered by partition and the write can run per partition."""
-    given = any(key.lower() == CLUSTERED_OPTION and str(value).lower() == "true" for key, value in options.items())
-    return (given and bool(config.keygen.partition_fields) and not config.index.is_global
+    return (is_set(options, CLUSTERED_OPTION) and bool(config.keygen.partition_fields) and not config.index.is_global
             and config.operation in PER_PARTITION_OPERATIONS)
 
 

@@ -15,7 +15,7 @@ relation, not per query, so reading only its columns is safe.
 row filtering). Only the jvm-shim asks for it: it plans every query with a fresh Python data source,
 so no query reuses another's reader. The shim also hands the base files that need no merge to
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
-whose log files need merging (``PLAN_INSTANT_OPTION``, ``FILE_GROUPS_OPTION``).
+whose log files need merging (``spark.shim_options``).
 """
 
 from __future__ import annotations
@@ -40,15 +40,6 @@ from hoodie_datasource.write.records import COMMIT_TIME_COLUMN, conform
 
 logger = logging.getLogger(__name__)
 
-PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
-"""Set by the jvm-shim, which plans each query with a fresh data source: take pushed filters."""
-PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
-"""Set by the jvm-shim: ``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
-PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
-"""Set by the jvm-shim: plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
-FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
-"""Set by the jvm-shim: read only these file groups (``partition/fileId``, one per line); Spark reads the
-others' base files."""
 
 
 def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:

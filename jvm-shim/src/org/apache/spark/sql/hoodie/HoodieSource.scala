@@ -16,8 +16,9 @@ object HoodieSource {
   val Name = "hoodie"
 
   /** Columns every hoodie table row carries; SQL exposes them as metadata columns, not in `SELECT *`. */
+  val CommitTimeColumn = "_hoodie_commit_time"
   val MetaColumns: Seq[String] =
-    Seq("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+    Seq(CommitTimeColumn, "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
 
   /** Input column that marks rows to delete in an upsert; the Python writer never stores it. */
   val DeleteMarkerColumn = "_hoodie_is_delete"
@@ -33,7 +34,6 @@ object HoodieSource {
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
-  val CommitTimeColumn = "_hoodie_commit_time"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 

@@ -1,0 +1,21 @@
+"""Options the jvm-shim sets to signal the Python source; they are not for users (see ``jvm-shim/README.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
+"""The shim plans each query with a fresh data source: take pushed filters."""
+PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
+"""``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
+PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
+"""Plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
+FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
+"""Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
+CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
+"""Spark clustered the input by the table's partition columns."""
+
+
+def is_set(options: Mapping[str, str], key: str) -> bool:
+    """The shim set ``key`` to true (option keys in any case)."""
+    return any(name.lower() == key and str(value).lower() == "true" for name, value in options.items())
