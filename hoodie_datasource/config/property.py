@@ -116,6 +116,10 @@ class OptionCatalog:
             lowered = name.lower()
             if lowered in self._by_name or lowered in allowed or lowered.startswith(("hoodie.", "spark.")):
                 continue
-            close = difflib.get_close_matches(lowered, list(self._by_name), n=3)
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise HoodieConfigError(f"Unknown option {name!r}{hint}")
+            raise HoodieConfigError(f"Unknown option {name!r}{did_you_mean(lowered, self._by_name)}")
+
+
+def did_you_mean(given: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x' or 'y'?"`` naming the choices closest to a misspelt ``given``, or ``""``."""
+    close = difflib.get_close_matches(given.lower(), list(choices), n=3)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -34,7 +34,8 @@ from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.table_config import load_table_config, table_exists
 
 
-def _path(options: dict[str, str]) -> str:
+def table_path(options: dict[str, str]) -> str:
+    """The table path of a read or write: ``load(path)`` / ``save(path)`` or option ``path``."""
     path = options.get("path") or options.get("location")
     if not path:
         raise HoodieConfigError("A table path is required: use .load(path) / .save(path) or option('path', ...)")
@@ -46,7 +47,7 @@ def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
     cfg = resolve_read_config(options)
     if options.get(PLAN_INSTANT_OPTION):
         cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
-    plan = plan_read(_path(options), cfg)
+    plan = plan_read(table_path(options), cfg)
     if options.get(FILE_GROUPS_OPTION):
         plan = plan.only(frozenset(options[FILE_GROUPS_OPTION].split("\n")))
     return plan, cfg
@@ -78,7 +79,7 @@ class HoodieDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)
         if not overwrite:
-            base_path = local_path(_path(options))
+            base_path = local_path(table_path(options))
             config = resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
             if clustered_input(options, config):
                 return PartitionWriter.create(options, schema)

@@ -2,7 +2,9 @@
 
 It registers the data source and routes
 ``df.write.format("hoodie")...save()`` (with the Hudi operation as the save mode, or
-``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG.
+``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG, and
+checks ``spark.read.format("hoodie")...load(path)`` before Spark does (``spark.read_check``), so a
+bad path or read option raises the ``HoodieError`` itself.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
-from hoodie_datasource.spark import save_modes
+from hoodie_datasource.spark import read_check, save_modes
 from hoodie_datasource.spark.datasource import HoodieDataSource
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.local import local_path
@@ -44,8 +46,7 @@ def _operation(options: dict[str, str], mode: str | None) -> str | None:
         return given or "upsert"
     if mode in _ERROR_MODES or mode == "ignore":
         return given or "upsert"
-    valid = ", ".join(["append", "overwrite", "ignore", "error", *sorted(save_modes.HOODIE_WRITE_OPERATIONS)])
-    raise HoodieConfigError(f"Unknown save mode {mode!r} for format hoodie; valid modes: {valid}")
+    raise save_modes.unknown_mode_error(mode)
 
 
 def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, path: str | None) -> None:
@@ -71,6 +72,8 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
 
 
 def register(spark: SparkSession) -> None:
-    """Register ``format("hoodie")`` and the Hudi save modes on ``spark`` (idempotent)."""
+    """Register ``format("hoodie")`` and the Hudi save modes on ``spark``, and check the path and
+    options of hoodie reads in this process (idempotent)."""
     spark.dataSource.register(HoodieDataSource)
     save_modes.install(save_dataframe)
+    read_check.install()

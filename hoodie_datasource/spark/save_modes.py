@@ -22,6 +22,8 @@ when Connect's client dependencies import, ``pyspark.sql.connect.readwriter.Data
 
 A Hudi operation with any other format fails with ``InvalidSaveModeError`` (``[INVALID_SAVE_MODE]``),
 raised at the write call rather than at ``.mode()`` because the format may come later in the chain.
+A mode that is neither Spark's nor a Hudi operation fails at ``.mode()`` (``unknown_mode_error``), as on
+classic Spark, but the message lists the Hudi operations too and suggests the closest spelling.
 ``uninstall()`` restores the original methods.
 """
 
@@ -36,6 +38,7 @@ from pyspark.errors import AnalysisException, PySparkValueError
 from pyspark.sql import DataFrame
 from pyspark.sql.utils import to_str
 
+from hoodie_datasource.config.property import did_you_mean
 from hoodie_datasource.errors import HoodieConfigError
 
 HOODIE_WRITE_OPERATIONS = frozenset(
@@ -88,7 +91,7 @@ def _operation(mode: Any) -> str | None:
 
 
 def _invalid_mode(mode: str, target: str) -> InvalidSaveModeError:
-    hoodie = " or ".join(f"'{name}'" for name in sorted(_formats))
+    hoodie = _format_names()
     valid = ", ".join(f'"{m}"' for m in SPARK_SAVE_MODES)
     return InvalidSaveModeError(
         message=f'The specified save mode "{mode}" is invalid for {target}: it is a Hudi write operation and only '
@@ -96,6 +99,26 @@ def _invalid_mode(mode: str, target: str) -> InvalidSaveModeError:
         errorClass="INVALID_SAVE_MODE",
         messageParameters={"mode": mode, "target": target},
     )
+
+
+def unknown_mode_error(mode: str) -> InvalidSaveModeError:
+    """A save mode that is neither Spark's nor a Hudi operation: name both lists and the closest spelling.
+
+    Plain Spark's message lists only its own modes, which hides the Hudi operations from a user who
+    misspelt one (``mode("upsret")``)."""
+    operations = sorted(HOODIE_WRITE_OPERATIONS)
+    hint = did_you_mean(mode, [*SPARK_SAVE_MODES, *operations]) or "."
+    return InvalidSaveModeError(
+        message=f'The specified save mode "{mode}" is invalid{hint} '
+        f"Spark's save modes are {', '.join(SPARK_SAVE_MODES)}; format {_format_names()} also takes the Hudi "
+        f"write operations {', '.join(operations)}.",
+        errorClass="INVALID_SAVE_MODE",
+        messageParameters={"mode": mode},
+    )
+
+
+def _format_names() -> str:
+    return " or ".join(f"'{name}'" for name in sorted(_formats))
 
 
 def _writer_classes() -> list[tuple[type, Callable[[Any], DataFrame]]]:
@@ -147,6 +170,8 @@ def _patch(cls: type, dataframe_of: Callable[[Any], DataFrame]) -> None:
         operation = _operation(saveMode)
         if operation and state.writing:
             raise _invalid_mode(operation, state.writing)
+        if isinstance(saveMode, str) and not operation and saveMode.lower() not in SPARK_SAVE_MODES:
+            raise unknown_mode_error(saveMode)  # classic Spark would reject it here, Connect only at save()
         original["mode"](self, "append" if operation else saveMode)
         if saveMode is not None:  # like Spark, mode(None) keeps the current mode
             state.mode = str(saveMode).lower()

@@ -25,6 +25,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
+from hoodie_datasource.spark.job_status import job_description
+from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.table.file_names import PARTITION_METAFILE, write_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
@@ -141,6 +143,12 @@ def _write_tasks(session: WriteSession, df: DataFrame) -> int:
     return max(1, min(configured, _count_partitions(session.base_path, configured)))
 
 
+def _step(session: WriteSession, df: DataFrame, what: str):
+    """The Spark jobs of one step of the write, named in the UI: ``hoodie upsert trips <instant>: tagging``."""
+    return job_description(df.sparkSession,
+                           f"hoodie {session.operation} {session.table.name} {session.instant_time}: {what}")
+
+
 def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
     records are shuffled once, by partition path, and each task does the whole write of its
@@ -149,9 +157,11 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
-    keyed = keyed.repartition(_write_tasks(session, df), PARTITION_PATH_COLUMN)
-    rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
-        _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
+    tasks = _write_tasks(session, df)
+    keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
+    with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
+        rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
+            _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
     for i, stage in enumerate(TASK_STAGES, start=1):
@@ -160,14 +170,19 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
 
 
 def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str:
-    """Run one write of ``df`` into the table at ``path``; return the committed instant time."""
+    """Run one write of ``df`` into the table at ``path``; return the committed instant time.
+
+    A ``HoodieError`` raised in a task is raised again here, as itself (Spark's exception chained)."""
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
     session = start_write(path, options, arrow_schema)
     persisted: list[DataFrame] = []
     try:
         return _run(session, df, persisted)
-    except BaseException:
+    except BaseException as exc:
         session.abort()
+        raised_in_task = task_error(exc)
+        if raised_in_task is not None:
+            raise raised_in_task from exc
         raise
     finally:
         for frame in persisted:
@@ -187,7 +202,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         StorageLevel.MEMORY_AND_DISK
     )
     persisted.append(keyed)
-    partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
+    with _step(session, df, "keys and partitions"):
+        partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
     timer.lap("keys")
     if cfg.operation == "delete_partition":
         session.mark_inflight({})
@@ -216,11 +232,12 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         persisted.append(tagged)
     else:  # nothing to look up: a projection of the persisted keyed records
         tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in location_fields])
-    counts = {
-        r[0]: r[1]
-        for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
-        .groupBy(PARTITION_PATH_COLUMN).count().collect()
-    }
+    with _step(session, df, "tagging" if session.needs_tagging and files else "counting inserts"):
+        counts = {
+            r[0]: r[1]
+            for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
+            .groupBy(PARTITION_PATH_COLUMN).count().collect()
+        }
     timer.lap("tag")
 
     plan = writer.insert_plan(counts, files)
@@ -232,6 +249,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
         _write_groups(session.context(), targets), STAT_SCHEMA
     )
-    stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
+    with _step(session, df, f"writing file groups ({sum(counts.values())} inserts)"):
+        stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
     timer.lap("write")
     return session.commit(stats, session.replaced_file_groups(partitions))

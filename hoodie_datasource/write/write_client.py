@@ -190,10 +190,7 @@ class WriteSession:
             self.mark_inflight({})
         transition_to_completed(self.timeline, self.instant, metadata.to_json())
         delete_marker_dir(self.base_path, self.instant_time)
-        logger.info(
-            "Committed %s %s: %d files, %d records written", self.instant.action, self.instant_time, len(stats),
-            sum(s.numWrites for s in stats),
-        )
+        logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
         self.run_table_services()
         return self.instant_time
 
@@ -210,6 +207,16 @@ class WriteSession:
             rollback_pending(self.timeline, self.instant)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
+
+
+def _summary(stats: list[WriteStat]) -> str:
+    """What a commit changed, for its log line: the records inserted, updated and deleted, apart from
+    the unchanged rows a copy-on-write merge rewrites into the new file slices (``numWrites`` counts both)."""
+    inserts = sum(s.numInserts for s in stats)
+    updates = sum(s.numUpdateWrites for s in stats)
+    rewritten = sum(max(0, s.numWrites - s.numInserts - s.numUpdateWrites) for s in stats)
+    return (f"{inserts} inserts, {updates} updates, {sum(s.numDeletes for s in stats)} deletes; "
+            f"{len(stats)} files written, {rewritten} unchanged rows rewritten")
 
 
 def _write_partition_metafile(base_path: str, partition: str, instant_time: str) -> None:
@@ -244,16 +251,26 @@ def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Sche
     config.keygen.validate_schema(incoming_schema.names)
     deleting = config.operation in ("delete", "delete_partition")
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
-        raise SchemaMismatchError(
-            f"Precombine field {config.precombine_field!r} not found in the data; columns are: "
-            f"{', '.join(incoming_schema.names)} (set hoodie.datasource.write.precombine.field to one of them)"
-        )
+        raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
     table_schema = table_data_schema(Timeline.load(base_path, existing)) if existing else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
     return _CheckedWrite(base_path, config, existing, data_schema)
+
+
+def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
+    """What to do when the data lacks the precombine field. A table that has one keeps it (an option
+    naming another column is refused as a change of the table's precombine field), so then the only fix
+    is the column; otherwise the option is the write's own and may name another column or be left out."""
+    found = f"Precombine field {field!r} not found in the data; columns are: {', '.join(columns)}"
+    if existing is not None and existing.precombine_field:
+        return (f"{found}. The table's precombine field is {field!r} (hoodie.table.precombine.field, set when "
+                f"the table was created; it cannot change): add a column {field!r} to the data")
+    return (f"{found}. Set hoodie.datasource.write.precombine.field to one of them, or leave it unset: "
+            "then the table has no precombine field and, of records with the same key, the one written last "
+            "wins (dedupe the batch first when the order of its records matters)")
 
 
 def _create_table(checked: _CheckedWrite) -> TableConfig:

@@ -1,0 +1,71 @@
+"""The Spark jobs of a write carry a readable description (``hoodie <operation> <table> <instant>:
+<step>``), read back from Spark's status store (what the UI shows); the caller's own description
+comes back after the write."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodie_datasource import HoodieTable
+
+SCHEMA = "uuid string, ts long, city string, fare double"
+OPTS = {"table.name": "trips", "recordkey.field": "uuid", "precombine.field": "ts"}
+USER_DESCRIPTION = "nightly trips load"
+
+
+def _write_descriptions(spark, write) -> list[str | None]:
+    """The descriptions of the jobs ``write`` ran, found by the caller's job group (the write keeps
+    it), as Spark's status store (what the UI shows) records them."""
+    context = spark.sparkContext
+    group = f"test-job-descriptions-{id(write)}"
+    context.setJobGroup(group, USER_DESCRIPTION)
+    try:
+        write()
+        assert context.getLocalProperty("spark.job.description") == USER_DESCRIPTION
+        assert context.getLocalProperty("spark.jobGroup.id") == group
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setJobDescription(None)
+    jvm_context = context._jsc.sc()
+    jvm_context.listenerBus().waitUntilEmpty()  # the store is filled from listener events, after a job ends
+    descriptions = []
+    for job_id in sorted(context.statusTracker().getJobIdsForGroup(group)):
+        description = jvm_context.statusStore().job(job_id).description()
+        descriptions.append(description.get() if description.isDefined() else None)
+    return descriptions
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_each_job_of_a_write_is_named_after_its_step(spark, table_path, partitioned):
+    options = {**OPTS, "partitionpath.field": "city"} if partitioned else OPTS
+    spark.createDataFrame([("a", 1, "sf", 1.0), ("b", 1, "nyc", 2.0)], SCHEMA).write.format("hoodie") \
+        .options(**options).mode("upsert").save(table_path)
+    batch = spark.createDataFrame([("a", 2, "sf", 5.0), ("c", 2, "sf", 3.0)], SCHEMA)
+
+    descriptions = _write_descriptions(
+        spark, lambda: batch.write.format("hoodie").options(**options).mode("upsert").save(table_path))
+
+    instant = HoodieTable(table_path).latest_commit()
+    prefix = f"hoodie upsert trips {instant}: "
+    assert descriptions, "the write ran no Spark job"
+    assert all(d is not None and d.startswith(prefix) for d in descriptions), descriptions
+    steps = {d[len(prefix):] for d in descriptions}
+    if partitioned:
+        assert steps == {"tagging and writing by partition (2 tasks)"}
+    else:
+        assert steps == {"keys and partitions", "tagging", "writing file groups (1 inserts)"}
+    rows = spark.read.format("hoodie").load(table_path).select("uuid", "fare").orderBy("uuid").collect()
+    assert [(r.uuid, r.fare) for r in rows] == [("a", 5.0), ("b", 2.0), ("c", 3.0)]
+
+
+def test_description_is_restored_when_the_write_fails(spark, table_path):
+    spark.createDataFrame([("a", 1, "sf", 1.0)], SCHEMA).write.format("hoodie").options(**OPTS) \
+        .mode("upsert").save(table_path)
+    bad = spark.createDataFrame([(None, 2, "sf", 1.0)], SCHEMA)
+    spark.sparkContext.setJobDescription(USER_DESCRIPTION)
+    try:
+        with pytest.raises(Exception, match="Record key field 'uuid' is null"):
+            bad.write.format("hoodie").options(**OPTS).mode("upsert").save(table_path)
+        assert spark.sparkContext.getLocalProperty("spark.job.description") == USER_DESCRIPTION
+    finally:
+        spark.sparkContext.setJobDescription(None)
