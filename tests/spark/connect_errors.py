@@ -21,6 +21,21 @@ opts = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field":
 spark.createDataFrame([("a", 1, "sf", 1.0)], schema).write.format("hoodie").options(**opts).mode("upsert").save(path)
 
 
+def job_tags() -> list[str]:
+    """The user tags of the jobs run so far, read from the in-process Connect server's status store."""
+    from pyspark import SparkContext
+
+    server = SparkContext._active_spark_context._jsc.sc()
+    server.listenerBus().waitUntilEmpty()
+    jobs = server.statusStore().jobsList(None)
+    tags = {tag.split("_Tag_", 1)[1] for i in range(jobs.size())
+            for tag in jobs.apply(i).jobTags().mkString("\n").split("\n") if "_Tag_" in tag}
+    return sorted(tags)
+
+
+write_tags, tags_after_write = job_tags(), sorted(spark.getTags())
+
+
 def outcome(action):
     try:
         action()
@@ -37,6 +52,9 @@ result = {
     "bad_path": outcome(lambda: spark.read.format("hoodie").load(os.path.join(work, "not_a_table"))),
     "bad_record": outcome(lambda: bad.write.format("hoodie").options(**opts).mode("upsert").save(path)),
     "bad_mode": outcome(lambda: bad.write.format("hoodie").options(**opts).mode("upsret").save(path)),
+    "write_tags": write_tags,
+    "tags_after_write": tags_after_write,
+    "instant": hoodie_datasource.HoodieTable(path).completed_commits()[0],
     "rows_after": sorted([r.uuid, r.fare] for r in spark.read.format("hoodie").load(path).collect()),
 }
 print("RESULT " + json.dumps(result))

@@ -1,6 +1,7 @@
 """Errors a person can read: the HoodieError itself, its message first, for a bad read path, a bad
-record inside a write task, a misspelt save mode and a missing precombine column; and a commit's log
-line that tells inserts, updates and deletes from the rows a merge rewrites.
+record inside a write task, a misspelt save mode and a missing precombine column; a commit's log
+line that tells inserts, updates and deletes from the rows a merge rewrites; and, on Spark Connect, the
+write's steps as job tags (classic job descriptions are in ``test_job_descriptions.py``).
 
 Spark Connect runs ``connect_errors.py`` in a subprocess (it cannot share this process with the
 classic session)."""
@@ -173,3 +174,6 @@ def test_errors_over_spark_connect(tmp_path):
     assert bad_record["cause"] == "pyspark.errors.exceptions.connect.PythonException"
     assert "did you mean 'upsert'?" in result["bad_mode"]["message"] and "bulk_insert" in result["bad_mode"]["message"]
     assert result["rows_after"] == [["a", 1.0]]
+    # the write's Spark jobs carry its step as a job tag (Connect sets job descriptions itself); gone afterwards
+    assert result["write_tags"] == [f"hoodie upsert trips {result['instant']}: tagging and writing by partition (4 tasks)"]
+    assert result["tags_after_write"] == []
