@@ -9,6 +9,10 @@ write stats::
     keyed LEFT JOIN locations --> tagged (persisted) --count inserts per partition--> profile -> insert plan
     tagged --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
     driver: commit (the completed instant file)
+
+Each step's Spark jobs are described ``hoodie <operation> <table> <instant>: <step>`` in the Spark UI
+(``spark.job_status``), and a ``HoodieError`` a task raised is raised again by ``write_dataframe`` as
+itself (``spark.task_errors``).
 """
 
 from __future__ import annotations

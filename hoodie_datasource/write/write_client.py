@@ -262,8 +262,9 @@ def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Sche
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
     """What to do when the data lacks the precombine field. A table that has one keeps it (an option
-    naming another column is refused as a change of the table's precombine field), so then the only fix
-    is the column; otherwise the option is the write's own and may name another column or be left out."""
+    naming another column is refused, as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses a
+    precombine key differing from the table's), so then the only fix is the column; otherwise the
+    option is the write's own and may name another column or be left out."""
     found = f"Precombine field {field!r} not found in the data; columns are: {', '.join(columns)}"
     if existing is not None and existing.precombine_field:
         return (f"{found}. The table's precombine field is {field!r} (hoodie.table.precombine.field, set when "
