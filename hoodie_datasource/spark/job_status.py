@@ -7,6 +7,10 @@ Spark job description (``"module:activity"``); here each step runs under ``"hood
 
 Classic Spark: ``SparkContext.setJobDescription`` (the thread's ``spark.job.description``), which the
 UI shows as the job's and its stages' description; the previous description comes back after the step.
+Stage names come from the call site (``callSite.short``), which PySpark's ``collect()`` sets to the Python
+line calling it unless an outer ``SCCallSiteSync`` holds it: the step sets the call site to its description
+and holds it the same way (``pyspark.traceback_utils.SCCallSiteSync._spark_stack_depth``), so stages read
+``hoodie upsert trips <instant>: tagging`` instead of ``collect at .../write_dag.py:154``.
 The user's job group and tags are left alone, so cancelling by group or tag still reaches a write.
 
 Spark Connect has no SparkContext and its server sets the description itself (``Spark Connect -
@@ -20,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
+from pyspark.traceback_utils import SCCallSiteSync
 
 DESCRIPTION = "spark.job.description"
 
@@ -38,9 +43,16 @@ def job_description(spark: SparkSession, description: str) -> Iterator[None]:
         return
     previous = context.getLocalProperty(DESCRIPTION)
     context.setJobDescription(description)
+    outermost = SCCallSiteSync._spark_stack_depth == 0
+    if outermost:
+        context._jsc.setCallSite(description)
+    SCCallSiteSync._spark_stack_depth += 1
     try:
         yield
     finally:
+        SCCallSiteSync._spark_stack_depth -= 1
+        if outermost:
+            context._jsc.setCallSite(None)
         context.setLocalProperty(DESCRIPTION, previous)  # None removes it
 
 

@@ -13,9 +13,9 @@ OPTS = {"table.name": "trips", "recordkey.field": "uuid", "precombine.field": "t
 USER_DESCRIPTION = "nightly trips load"
 
 
-def _write_descriptions(spark, write) -> list[str | None]:
+def _write_descriptions(spark, write, stages: list[str] | None = None) -> list[str | None]:
     """The descriptions of the jobs ``write`` ran, found by the caller's job group (the write keeps
-    it), as Spark's status store (what the UI shows) records them."""
+    it), as Spark's status store (what the UI shows) records them; their stages' names go to ``stages``."""
     context = spark.sparkContext
     group = f"test-job-descriptions-{id(write)}"
     context.setJobGroup(group, USER_DESCRIPTION)
@@ -32,6 +32,10 @@ def _write_descriptions(spark, write) -> list[str | None]:
     for job_id in sorted(context.statusTracker().getJobIdsForGroup(group)):
         description = jvm_context.statusStore().job(job_id).description()
         descriptions.append(description.get() if description.isDefined() else None)
+        if stages is not None:
+            for stage_id in context.statusTracker().getJobInfo(job_id).stageIds:
+                info = context.statusTracker().getStageInfo(stage_id)
+                stages.append(info.name if info else None)
     return descriptions
 
 
@@ -42,14 +46,17 @@ def test_each_job_of_a_write_is_named_after_its_step(spark, table_path, partitio
         .options(**options).mode("upsert").save(table_path)
     batch = spark.createDataFrame([("a", 2, "sf", 5.0), ("c", 2, "sf", 3.0)], SCHEMA)
 
+    stages: list[str] = []
     descriptions = _write_descriptions(
-        spark, lambda: batch.write.format("hoodie").options(**options).mode("upsert").save(table_path))
+        spark, lambda: batch.write.format("hoodie").options(**options).mode("upsert").save(table_path), stages)
 
     instant = HoodieTable(table_path).latest_commit()
     prefix = f"hoodie upsert trips {instant}: "
     assert descriptions, "the write ran no Spark job"
     assert all(d is not None and d.startswith(prefix) for d in descriptions), descriptions
     steps = {d[len(prefix):] for d in descriptions}
+    assert stages and all(name is not None and name.startswith(prefix) for name in stages), stages
+    assert {name[len(prefix):] for name in stages} == steps  # stages are named after their step too
     if partitioned:
         assert steps == {"tagging and writing by partition (2 tasks)"}
     else:
