@@ -8,15 +8,16 @@ naming the earliest instant that can still be read exactly.
 How, exactly and cheaply:
 
 * Cleaned files. Every clean lists the files it deletes (completed: ``partitionMetadata.*.
-  successDeleteFiles`` of HoodieCleanMetadata; pending: the files of its HoodieCleanerPlan, some of which
-  may be gone already). A read as of T needs, per file group, the slice that was latest at T; so a
-  deleted file written at t is needed by exactly the reads as of T in [t, next), where next is the
-  group's next base-file version (deleted or still on storage) or the replacecommit that replaced the
-  group. These intervals, per file group, are the window's gaps. The rule does not depend on the
-  cleaner policy (KEEP_LATEST_COMMITS or KEEP_LATEST_FILE_VERSIONS) nor on who wrote the clean (this
-  library or Apache Hudi record deleted files alike). Hudi's own check is a bound of it:
+  successDeleteFiles`` of HoodieCleanMetadata, file names as Hudi's CleanActionExecutor records them;
+  pending: the files of its HoodieCleanerPlan, some of which may be gone already). A read as of T
+  needs, per file group, the slice that was latest at T; so a deleted file written at t is needed by
+  exactly the reads as of T in [t, next), where next is the group's next base-file version (deleted or
+  still on storage) or the replacecommit that replaced the group. These intervals, per file group,
+  are the window's gaps. The rule does not depend on the cleaner policy (KEEP_LATEST_COMMITS or
+  KEEP_LATEST_FILE_VERSIONS) nor on who wrote the clean. Hudi's own check is coarser:
   ``TimelineUtils.validateTimestampAsOf`` refuses a time travel before the latest clean's
-  ``earliestCommitToRetain`` (or, for KEEP_LATEST_FILE_VERSIONS, before the first active instant).
+  ``earliestCommitToRetain`` (later than needed), and under KEEP_LATEST_FILE_VERSIONS only one before
+  the first active instant (letting through reads whose files are gone).
 * Archived instants. Instants this library archived stay readable (``Timeline.load`` reads its archive
   folder). Once Apache Hudi has archived (``.hoodie/archived/.commits_.archive.*`` in timeline layout 1,
   files under ``.hoodie/timeline/history/`` in layout 2), what came before the first instant on the
