@@ -47,3 +47,8 @@ class HoodieIndexError(HoodieError):
 
 class CorruptFileError(HoodieError):
     """A data, log or metadata file cannot be parsed."""
+
+
+class ReadWindowError(HoodieError):
+    """A time-travel or incremental read reaches files the cleaner removed or instants archived out of
+    reach, so it cannot be answered exactly (see ``read.read_window``)."""

@@ -118,6 +118,10 @@ END_INSTANT = ConfigProperty("hoodie.datasource.read.end.instanttime", None, ("e
 AS_OF_INSTANT = ConfigProperty("as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"))
 READ_SPLIT_SIZE = ConfigProperty("hoodie.read.split.size", 128 * MB, ("split.size",), parser=parse_int)
 READ_PARALLELISM = ConfigProperty("hoodie.read.parallelism", 0, ("read.parallelism",), parser=parse_int)
+INCR_FALLBACK_FULL_SCAN = ConfigProperty(
+    "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, ("incr.fallback.fulltablescan.enable",),
+    parser=parse_bool,
+)
 
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
@@ -125,7 +129,9 @@ WRITE_PROPERTIES = (
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE, SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT,
 )
-READ_PROPERTIES = (QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM)
+READ_PROPERTIES = (
+    QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,
+)
 
 # Keys Spark itself adds to the options it hands a data source.
 SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external", "is_managed_location")

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
-from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.timeline.instant import validate_instant_time
+from hoodie_datasource.errors import HoodieConfigError, TimelineError
+from hoodie_datasource.timeline.instant import query_instant_time
 
 DRIVER_CORES = os.cpu_count() or 1
 """Read tasks to spread a small table over when the read does not say (the jvm-shim passes Spark's)."""
@@ -23,6 +23,7 @@ class ReadConfig:
     as_of_instant: str | None = None
     split_size: int = 128 * k.MB
     parallelism: int = DRIVER_CORES
+    incr_fallback_full_scan: bool = False  # incremental range past the read window: filter the snapshot
 
     def pinned_to(self, instant: str) -> ReadConfig:
         """The same read as the table was at ``instant``: an incremental pull ends there, any other
@@ -36,12 +37,9 @@ class ReadConfig:
 def _instant(value: str | None, key: str) -> str | None:
     if value is None or value == "":
         return None
-    value = value.strip().replace("-", "").replace(":", "").replace(" ", "").replace("T", "").replace(".", "")
-    if value.isdigit() and len(value) < 14:  # Hudi accepts e.g. "000" for "from the beginning"
-        value = value.ljust(17, "0")
     try:
-        return validate_instant_time(value, f"Option {key!r}")
-    except Exception as exc:
+        return query_instant_time(value, f"Option {key!r}")
+    except TimelineError as exc:
         raise HoodieConfigError(str(exc)) from None
 
 
@@ -56,6 +54,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         as_of_instant=_instant(get(k.AS_OF_INSTANT), k.AS_OF_INSTANT.key),
         split_size=get(k.READ_SPLIT_SIZE),
         parallelism=get(k.READ_PARALLELISM) or DRIVER_CORES,
+        incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
     )
     for prop, value in ((k.READ_SPLIT_SIZE, cfg.split_size), (k.READ_PARALLELISM, cfg.parallelism)):
         if value < 1:
@@ -69,6 +68,12 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         raise HoodieConfigError(
             "Options begin.instant / end.instant only apply to query=incremental; "
             f"the query type is {cfg.query_type!r}"
+        )
+    if cfg.begin_instant and cfg.end_instant and cfg.begin_instant > cfg.end_instant:
+        raise HoodieConfigError(
+            f"Option 'begin.instant' ({k.BEGIN_INSTANT.key}) {cfg.begin_instant} is later than option "
+            f"'end.instant' ({k.END_INSTANT.key}) {cfg.end_instant}: an incremental read returns the commits "
+            "in (begin, end], so begin must not be after end"
         )
     if cfg.query_type == "incremental" and cfg.as_of_instant:
         raise HoodieConfigError("as.of.instant cannot be combined with query=incremental; use end.instant")

@@ -4,6 +4,10 @@
 * read_optimized: the same, base files only (identical to snapshot for COW)
 * incremental: the file groups that the completed writes in (begin, end] touched, found through
   their commit metadata (no table scan), and only rows with ``_hoodie_commit_time`` in that range.
+
+A read of the past that the cleaner or Hudi's archival put out of reach fails (``read.read_window``);
+an incremental one may instead, with Hudi's fallback option, read the latest snapshot filtered on
+``_hoodie_commit_time``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.fs_view import FileSystemView
@@ -71,6 +76,8 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
     schema = table_schema(timeline)
     view = FileSystemView(base_path, timeline)
     commit_range = None
+    upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)
+    visible_upto = upto  # the newest write whose log blocks the slices merge
     if cfg.query_type == "incremental":
         begin = cfg.begin_instant or "0"
         latest = timeline.last_completed_write()
@@ -82,9 +89,14 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
             for s in write_stats_of(timeline.read_metadata(instant))
             if s.get("fileId")
         }
-        slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
-        commit_range = (begin, end)
+        commit_range, upto, visible_upto = (begin, end), end, end
+        if is_exact_range(timeline, view, begin, end, touched, cfg.incr_fallback_full_scan):
+            slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
+        else:  # Hudi's IncrementalRelation.fullTableScanDataFrame: the latest snapshot, filtered on commit time
+            slices, visible_upto = view.latest_file_slices(), None
     else:
+        if cfg.as_of_instant:
+            check_as_of(timeline, view, cfg.as_of_instant)
         slices = view.latest_file_slices(as_of=cfg.as_of_instant)
     for s in slices:
         if s.base_file is not None and s.base_file.extension != "parquet":
@@ -92,8 +104,7 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
                 f"Base file {s.base_relative_path} is in format {s.base_file.extension!r}; "
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
-    upto = commit_range[1] if commit_range else cfg.as_of_instant
-    visible = timeline.completed_writes_upto(upto)
+    visible = timeline.completed_writes_upto(visible_upto)
     return ReadPlan(base_path, table, schema, tuple(slices), commit_range,
                     merge_logs=cfg.query_type != "read_optimized",
                     visible_instants=frozenset(i.timestamp for i in visible),

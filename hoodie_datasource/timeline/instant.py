@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 
 from hoodie_datasource.errors import TimelineError
@@ -35,11 +36,44 @@ class State(Enum):
     COMPLETED = "completed"
 
 
+QUERY_INSTANT_FORMATS = (
+    "yyyyMMddHHmmss", "yyyyMMddHHmmssSSS", "yyyy-MM-dd", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm:ss.SSS",
+)
+_DATE_FORM = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{3}))?)?$")
+
+
 def validate_instant_time(value: str, what: str = "instant time") -> str:
-    """Return ``value`` if it is a Hudi instant time (yyyyMMddHHmmss[SSS]) or raise."""
-    if not _TIME.match(value or ""):
-        raise TimelineError(f"{what} must be in format yyyyMMddHHmmss or yyyyMMddHHmmssSSS, got {value!r}")
-    return value
+    """Return ``value`` if it is a Hudi instant time (yyyyMMddHHmmss[SSS] of a real date and time) or raise."""
+    try:
+        if _TIME.match(value or ""):
+            datetime.strptime(value[:14], "%Y%m%d%H%M%S")
+            return value
+    except ValueError:
+        pass
+    raise TimelineError(f"{what} must be in format yyyyMMddHHmmss or yyyyMMddHHmmssSSS, got {value!r}")
+
+
+def query_instant_time(value: str, what: str) -> str:
+    """The instant time a query option names, written in one of ``QUERY_INSTANT_FORMATS`` (the forms
+    Hudi's ``HoodieSqlCommonUtils.formatQueryInstant`` accepts; ``T`` may stand for the space) or as
+    zeros (``000``: the start of the timeline, as Hudi's incremental pulls use). A date is a re-spelling
+    of the instant's digits, so it is in the timeline's time zone (UTC for tables this library writes)."""
+    text = (value or "").strip()
+    if text and set(text) == {"0"}:
+        return text.ljust(17, "0")
+    match = _DATE_FORM.match(text)
+    if match:  # a date: the 17-digit instant of its first millisecond, as Hudi's formatDate gives
+        day, time, millis = match.groups()
+        digits = day.replace("-", "") + (time or "00:00:00").replace(":", "") + (millis or "000")
+    else:
+        digits = text
+    try:
+        return validate_instant_time(digits)
+    except TimelineError:
+        raise TimelineError(
+            f"{what} must be in format {', '.join(QUERY_INSTANT_FORMATS)} (a 'T' may replace the space; "
+            f"a valid date and time), or '000' for the start of the timeline; got {value!r}"
+        ) from None
 
 
 @dataclass(frozen=True, order=True)
