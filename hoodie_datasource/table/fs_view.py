@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
@@ -91,7 +91,7 @@ class FileSystemView:
         file_ids: set[tuple[str, str]] | None = None,
     ) -> list[FileSlice]:
         """The newest committed slice of every live file group, as of ``as_of`` (inclusive)."""
-        committed = {i.timestamp for i in self.timeline.completed_writes_upto(as_of)}
+        committed = self.timeline.committed_upto(as_of)
         replaced = self.timeline.replaced_file_ids(as_of)
         layout = self.timeline.config.timeline_layout_version
         # logs written while a compaction of their file group is pending are named after it
@@ -101,7 +101,7 @@ class FileSystemView:
             key = (group.partition_path, group.file_id)
             if key in replaced or (file_ids is not None and key not in file_ids):
                 continue
-            bases = sorted((b for b in group.base_files if b.instant_time in committed), key=lambda b: b.instant_time)
+            bases = sorted((b for b in group.base_files if committed(b.instant_time)), key=lambda b: b.instant_time)
             if not bases:
                 continue
             base = bases[-1]
@@ -118,10 +118,11 @@ class FileSystemView:
         return slices
 
 
-def _log_in_slice(log: LogFile, base: BaseFile, committed: set[str], layout: int, as_of: str | None) -> bool:
+def _log_in_slice(log: LogFile, base: BaseFile, committed: Callable[[str], bool], layout: int,
+                  as_of: str | None) -> bool:
     """Layout 1 names a log by its slice's base instant; layout 2 by its own deltacommit."""
     if layout < 2:
         return log.instant_time == base.instant_time
-    return log.instant_time in committed and log.instant_time >= base.instant_time and (
+    return committed(log.instant_time) and log.instant_time >= base.instant_time and (
         as_of is None or log.instant_time <= as_of
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -19,6 +19,7 @@ import fastavro
 from hoodie_datasource.errors import CorruptFileError, TimelineError
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.instant import (
+    CLUSTERING,
     COMPACTION,
     REPLACE_COMMIT,
     WRITE_ACTIONS,
@@ -28,6 +29,7 @@ from hoodie_datasource.timeline.instant import (
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 AVRO_MAGIC = b"Obj\x01"
+_STARTS_TIMELINE = WRITE_ACTIONS | {COMPACTION, CLUSTERING}
 
 
 def timeline_dir(base_path: str, config: TableConfig) -> str:
@@ -109,6 +111,20 @@ class Timeline:
 
     def completed_writes_upto(self, as_of: str | None) -> list[Instant]:
         return [i for i in self.completed() if as_of is None or i.timestamp <= as_of]
+
+    @cached_property
+    def start(self) -> str | None:
+        """The first write on the timeline, in any state (Hudi's ``firstNonSavepointCommit`` of the write
+        timeline). Files of an earlier instant belong to commits Apache Hudi archived into its archive log:
+        they count as committed (``HoodieDefaultTimeline.containsOrBeforeTimelineStarts``)."""
+        return next((i.timestamp for i in self.instants if i.action in _STARTS_TIMELINE), None)
+
+    def committed_upto(self, as_of: str | None) -> Callable[[str], bool]:
+        """Whether a file of this instant time is committed as of ``as_of``: a completed write, or
+        written before the timeline starts."""
+        done = {i.timestamp for i in self.completed_writes_upto(as_of)}
+        start = self.start or ""
+        return lambda t: t in done or (t < start and (as_of is None or t <= as_of))
 
     def pending(self) -> list[Instant]:
         return [i for i in self.instants if not i.is_completed]

@@ -165,6 +165,21 @@ def test_instants_archived_by_hudi_are_out_of_reach(tmp_path, caplog):
     assert read_pairs(path, as_of_instant=t3) == [("a", 10), ("b", 20)]
 
 
+def test_files_of_instants_archived_by_hudi_are_committed(tmp_path):
+    """A file group last written by a commit Apache Hudi archived stays in every snapshot from the timeline's
+    start (Hudi's ``containsOrBeforeTimelineStarts``); it was silently dropped."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    t2 = write_local(path, batch([("b", 2, "y", 20)]), OPTS)
+    meta = os.path.join(path, ".hoodie")
+    for name in sorted(n for n in os.listdir(meta) if n[:1].isdigit())[:3]:  # t1's requested, inflight, commit
+        os.remove(os.path.join(meta, name))
+    open(os.path.join(meta, "archived", ".commits_.archive.1_1-0-1"), "wb").close()
+    assert read_pairs(path) == [("a", 1), ("b", 20)]
+    assert read_pairs(path, as_of_instant=t2) == [("a", 1), ("b", 20)]
+    assert read_pairs(path, query_type="incremental", begin_instant=t2) == []
+
+
 def test_time_travel_before_the_first_commit_is_the_empty_table_with_a_warning(tmp_path, caplog):
     path = str(tmp_path / "t")
     t1 = write_local(path, batch([("a", 1, "x", 1)]), OPTS)
