@@ -201,20 +201,16 @@ def insert_counts(records: pa.Table) -> dict[str, int]:
 def route(records: pa.Table, plan: InsertPlan) -> pa.Table:
     """Fill the target file id of inserts; drop deletes of keys the table does not hold.
 
-    A delete of a key the table lacks that the batch also inserts goes with the insert to its file
-    group instead, where combining decides which of them wins (a soft delete with the higher ordering
-    value cancels the insert, as Hudi's preCombine before the write does); the write drops it there."""
+    Such a delete in a partition that takes inserts goes, by its key, to the file group an insert of
+    that key goes to, so that combining there decides which of them wins (a soft delete with the higher
+    ordering value cancels the insert, as Hudi's preCombine does before the write); the file group's
+    write then drops it. This needs no other record of the batch, so any slice of a batch routes alike."""
     file_ids = records.column(FILE_ID_COLUMN)
-    is_delete = records.column(IS_DELETE_COLUMN)
-    unknown = pc.is_null(file_ids)
-    stray = pc.and_(is_delete, unknown)
+    stray = pc.and_(records.column(IS_DELETE_COLUMN), pc.is_null(file_ids))
     if pc.any(stray).as_py():
-        who = pc.binary_join_element_wise(records.column(RECORD_KEY_COLUMN), records.column(PARTITION_PATH_COLUMN),
-                                          "\x00")
-        inserted = pc.filter(who, pc.and_(pc.invert(is_delete), unknown))
-        if isinstance(inserted, pa.ChunkedArray):
-            inserted = inserted.combine_chunks()
-        records = records.filter(pc.invert(pc.and_(stray, pc.invert(pc.is_in(who, value_set=inserted)))))
+        inserting = pa.array(list(plan.by_partition), pa.string())
+        routable = pc.is_in(records.column(PARTITION_PATH_COLUMN), value_set=inserting)
+        records = records.filter(pc.invert(pc.and_(stray, pc.invert(routable))))
     file_ids = records.column(FILE_ID_COLUMN).combine_chunks()
     missing = pc.is_null(file_ids)
     if not pc.any(missing).as_py():

@@ -16,7 +16,8 @@ SCHEMA = "id string, ts int, p string, v string, _hoodie_is_deleted boolean"
 
 
 def write(spark, path, rows, **extra):
-    spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **extra).mode("upsert").save(path)
+    options = {**OPTS, **extra}
+    spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**options).mode("upsert").save(path)
     return HoodieTable(path).latest_commit()
 
 
@@ -61,3 +62,14 @@ def test_soft_deletes_remove_rows(spark, table_path, table_type):
     # a soft-deleted key comes back with a later write
     write(spark, table_path, [("b", 4, "x", "b4", False)], **extra)
     assert ours(spark, table_path) == [("a", "a2", False), ("b", "b4", False)]
+
+
+def test_soft_deletes_in_the_general_write_dag(spark, table_path):
+    """A non-partitioned table (and GLOBAL_BLOOM) writes through the general DAG, not the per-partition job."""
+    extra = {"partitionpath.field": "", "index.type": "GLOBAL_BLOOM"}
+    write(spark, table_path, [("a", 1, "x", "a1", False), ("b", 1, "x", "b1", False)], **extra)
+    instant = write(spark, table_path, [("b", 2, "x", "b2", True), ("n", 3, "x", "n3", True),
+                                        ("n", 2, "x", "n2", False), ("m", 2, "x", "m2", True)], **extra)
+    assert ours(spark, table_path) == [("a", "a1", False)]
+    assert deletes_counted(table_path, instant) == 1
+    assert hudi_rs(table_path) == [("a", "a1", False)]
