@@ -139,7 +139,7 @@ def evolve_schema(table: pa.Schema | None, incoming: pa.Schema, allow_missing: b
         else:
             raise SchemaMismatchError(
                 f"Column {field.name!r} is {type_name(given.type)} in the incoming data but "
-                f"{type_name(field.type)} in the table, and neither type holds the other's values; allowed type "
+                f"{type_name(field.type)} in the table, and neither type widens to the other; allowed type "
                 f"changes are the widenings {allowed_widenings()} (data of the narrower type is cast up to "
                 "the table's type; data of the wider type widens the table's column)"
             )
