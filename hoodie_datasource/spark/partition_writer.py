@@ -58,7 +58,8 @@ class PartitionWriter(DataSourceArrowWriter):
             return PartitionStats()
         timer = StageTimer()
         cfg = self.session.config
-        records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation == "delete")
+        records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation == "delete",
+                                    self.session.combine_field)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
         return PartitionStats([s.as_dict() for s in stats], timer.seconds)

@@ -52,10 +52,11 @@ PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
 PER_PARTITION_OPERATIONS = ("upsert", "insert", "delete")
 
 
-def _add_keys(keygen: KeyGenerator, is_delete: bool):
+def _add_keys(keygen: KeyGenerator, is_delete: bool, ordering_field: str | None):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            yield from tagging.with_keys(pa.Table.from_batches([batch]), keygen, is_delete).to_batches()
+            yield from tagging.with_keys(pa.Table.from_batches([batch]), keygen, is_delete,
+                                         ordering_field).to_batches()
     return run
 
 
@@ -160,7 +161,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema)
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema)
     tasks = _write_tasks(session, df)
     keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
     with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
@@ -202,7 +203,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation in PER_PARTITION_OPERATIONS:
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete"), keyed_schema).persist(
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema).persist(
         StorageLevel.MEMORY_AND_DISK
     )
     persisted.append(keyed)

@@ -3,7 +3,9 @@
 Formats follow Hudi's key generators: a simple key is the value as a string; a complex key is
 ``f1:v1,f2:v2`` with ``__null__``/``__empty__`` for missing parts; a partition path is the value
 (or ``field=value`` when hive-style), parts joined by ``/``, and ``__HIVE_DEFAULT_PARTITION__``
-for a null or empty value.
+for a null or empty value (``KeyGenUtils.getPartitionPath`` / ``getRecordPartitionPath``: Hudi writes
+such records there rather than failing; the partition column itself keeps the null in the data file,
+so a read returns null).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def write_local(path: str, data: pa.Table, options: Mapping[str, str]) -> str:
 
 def _run(session: WriteSession, data: pa.Table) -> str:
     cfg = session.config
-    records = tagging.with_keys(data, cfg.keygen, is_delete=cfg.operation == "delete")
+    records = tagging.with_keys(data, cfg.keygen, cfg.operation == "delete", session.combine_field)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
     if cfg.operation == "delete_partition":
         session.mark_inflight({})

@@ -13,6 +13,9 @@ COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
 FILE_NAME_COLUMN = "_hoodie_file_name"
 META_COLUMNS = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, FILE_NAME_COLUMN)
+# Hudi's soft-delete column: a data column (stored, part of the table schema) whose true value makes
+# the record a delete (BaseAvroPayload.isDeleteRecord / HoodieRecord.HOODIE_IS_DELETED_FIELD).
+IS_DELETED_COLUMN = "_hoodie_is_deleted"
 # Internal columns that travel with records between write stages and are never stored.
 IS_DELETE_COLUMN = "_hoodie_is_delete"
 FILE_ID_COLUMN = "_hoodie_file_id"

@@ -1,12 +1,23 @@
 """The table's data schema, and how an incoming batch's schema may differ from it.
 
-Allowed: the same columns (types castable without loss, e.g. int32 -> int64), or new columns
-(schema evolution: they are appended and older rows read as null). Not allowed: dropping a
-column or changing a type in a way that loses data.
+Allowed, as in Apache Hudi's schema evolution on write (``HoodieSchemaUtils.deduceWriterSchema``: the
+batch's schema becomes the writer's schema once ``checkValidEvolution`` finds it can read the table's
+files, after ``reconcileSchemaRequirements`` promoted the batch's types to the table's where it can):
+
+* new columns: appended, older rows read as null;
+* a column whose batch type is narrower than the table's (``int`` data for a ``bigint`` column): the
+  data is cast up and the table keeps its type;
+* a column whose batch type is wider than the table's by an Avro promotion (``bigint`` data for an
+  ``int`` column): the table's column widens, for this write and every later one; files written
+  before keep their type and are cast when read.
+
+The promotions are Avro schema resolution's numeric ones (int -> bigint, float, double; bigint -> float,
+double; float -> double). Any other type change, and dropping a column, is refused.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pyarrow as pa
@@ -18,12 +29,31 @@ from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write.records import data_schema_of
 
-_WIDENINGS = {
-    (pa.int8(), pa.int16()), (pa.int8(), pa.int32()), (pa.int8(), pa.int64()),
-    (pa.int16(), pa.int32()), (pa.int16(), pa.int64()), (pa.int32(), pa.int64()),
-    (pa.float32(), pa.float64()), (pa.int32(), pa.float64()),
-    (pa.large_string(), pa.string()), (pa.string(), pa.large_string()),
-}
+logger = logging.getLogger(__name__)
+
+# (narrower, wider) type pairs: a column stored as the first type reads as the second (Avro's
+# promotions, which Hudi's writer accepts as schema evolution).
+_WIDENINGS = (
+    (pa.int32(), pa.int64()), (pa.int32(), pa.float32()), (pa.int32(), pa.float64()),
+    (pa.int64(), pa.float32()), (pa.int64(), pa.float64()),
+    (pa.float32(), pa.float64()),
+)
+_SQL_NAMES = {pa.int32(): "int", pa.int64(): "bigint", pa.float32(): "float", pa.float64(): "double"}
+
+
+def is_widening(old: pa.DataType, new: pa.DataType) -> bool:
+    """Whether a column of type ``old`` may become ``new``: its stored values read as ``new`` (Avro's
+    type promotions)."""
+    return (old, new) in _WIDENINGS
+
+
+def type_name(typ: pa.DataType) -> str:
+    """``typ`` as Spark SQL names it where the name differs from Arrow's (int, bigint, float, double)."""
+    return _SQL_NAMES.get(typ, str(typ))
+
+
+def allowed_widenings() -> str:
+    return ", ".join(f"{type_name(old)} -> {type_name(new)}" for old, new in _WIDENINGS)
 
 
 def storable_type(typ: pa.DataType) -> pa.DataType:
@@ -75,7 +105,10 @@ def table_data_schema(timeline: Timeline) -> pa.Schema | None:
         declared = avro_to_arrow_schema(avro)
         if parquet is None:
             return declared
-        exact = {f.name: f for f in parquet}
+        # a base file written before a column widened holds the narrower type: the declared one wins
+        declared_types = {f.name: f.type for f in declared}
+        exact = {f.name: f for f in parquet
+                 if f.name not in declared_types or not is_widening(f.type, declared_types[f.name])}
         return pa.schema([exact.get(f.name, f) for f in declared])
     if timeline.config.create_schema:
         return avro_to_arrow_schema(timeline.config.create_schema)
@@ -83,7 +116,8 @@ def table_data_schema(timeline: Timeline) -> pa.Schema | None:
 
 
 def evolve_schema(table: pa.Schema | None, incoming: pa.Schema, allow_missing: bool = False) -> pa.Schema:
-    """The schema this write stores: the table's, plus any new incoming columns."""
+    """The schema this write stores: the table's, with columns the incoming data widens widened, plus
+    any new incoming columns."""
     incoming = nullable(data_schema_of(incoming))
     if table is None:
         return incoming
@@ -94,13 +128,20 @@ def evolve_schema(table: pa.Schema | None, incoming: pa.Schema, allow_missing: b
             f"Incoming data lacks the table's column(s) {', '.join(missing)}; "
             f"table columns: {', '.join(table.names)}"
         )
+    fields = []
     for field in table:
         given = by_name.get(field.name)
-        if given is None or given.type == field.type or (given.type, field.type) in _WIDENINGS:
-            continue
-        raise SchemaMismatchError(
-            f"Column {field.name!r} is {given.type} in the incoming data but {field.type} in the table; "
-            "only widening changes (e.g. int -> bigint, float -> double) are allowed"
-        )
+        if given is None or given.type == field.type or is_widening(given.type, field.type):
+            fields.append(field)  # the data is cast up to the table's type
+        elif is_widening(field.type, given.type):
+            logger.info("Column %r widens from %s to %s", field.name, type_name(field.type), type_name(given.type))
+            fields.append(field.with_type(given.type))
+        else:
+            raise SchemaMismatchError(
+                f"Column {field.name!r} is {type_name(given.type)} in the incoming data but "
+                f"{type_name(field.type)} in the table, and neither type widens to the other; allowed type "
+                f"changes are the widenings {allowed_widenings()} (data of the narrower type is cast up to "
+                "the table's type; data of the wider type widens the table's column)"
+            )
     added = [f for f in incoming if f.name not in set(table.names)]
-    return pa.schema(list(table) + added)
+    return pa.schema(fields + added)

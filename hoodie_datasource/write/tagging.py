@@ -16,12 +16,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
-from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.write.records import (
+    FILE_ID_COLUMN,
+    IS_DELETE_COLUMN,
+    IS_DELETED_COLUMN,
+    LOCATION_PARTITION_COLUMN,
+)
 
 CANDIDATE_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
@@ -33,11 +39,18 @@ LOCATION_SCHEMA = pa.schema(
 )
 
 
-def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False) -> pa.Table:
+def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False,
+              ordering_field: str | None = None) -> pa.Table:
     """``batch`` with its record keys, partition paths and delete flags.
 
-    Every row is a delete when ``is_delete``; otherwise a boolean ``_hoodie_is_delete`` column in the
-    input marks the rows to delete, so one write can upsert some keys and delete others (SQL MERGE)."""
+    Every row is a delete when ``is_delete``. Otherwise a row is a delete when the internal boolean
+    ``_hoodie_is_delete`` marks it (SQL MERGE: one write upserts some keys and deletes others), or when
+    Hudi's soft-delete data column ``_hoodie_is_deleted`` is true (it stays a data column, as in Hudi;
+    null or false is not a delete).
+
+    ``ordering_field``: the write combines records by it, so every record needs a value (Hudi's
+    HoodieCreateRecordUtils reads it with ``HoodieAvroUtils.getNestedFieldVal(..., returnNullIfNotFound
+    = false)``, which fails the write with "The value of <field> can not be null")."""
     keys = keygen.record_keys(batch)
     partitions = keygen.partition_paths(batch)
     deletes = pa.repeat(pa.scalar(is_delete), batch.num_rows)
@@ -45,8 +58,24 @@ def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False) ->
         marked = pc.fill_null(batch.column(IS_DELETE_COLUMN).cast(pa.bool_()), False)
         deletes = pc.or_(marked, is_delete)
         batch = batch.drop_columns([IS_DELETE_COLUMN])
+    if ordering_field is not None and not is_delete:
+        _check_ordering_values(batch, ordering_field, deletes)
+    if IS_DELETED_COLUMN in batch.column_names:
+        deletes = pc.or_(deletes, pc.fill_null(batch.column(IS_DELETED_COLUMN), False))
     out = batch.append_column(RECORD_KEY_COLUMN, keys).append_column(PARTITION_PATH_COLUMN, partitions)
     return out.append_column(IS_DELETE_COLUMN, deletes)
+
+
+def _check_ordering_values(batch: pa.Table, ordering_field: str, hard_deletes: pa.Array) -> None:
+    """Every record but a hard delete (which carries only its key) has an ordering value."""
+    missing = pc.and_(pc.is_null(batch.column(ordering_field)), pc.invert(hard_deletes))
+    count = pc.sum(missing).as_py() or 0
+    if count:
+        raise InvalidRecordError(
+            f"Precombine field {ordering_field!r} is null in {count} record(s); a write that combines "
+            "records by it (hoodie.combine.before.upsert / hoodie.combine.before.insert) needs a value in "
+            "every record, as in Apache Hudi"
+        )
 
 
 def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges: bool, global_index: bool) -> pa.Table:
@@ -170,10 +199,18 @@ def insert_counts(records: pa.Table) -> dict[str, int]:
 
 
 def route(records: pa.Table, plan: InsertPlan) -> pa.Table:
-    """Fill the target file id of inserts; drop deletes of keys the table does not hold."""
+    """Fill the target file id of inserts; drop deletes of keys the table does not hold.
+
+    Such a delete in a partition that takes inserts goes, by its key, to the file group an insert of
+    that key goes to, so that combining there decides which of them wins (a soft delete with the higher
+    ordering value cancels the insert, as Hudi's preCombine does before the write); the file group's
+    write then drops it. This needs no other record of the batch, so any slice of a batch routes alike."""
     file_ids = records.column(FILE_ID_COLUMN)
-    is_delete = records.column(IS_DELETE_COLUMN)
-    records = records.filter(pc.or_(pc.invert(is_delete), pc.is_valid(file_ids)))
+    stray = pc.and_(records.column(IS_DELETE_COLUMN), pc.is_null(file_ids))
+    if pc.any(stray).as_py():
+        inserting = pa.array(list(plan.by_partition), pa.string())
+        routable = pc.is_in(records.column(PARTITION_PATH_COLUMN), value_set=inserting)
+        records = records.filter(pc.invert(pc.and_(stray, pc.invert(routable))))
     file_ids = records.column(FILE_ID_COLUMN).combine_chunks()
     missing = pc.is_null(file_ids)
     if not pc.any(missing).as_py():

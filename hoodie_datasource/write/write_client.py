@@ -46,6 +46,7 @@ from hoodie_datasource.timeline.transitions import create_requested, transition_
 from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
+from hoodie_datasource.write.records import IS_DELETED_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.write.targets import WriteContext
@@ -100,6 +101,13 @@ class WriteSession:
     @property
     def operation(self) -> str:
         return self.config.operation
+
+    @property
+    def combine_field(self) -> str | None:
+        """The ordering field every incoming record must have a value of: the write combines records by it."""
+        if self.operation in ("delete", "delete_partition") or not self.config.dedupes:
+            return None
+        return self.config.precombine_field
 
     @property
     def needs_tagging(self) -> bool:
@@ -249,6 +257,12 @@ def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Sche
     existing = load_table_config(base_path) if table_exists(base_path) else None
     config = resolve_write_config(options, existing)
     config.keygen.validate_schema(incoming_schema.names)
+    if IS_DELETED_COLUMN in incoming_schema.names and not pa.types.is_boolean(incoming_schema.field(IS_DELETED_COLUMN).type):
+        # HoodieSparkSqlWriter.validateSchemaForHoodieIsDeleted
+        raise SchemaMismatchError(
+            f"{IS_DELETED_COLUMN} marks soft deletes and must be boolean; the data has it as "
+            f"{incoming_schema.field(IS_DELETED_COLUMN).type}"
+        )
     deleting = config.operation in ("delete", "delete_partition")
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))

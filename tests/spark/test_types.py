@@ -26,7 +26,8 @@ def rows(version):
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_all_types_round_trip(spark, tmp_path, table_type):
     path = str(tmp_path / "t")
-    opts = {"table.name": "types", "recordkey.field": "id", "precombine.field": "l", "storage.type": table_type}
+    # no precombine field: k2 is null in every column, and a null precombine value fails an upsert (as in Hudi)
+    opts = {"table.name": "types", "recordkey.field": "id", "storage.type": table_type}
     spark.createDataFrame(rows(0), SCHEMA).write.format("hoodie").options(**opts).mode("upsert").save(path)
     expected = spark.createDataFrame(rows(1), SCHEMA)
     expected.write.format("hoodie").options(**opts).mode("upsert").save(path)
