@@ -1,7 +1,19 @@
-"""Shared fixtures: one session-scoped local SparkSession, and the real Hudi tables in ../shared."""
+"""Shared fixtures: one session-scoped local SparkSession, and the real Hudi tables in ../shared.
+
+The real tables are test data kept beside the repository (``../shared/hudi-tables``). Locally a
+missing copy skips the tests that need it, with the reason; under ``CI=true`` it fails them, so a CI
+run without its fixtures can never pass green. Every test that needs the shared data goes through
+``require_shared`` (directly, or through ``unzip_table``, ``shared_zips`` or the ``shared_tables``
+fixture), and every optional test dependency through ``require_module``.
+
+The SQL tests (tests/sql) need a session with the jvm-shim's static settings; one process has one
+SparkSession at a time, so ``pytest_collection_modifyitems`` runs them after every other test, and
+their ``sql`` fixture stops the classic session before starting its own (tests/sql/conftest.py).
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import zipfile
 from pathlib import Path
@@ -10,14 +22,61 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TABLES = REPO.parent / "shared" / "hudi-tables"
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+MISSING_SHARED = "<shared tables missing>"
+"""The one parameter value a list of shared tables collapses to when they are missing: its test
+skips (locally) or fails (CI) through ``unzip_table``, instead of the list being silently empty."""
+
+
+def _missing(message: str) -> None:
+    if IN_CI:
+        pytest.fail(f"{message} (CI=true: test data and test dependencies must be present)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+def require_shared(path: Path = SHARED_TABLES) -> Path:
+    """``path`` (the shared tables, or something in them) if it exists; else skip, or fail under CI."""
+    if not SHARED_TABLES.is_dir():
+        _missing(f"shared Hudi tables not found at {SHARED_TABLES} (clone them beside the repository)")
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is not in the shared Hudi tables at {SHARED_TABLES}")
+    return path
+
+
+def require_module(name: str):
+    """``pytest.importorskip`` that fails under CI, where every test dependency is installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        _missing(f"module {name!r} is not installed ({exc}); pip install -e '.[test]'")
+
+
+def shared_zips(keep=lambda rel: True) -> list[str]:
+    """The shared tables' zips (relative paths, sorted) that ``keep`` accepts, for ``parametrize``;
+    ``[MISSING_SHARED]`` when the shared tables are absent, so the test still runs once and says so."""
+    if not SHARED_TABLES.is_dir():
+        return [MISSING_SHARED]
+    return sorted(rel for rel in (str(p.relative_to(SHARED_TABLES)) for p in SHARED_TABLES.rglob("*.zip"))
+                  if keep(rel))
+
+
+@pytest.fixture
+def shared_tables() -> Path:
+    """The shared tables' folder; ``pytestmark = pytest.mark.usefixtures("shared_tables")`` guards a module."""
+    return require_shared()
 
 
 def local_builder(app: str):
-    """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC."""
+    """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC.
+
+    The jvm-shim's jar (when built) is on every test JVM's classpath: the JVM starts once per process,
+    so the SQL tests can start their session after a classic one was stopped."""
     from pyspark.sql import SparkSession
 
+    from hoodie_datasource.spark.shim import JAR
+
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
-    return (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName(app)
         .config("spark.sql.shuffle.partitions", "4")
@@ -26,6 +85,7 @@ def local_builder(app: str):
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
     )
+    return builder.config("spark.jars", str(JAR)) if JAR.is_file() else builder
 
 
 @pytest.fixture(scope="session")
@@ -38,11 +98,15 @@ def spark():
     session.stop()
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The SQL tests last (a stable sort), so each kind of SparkSession starts once per process."""
+    sql_dir = REPO / "tests" / "sql"
+    items.sort(key=lambda item: Path(str(item.path)).is_relative_to(sql_dir))
+
+
 def unzip_table(zip_rel: str, dest: Path) -> Path:
     """Unzip a shared Hudi test table into ``dest``; return its base path."""
-    source = SHARED_TABLES / zip_rel
-    if not source.exists():
-        pytest.skip(f"shared Hudi tables not found at {SHARED_TABLES}")
+    source = require_shared(SHARED_TABLES / zip_rel)
     with zipfile.ZipFile(source) as archive:
         members = [m for m in archive.namelist() if not m.startswith("__MACOSX")]
         archive.extractall(dest, members)
@@ -53,8 +117,23 @@ def unzip_table(zip_rel: str, dest: Path) -> Path:
     return base
 
 
+def table_listing(path: str) -> set[str]:
+    """Every file under a table's base path, relative to it ('/'-separated)."""
+    root = Path(path)
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def assert_failed_write_left_nothing(path: str, before: set[str]) -> None:
+    """After a failed write: no data file of it (base or log) and no marker (``.hoodie/.temp/<instant>``)
+    is left, and every data file from ``before`` is still there. Only timeline files (its rollback)
+    may be new."""
+    after = table_listing(path)
+    leftovers = sorted(p for p in after - before if not p.startswith(".hoodie/") or p.startswith(".hoodie/.temp/"))
+    assert leftovers == [], f"the failed write left {leftovers}"
+    lost = sorted(p for p in before - after if not p.startswith(".hoodie/"))
+    assert lost == [], f"the failed write removed {lost}"
+
+
 @pytest.fixture
 def table_path(tmp_path: Path) -> str:
     return str(tmp_path / "table")
-
-

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie_datasource.config.write_config import IndexConfig
-from hoodie_datasource.errors import HoodieConfigError, TimelineError
+from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
@@ -148,6 +148,11 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
     base_path = timeline.base_path
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
     if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
+        # ``timeline`` may be stale: another run of this compaction may have completed it since, and
+        # its data files (named with the instant) are a completed commit's now, never to be deleted
+        current = Timeline.load(base_path, timeline.config).find(instant_time)
+        if current is None or current.is_completed:
+            raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
         delete_instant_data_files(timeline, instant)
     else:
         instant = transition_to_inflight(timeline, instant)

@@ -154,7 +154,10 @@ class Timeline:
         for instant in self.instants:
             if instant.action != COMPACTION or instant.is_completed:
                 continue
-            plan = self.read_plan(instant.with_state(State.REQUESTED))
+            try:
+                plan = self.read_plan(instant.with_state(State.REQUESTED))
+            except FileNotFoundError:  # withdrawn by its scheduler after this timeline was listed
+                continue
             for op in plan.get("operations") or ():
                 pending[(op.get("partitionPath") or "", op["fileId"])] = instant.timestamp
         return pending

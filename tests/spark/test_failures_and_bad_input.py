@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.spark import save_modes
+from tests.conftest import assert_failed_write_left_nothing, table_listing
 
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
 
@@ -43,16 +44,43 @@ def seeded(spark, table_path):
 
 def test_task_failure_leaves_nothing_visible_and_next_write_rolls_back(spark, seeded):
     before = contents(spark, seeded)
+    files_before = table_listing(seeded)
     # the second row makes a write task fail after other tasks may have written files
     bad = df_of(spark, [("a", 2, "sf", 9.0), ("c", 2, "nyc", 9.0)]).withColumn(
         "fare", F.when(F.col("uuid") == "c", F.raise_error("boom")).otherwise(F.col("fare"))
     )
     with pytest.raises(Exception, match="boom"):
         write(bad, seeded)
+    assert_failed_write_left_nothing(seeded, files_before)
     assert contents(spark, seeded) == before
     assert HoodieTable(seeded).timeline().pending() == []  # the failed writer rolled itself back
     write(df_of(spark, [("a", 3, "sf", 3.0)]), seeded)
     assert contents(spark, seeded) == [("a", 3, 3.0), ("b", 1, 2.0)]
+
+
+def test_a_task_failing_after_writing_file_groups_leaves_no_data_files_and_no_markers(spark, seeded):
+    """One write task writes partitions nyc and sf (groups run in key order), then fails on zz, whose
+    directory cannot be created (a file is in the way): the rollback removes the files it wrote and
+    every marker, and the next write goes through."""
+    before = contents(spark, seeded)
+    blocker = os.path.join(seeded, "zz")
+    open(blocker, "w").close()
+    files_before = table_listing(seeded)
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")  # one task holds all three partitions
+    try:
+        with pytest.raises(Exception, match="zz"):
+            write(df_of(spark, [("a", 2, "sf", 9.0), ("b", 2, "nyc", 9.0), ("z", 2, "zz", 9.0)]), seeded)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+    timeline = HoodieTable(seeded).timeline()
+    [rollback] = [i for i in timeline.instants if i.action == "rollback"]
+    assert timeline.read_metadata(rollback)["totalFilesDeleted"] >= 2  # nyc's and sf's new base files
+    assert_failed_write_left_nothing(seeded, files_before)
+    assert contents(spark, seeded) == before
+    os.remove(blocker)
+    write(df_of(spark, [("a", 2, "sf", 9.0), ("z", 2, "zz", 9.0)]), seeded)
+    assert contents(spark, seeded) == [("a", 2, 9.0), ("b", 1, 2.0), ("z", 2, 9.0)]
 
 
 def test_writer_killed_midway_is_rolled_back_by_next_write(spark, seeded):

@@ -10,9 +10,9 @@ from chispa import assert_df_equality
 from pyspark.sql import Row
 
 from hoodie_datasource import HoodieTable
-from tests.conftest import unzip_table
+from tests.conftest import require_module, unzip_table
 
-hudi = pytest.importorskip("hudi")
+hudi = require_module("hudi")
 from hudi import HudiReadOptions, HudiTableBuilder  # noqa: E402
 
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts",

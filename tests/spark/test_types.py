@@ -9,6 +9,8 @@ import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 
+from tests.conftest import require_module
+
 SCHEMA = ("id string, b boolean, by tinyint, sh smallint, i int, l bigint, f float, d double, "
           "dec decimal(12,3), s string, bin binary, day date, ts timestamp, arr array<string>, "
           "m map<string,int>, st struct<x:int,y:string>")
@@ -37,7 +39,7 @@ def test_all_types_round_trip(spark, tmp_path, table_type):
     # tinyint / smallint are stored as int, as Hudi does (Avro has no narrower integers)
     expected = expected.withColumn("by", expected.by.cast("int")).withColumn("sh", expected.sh.cast("int"))
     assert_df_equality(got.orderBy("id"), expected.orderBy("id"), ignore_nullable=True)
-    hudi = pytest.importorskip("hudi")
+    hudi = require_module("hudi")
     theirs = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(path).build().read())
     assert sorted(theirs.column("l").to_pylist(), key=lambda v: (v is None, v)) == [5, None]
     assert theirs.num_rows == 2

@@ -1,9 +1,12 @@
-"""The SQL tests run in their own process (``pytest tests/sql``, as ``make test`` does): the jvm-shim's
-extension and catalog are static settings of a SparkSession, and one process has one SparkSession."""
+"""The SQL tests' session: the jvm-shim's extension and catalog are static settings of a SparkSession,
+and one process has one SparkSession at a time. ``make test`` runs them in a process of their own;
+started any other way (``pytest`` from the root, ``pytest tests/spark tests/sql``), the root conftest
+orders them after every other test and ``sql`` stops the classic session before starting its own."""
 
 from __future__ import annotations
 
 import itertools
+import logging
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from tests.conftest import local_builder
 
 SHIM_EXTENSIONS = "org.apache.spark.sql.hoodie.HoodieSparkExtensions"
 _names = itertools.count()
+logger = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="session")
@@ -19,17 +23,26 @@ def sql(tmp_path_factory):
     """A session with the shim and a Hive metastore in embedded Derby."""
     from pyspark.sql import SparkSession
 
+    work = tmp_path_factory.mktemp("sql")
     active = SparkSession.getActiveSession()
     if active is not None and SHIM_EXTENSIONS not in active.conf.get("spark.sql.extensions", ""):
-        pytest.skip("the SQL tests need a session of their own: run them with `pytest tests/sql`")
+        logger.info("stopping the classic SparkSession: the SQL tests need the jvm-shim's static settings")
+        jvm = active.sparkContext._jvm
+        active.stop()
+        jvm.java.lang.System.setProperty("derby.system.home", str(work))  # the JVM already runs
     import hoodie_datasource
 
-    work = tmp_path_factory.mktemp("sql")
     builder = local_builder("hoodie-sql-tests").config(
         "spark.driver.extraJavaOptions", f"-Dderby.system.home={work}")
     session = hoodie_datasource.session(builder, metastore=str(work / "metastore"), warehouse=str(work / "warehouse"))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(sql):
+    """Inside tests/sql the one session is the shim's: a SQL test asking for ``spark`` gets it."""
+    return sql
 
 
 @pytest.fixture

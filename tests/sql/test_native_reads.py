@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from hoodie_datasource import HoodieTable
-from tests.conftest import SHARED_TABLES, unzip_table
+from tests.conftest import shared_zips, unzip_table
 from tests.sql.helpers import assert_rows, create_trips, insert_trips
 
 pytestmark = pytest.mark.spark
@@ -161,9 +161,7 @@ def test_sql_reads_return_what_the_python_reader_returns(sql, name, location):
     assert_rows(sql, f"SELECT * FROM {name} WHERE city = 'nyc'", [("c", 2, 60.0, "nyc")])
 
 
-SHARED = sorted(
-    str(p.relative_to(SHARED_TABLES)) for p in SHARED_TABLES.rglob("*.zip") if "lance" not in p.name
-) if SHARED_TABLES.is_dir() else []
+SHARED = shared_zips(lambda rel: "lance" not in rel)
 
 
 @pytest.mark.parametrize("zip_name", SHARED)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from pyspark.errors import AnalysisException
 
 from hoodie_datasource import HoodieTable
+from tests.conftest import assert_failed_write_left_nothing, table_listing
 from tests.sql.helpers import assert_rows, create_trips, insert_trips
 
 pytestmark = pytest.mark.spark
@@ -160,14 +163,38 @@ def test_a_failed_sql_write_changes_nothing(sql, name, location, clustered):
     create_trips(sql, name, location)
     insert_trips(sql, name)
     commits = HoodieTable(location).completed_commits()
+    files_before = table_listing(location)
     sql.conf.set("spark.hoodie.sql.clusteredWrites", str(clustered).lower())
     try:
         with pytest.raises(Exception, match="record key"):
             sql.sql(f"INSERT INTO {name} VALUES ('d', 2, 1.0, 'sf'), (NULL, 2, 2.0, 'sf')")
     finally:
         sql.conf.unset("spark.hoodie.sql.clusteredWrites")
+    assert_failed_write_left_nothing(location, files_before)
     assert HoodieTable(location).completed_commits() == commits
     assert_rows(sql, f"SELECT * FROM {name}", INITIAL)
     sql.sql(f"INSERT INTO {name} VALUES ('d', 2, 1.0, 'sf')")
     assert_rows(sql, f"SELECT * FROM {name}", [*INITIAL, ("d", 2, 1.0, "sf")])
     assert len(HoodieTable(location).completed_commits()) == len(commits) + 1
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+def test_a_sql_write_failing_in_a_task_after_writing_files_leaves_none(sql, name, location, clustered):
+    """A write task writes partitions nyc and sf (in key order), then fails on zz, whose directory
+    cannot be created (a file is in the way): the rollback leaves no data file and no marker."""
+    create_trips(sql, name, location)
+    insert_trips(sql, name)
+    for blocked in ("zz", "city=zz"):  # whichever partition path style the table uses
+        open(os.path.join(location, blocked), "w").close()
+    files_before = table_listing(location)
+    shuffle = sql.conf.get("spark.sql.shuffle.partitions")
+    sql.conf.set("spark.sql.shuffle.partitions", "1")  # one task holds all three partitions
+    sql.conf.set("spark.hoodie.sql.clusteredWrites", str(clustered).lower())
+    try:
+        with pytest.raises(Exception, match="zz"):
+            sql.sql(f"INSERT INTO {name} VALUES ('d', 2, 1.0, 'sf'), ('e', 2, 2.0, 'nyc'), ('z', 2, 3.0, 'zz')")
+    finally:
+        sql.conf.set("spark.sql.shuffle.partitions", shuffle)
+        sql.conf.unset("spark.hoodie.sql.clusteredWrites")
+    assert_failed_write_left_nothing(location, files_before)
+    assert_rows(sql, f"SELECT * FROM {name}", INITIAL)

@@ -17,7 +17,7 @@ from hoodie_datasource.index.bloom_filter import (
     read_bloom_filter,
 )
 from hoodie_datasource.index.murmur_hash import murmur2
-from tests.conftest import SHARED_TABLES, unzip_table
+from tests.conftest import unzip_table
 
 TABLES_WITH_FOOTERS = [
     "sample_table/cow/v6_complexkeygen_hivestyle.zip",
@@ -51,7 +51,7 @@ def _footer_files(tmp_path):
     return found
 
 
-@pytest.mark.skipif(not SHARED_TABLES.exists(), reason="shared Hudi tables not found")
+@pytest.mark.usefixtures("shared_tables")
 def test_real_footers_round_trip_and_rebuild_byte_for_byte(tmp_path):
     files = _footer_files(tmp_path)
     assert len(files) >= 10

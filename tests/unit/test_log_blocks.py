@@ -24,7 +24,7 @@ from hoodie_datasource.log.log_format import BlockType, HeaderKey, append_blocks
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from tests.conftest import SHARED_TABLES, unzip_table
 
-FIXTURES = SHARED_TABLES.parent / "hudi-tables" / "core_fixtures" / "log_files"
+FIXTURES = SHARED_TABLES / "core_fixtures" / "log_files"
 MOR_ZIPS = [
     "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
     "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip",
@@ -32,7 +32,7 @@ MOR_ZIPS = [
     "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip",
     "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip",
 ]
-pytestmark = pytest.mark.skipif(not FIXTURES.exists(), reason="shared Hudi fixtures not found")
+pytestmark = pytest.mark.usefixtures("shared_tables")
 
 
 def _log_files(tmp_path):
