@@ -128,13 +128,13 @@ object HoodieCatalog {
     }
     val location = ct.location.toString
     val options = ct.storage.properties ++ hoodieProps ++ Map("path" -> location) ++
-      partitionOption(ct.partitionColumnNames) ++ extra
+      partitionOption(ct.partitionColumnNames)
     // a new table is named after its catalog entry and, as in Hudi's SQL, partitioned hive style;
     // a table already on storage keeps what it has
     val defaults = if (HoodieSource.tableProperties(location).nonEmpty) Map.empty[String, String] else Map(
       "hoodie.table.name" -> ct.identifier.table, "hoodie.datasource.write.hive_style_partitioning" -> "true")
     val lowered = options.keySet.map(_.toLowerCase)
-    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema)
+    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema, extra)
   }
 
   private def partitionOption(columns: Seq[String]): Map[String, String] =
@@ -157,7 +157,7 @@ object HoodieCatalog {
   def createOnStorage(table: HoodieSqlTable): Unit = {
     val spark = SparkSession.active
     val empty = spark.createDataFrame(util.List.of[org.apache.spark.sql.Row](), table.schema)
-    empty.write.format(HoodieSource.Name).options(table.options).mode("append").save()
+    empty.write.format(HoodieSource.Name).options(table.writeOptions).mode("append").save()
   }
 
   /** A `TIMESTAMP AS OF` time (microseconds since the epoch) as an instant of the table's timeline, whose

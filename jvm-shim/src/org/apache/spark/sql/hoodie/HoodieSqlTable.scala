@@ -21,13 +21,20 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 /**
  * A hoodie table of the session catalog: its catalog definition plus the options of one query.
  *
- * Reads and writes go to the Python data source with `options`: the location as `path`, the table's
- * OPTIONS, its hoodie TBLPROPERTIES and the query's own options (query type, instant, operation).
+ * Reads and writes go to the Python data source with the table's options (the location as `path`, its
+ * OPTIONS and hoodie TBLPROPERTIES), the session's `SET hoodie.*` options and the query's own options
+ * (query type, instant, operation), in Hudi's precedence:
+ *
+ * - writes (`ProvidesHoodieConfig.combineOptions`): query > session > table, except what defines the
+ *   table (keys, partitioning, type, name), which the session never changes;
+ * - reads (Hudi's `DefaultSource` puts the read's options over the session's `hoodie.*` configs):
+ *   query > table > session.
  */
 class HoodieSqlTable(
     val catalogTable: CatalogTable,
-    val options: Map[String, String],
-    override val schema: StructType)
+    val tableOptions: Map[String, String],
+    override val schema: StructType,
+    val queryOptions: Map[String, String] = Map.empty)
   extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
 
   override def name(): String = catalogTable.identifier.unquotedString
@@ -47,10 +54,20 @@ class HoodieSqlTable(
   override def metadataColumns(): Array[MetadataColumn] = HoodieSource.MetaColumns.map(HoodieMetaColumn).toArray
 
   /** The table with more per-query options (a query type, an instant, an operation). */
-  def withOptions(extra: Map[String, String]): HoodieSqlTable = new HoodieSqlTable(catalogTable, options ++ extra, schema)
+  def withOptions(extra: Map[String, String]): HoodieSqlTable =
+    new HoodieSqlTable(catalogTable, tableOptions, schema, HoodieSource.overlay(queryOptions, extra))
 
   /** The table as a write target whose rows carry extra columns (the MERGE delete marker). */
-  def withWriteSchema(writeSchema: StructType): HoodieSqlTable = new HoodieSqlTable(catalogTable, options, writeSchema)
+  def withWriteSchema(writeSchema: StructType): HoodieSqlTable =
+    new HoodieSqlTable(catalogTable, tableOptions, writeSchema, queryOptions)
+
+  /** The options of a read now (the session's as they are set when the query is planned). */
+  def readOptions: Map[String, String] =
+    HoodieSource.overlay(HoodieSource.overlay(HoodieSource.sessionOptions(), tableOptions), queryOptions)
+
+  /** The options of a write now. */
+  def writeOptions: Map[String, String] =
+    HoodieSource.overlay(HoodieSource.overlay(tableOptions, HoodieSource.sessionWriteOptions()), queryOptions)
 
   /** The hoodie.properties of the table on storage. */
   lazy val storedProperties: Map[String, String] = HoodieSource.tableProperties(location)
@@ -66,10 +83,10 @@ class HoodieSqlTable(
   def readableSchema: StructType = StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType)))
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder =
-    new HoodieScanBuilder(readableSchema, options ++ scanOptions.asCaseSensitiveMap().asScala)
+    new HoodieScanBuilder(readableSchema, readOptions ++ scanOptions.asCaseSensitiveMap().asScala)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new HoodieWriteBuilder(options, info, catalogTable.partitionColumnNames.toSet)
+    new HoodieWriteBuilder(writeOptions, info, catalogTable.partitionColumnNames.toSet)
 }
 
 private case class HoodieMetaColumn(override val name: String) extends MetadataColumn {
