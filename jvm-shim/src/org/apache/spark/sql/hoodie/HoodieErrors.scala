@@ -32,6 +32,10 @@ object HoodieErrors {
   def cdcUnsupported(): AnalysisException =
     HoodieErrors("hoodie_table_changes: query type 'cdc' is not supported; use 'latest_state' (the default)")
 
+  def alterColumns(table: String, why: String): AnalysisException =
+    HoodieErrors(s"ALTER TABLE $table: $why; hoodie tables take ADD COLUMNS of nullable top-level columns (added " +
+      "after the table's columns) and ALTER COLUMN ... TYPE to a wider type (e.g. int -> bigint, float -> double)")
+
   def notHoodie(name: String): AnalysisException =
     HoodieErrors(s"hoodie_table_changes: $name is not a hoodie table")
 }

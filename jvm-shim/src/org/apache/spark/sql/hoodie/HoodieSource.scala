@@ -34,6 +34,8 @@ object HoodieSource {
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
+  /** Tells the Python source to commit these columns (a `StructType` as JSON) as the table's schema first. */
+  val AlterSchemaOption = "hoodie.datasource.write.alter.schema"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 
