@@ -21,12 +21,14 @@ from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.file_listing import listing_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
+from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
 from hoodie_datasource.spark.shim_options import (
     ALTER_SCHEMA_OPTION,
     FILE_GROUPS_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
+    PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
     is_set,
 )
@@ -62,6 +64,8 @@ class HoodieDataSource(DataSource):
         return "hoodie"
 
     def schema(self) -> StructType:
+        if self.options.get(PROCEDURE_OPTION):
+            return procedure_schema(self.options)
         if self.options.get(ALTER_SCHEMA_OPTION):
             alter_table(_path(self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)
@@ -70,6 +74,8 @@ class HoodieDataSource(DataSource):
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if self.options.get(PROCEDURE_OPTION):
+            return ProcedureReader(self.options)
         plan, cfg = _plan(self.options)
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:

@@ -15,6 +15,9 @@ FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 ALTER_SCHEMA_OPTION = "hoodie.datasource.write.alter.schema"
 """``schema()`` first commits these columns (a Spark ``StructType`` as JSON) as the table's schema
 (``ALTER TABLE``: ``spark.alter_table``)."""
+PROCEDURE_OPTION = "hoodie.datasource.procedure"
+"""A read of this procedure's result (``CALL``: ``spark.procedures``); its arguments are the options
+``hoodie.datasource.procedure.arg.<name>`` and ``hoodie.datasource.procedure.position.<i>``."""
 CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
 """Spark clustered the input by the table's partition columns."""
 

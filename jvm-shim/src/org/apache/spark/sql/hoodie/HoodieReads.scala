@@ -93,6 +93,7 @@ object HoodieReads {
    * the session's `SET hoodie.*` options, as Hudi's reads take them); None for relations of other sources. */
   private def read(relation: DataSourceV2Relation): Option[(StructType, Map[String, String])] = {
     val options = relation.options.asCaseSensitiveMap().asScala.toMap
+    if (options.keySet.exists(_.equalsIgnoreCase(HoodieCall.ProcedureOption))) return None  // a CALL's result
     relation.table match {
       case python: PythonTable if python.name().equalsIgnoreCase(HoodieSource.Name) =>
         Some((python.schema(), HoodieSource.overlay(HoodieSource.sessionOptions(), options)))

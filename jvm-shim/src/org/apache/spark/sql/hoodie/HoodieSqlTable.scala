@@ -4,8 +4,10 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
-import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, V1Table}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsPartitionManagement, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, TruncatableTable, V1Table}
 import org.apache.spark.sql.connector.catalog.TableCapability._
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, SortOrder, Transform, Expression => V2Expression}
@@ -15,6 +17,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, LogicalWriteInfoImpl, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.execution.datasources.v2.python.PythonWrite
+import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{DataType, StringType, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -35,7 +38,8 @@ class HoodieSqlTable(
     val tableOptions: Map[String, String],
     override val schema: StructType,
     val queryOptions: Map[String, String] = Map.empty)
-  extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
+  extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsPartitionManagement
+    with TruncatableTable {
 
   override def name(): String = catalogTable.identifier.unquotedString
 
@@ -87,6 +91,58 @@ class HoodieSqlTable(
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new HoodieWriteBuilder(writeOptions, info, catalogTable.partitionColumnNames.toSet)
+
+  // Partitions, as Hudi's SQL has them: SHOW PARTITIONS lists the partitions of the table's rows;
+  // TRUNCATE TABLE, TRUNCATE TABLE ... PARTITION and ALTER TABLE DROP PARTITION delete partitions (Hudi's
+  // TruncateHoodieTableCommand / AlterHoodieTableDropPartitionCommand): the operation `delete_partition`,
+  // given a row of each partition, replaces all of the partition's file groups in one commit.
+
+  override def partitionSchema(): StructType = catalogTable.partitionSchema
+
+  override def createPartition(ident: InternalRow, properties: util.Map[String, String]): Unit =
+    throw HoodieErrors.addPartition(name())
+
+  override def dropPartition(ident: InternalRow): Boolean = deletePartitions(Some(ident))
+
+  override def truncatePartition(ident: InternalRow): Boolean = deletePartitions(Some(ident))
+
+  override def truncateTable(): Boolean = {
+    deletePartitions(None)
+    true
+  }
+
+  override def replacePartitionMetadata(ident: InternalRow, properties: util.Map[String, String]): Unit =
+    throw HoodieErrors(s"hoodie table ${name()}: partitions have no properties of their own")
+
+  override def loadPartitionMetadata(ident: InternalRow): util.Map[String, String] = util.Collections.emptyMap()
+
+  override def listPartitionIdentifiers(names: Array[String], ident: InternalRow): Array[InternalRow] = {
+    val fields = partitionSchema().fields
+    val given = names.zipWithIndex.map { case (n, i) =>
+      val j = fields.indexWhere(_.name.equalsIgnoreCase(n))
+      (j, ident.get(i, fields(j).dataType))
+    }
+    rows().select(fields.map(f => col(f.name)).toSeq: _*).distinct().collect()
+      .map(r => InternalRow.fromSeq(fields.indices.map(i => CatalystTypeConverters.convertToCatalyst(r.get(i)))))
+      .filter(r => given.forall { case (j, v) => r.get(j, fields(j).dataType) == v })
+  }
+
+  /** The table's rows as a read of the Python source (meta columns included). */
+  private def rows(): DataFrame = SparkSession.active.read.format(HoodieSource.Name).options(readOptions).load()
+
+  /** Deletes the partition `ident` names, or every partition: one row of each, written with `delete_partition`. */
+  private def deletePartitions(ident: Option[InternalRow]): Boolean = {
+    val fields = partitionSchema().fields
+    val matching: Seq[Column] = ident.toSeq.flatMap(id => fields.indices.map { i =>
+      col(fields(i).name) === lit(CatalystTypeConverters.convertToScala(id.get(i, fields(i).dataType), fields(i).dataType))
+    })
+    val selected = matching.foldLeft(rows())(_ where _).select(schema.fieldNames.map(col).toSeq: _*)
+    val perPartition = if (fields.isEmpty) selected.limit(1) else selected.dropDuplicates(fields.map(_.name).toSeq)
+    if (perPartition.isEmpty) return false
+    perPartition.write.format(HoodieSource.Name).options(writeOptions + (HoodieSource.OperationOption -> "delete_partition"))
+      .mode("append").save()
+    true
+  }
 }
 
 private case class HoodieMetaColumn(override val name: String) extends MetadataColumn {
