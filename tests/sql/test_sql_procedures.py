@@ -71,3 +71,19 @@ def test_unknown_procedure_or_argument_lists_the_valid_ones(sql, name, location)
         sql.sql(f"CALL show_commits(table => '{name}', limt => 1)")
     with pytest.raises(AnalysisException, match="no table nope"):
         sql.sql("CALL show_commits(table => 'nope')")
+
+
+def test_show_fsview_all_and_latest(sql, name, location):
+    create_trips(sql, name, location, "mor")
+    _writes(sql, name, 2)  # one base file and one log file per partition
+    latest = sql.sql(f"CALL show_fsview_latest(table => '{name}')").collect()
+    assert sorted(r.partition for r in latest) == ["city=nyc", "city=sf"]
+    assert all(r.num_delta_files == 1 and r.data_file.endswith(".parquet") and r.data_file_size > 0 for r in latest)
+    only_sf = sql.sql(f"CALL show_fsview_latest(table => '{name}', partition_path => 'city=sf')").collect()
+    assert [r.partition for r in only_sf] == ["city=sf"]
+
+    sql.sql(f"CALL run_compaction(op => 'run', table => '{name}')")
+    slices = sql.sql(f"CALL show_fsview_all(table => '{name}', path_regex => 'city=sf')").collect()
+    assert len(slices) == 2  # the slice before the compaction and the compacted one
+    assert sorted(r.num_delta_files for r in slices) == [0, 1]
+    assert len({r.file_id for r in slices}) == 1
