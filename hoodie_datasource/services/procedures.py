@@ -11,6 +11,7 @@ listing the valid ones.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -261,6 +262,38 @@ def _show_fsview_latest(table: HoodieTable, args: dict[str, Any]) -> Rows:
     return rows[:args["limit"]]
 
 
+def _content_summary(path: str) -> tuple[int, int, int]:
+    """(directories, files, bytes) under ``path``, itself included, as Hadoop's ``ContentSummary`` counts."""
+    if not os.path.isdir(path):
+        return 0, 1, os.path.getsize(path)
+    dirs, files, size = 0, 0, 0
+    for root, _, names in os.walk(path):
+        dirs += 1
+        files += len(names)
+        size += sum(os.path.getsize(os.path.join(root, n)) for n in names)
+    return dirs, files, size
+
+
+def _human_size(size: int) -> str:
+    for unit, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.2f}{unit}"
+    return f"{size}B"
+
+
+def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any]) -> Rows:
+    """Hudi's ``show_fs_path_detail``: the size of ``path`` (a glob), or of each entry under it with
+    ``is_sub``; local storage has no quotas (-1, as Hadoop reports none)."""
+    base = table.base_path
+    paths = sorted(os.path.join(base, n) for n in os.listdir(base)) if args["is_sub"] else sorted(glob.glob(base))
+    rows = []
+    for path in paths:
+        dirs, files, size = _content_summary(path)
+        rows.append((dirs, files, size, _human_size(size), path, size, -1, -1))
+    rows.sort(key=lambda r: r[2] if args["sort"] else r[1], reverse=True)
+    return rows[:args["limit"]]
+
+
 _TABLE = Parameter("table", required=True)
 _LIMIT = Parameter("limit", default=10, parse=parse_int)
 _COMMITS = pa.schema([
@@ -311,6 +344,12 @@ PROCEDURES = {p.name: p for p in (
                                   ("delta_to_base_radio_compaction_unscheduled", pa.float64()),
                                   ("delta_files_compaction_scheduled", pa.string()),
                                   ("delta_files_compaction_unscheduled", pa.string())]), _show_fsview_latest),
+    Procedure("show_fs_path_detail", (
+        Parameter("path", required=True), Parameter("is_sub", default=False, parse=parse_bool),
+        Parameter("sort", default=True, parse=parse_bool), Parameter("limit", default=100, parse=parse_int),
+    ), pa.schema([("path_num", pa.int64()), ("file_num", pa.int64()), ("storage_size", pa.int64()),
+                  ("storage_size(unit)", pa.string()), ("storage_path", pa.string()), ("space_consumed", pa.int64()),
+                  ("quota", pa.int64()), ("space_quota", pa.int64())]), _show_fs_path_detail),
     Procedure("rollback_to_instant", (_TABLE, Parameter("instant_time", required=True)),
               pa.schema([("rollback_result", pa.bool_())]), _rollback_to_instant),
 )}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pyspark.errors import AnalysisException
 
@@ -87,3 +89,15 @@ def test_show_fsview_all_and_latest(sql, name, location):
     assert len(slices) == 2  # the slice before the compaction and the compacted one
     assert sorted(r.num_delta_files for r in slices) == [0, 1]
     assert len({r.file_id for r in slices}) == 1
+
+
+def test_show_fs_path_detail(sql, name, location):
+    create_trips(sql, name, location)
+    _writes(sql, name, 1)
+    whole = sql.sql(f"CALL show_fs_path_detail(path => '{location}')").collect()
+    files = [p for p in Path(location).rglob("*") if p.is_file()]
+    assert [(r.storage_path, r.file_num, r.storage_size) for r in whole] == \
+        [(location, len(files), sum(p.stat().st_size for p in files))]
+    subs = sql.sql(f"CALL show_fs_path_detail(path => '{location}', is_sub => true)").collect()
+    assert sorted(Path(r.storage_path).name for r in subs) == [".hoodie", "city=nyc", "city=sf"]
+    assert [r.storage_size for r in subs] == sorted((r.storage_size for r in subs), reverse=True)  # sort by size
