@@ -43,7 +43,7 @@ class Procedure:
     name: str
     parameters: tuple[Parameter, ...]
     output: pa.Schema
-    run: Callable[[HoodieTable, dict[str, Any]], Rows]
+    run: Callable[[HoodieTable, dict[str, Any], dict[str, str]], Rows]
 
     def bind(self, named: Mapping[str, str], positional: Sequence[str]) -> dict[str, Any]:
         """The arguments by parameter name, parsed, with defaults; a clear error for anything else."""
@@ -87,7 +87,7 @@ def _completed_commits(timeline: Timeline, limit: int) -> list:
     return sorted(timeline.completed(), key=lambda i: i.timestamp, reverse=True)[:limit]
 
 
-def _show_commits(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_commits(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     timeline = table.timeline()
     rows = []
     for instant in _completed_commits(timeline, args["limit"]):
@@ -106,7 +106,7 @@ def _show_commits(table: HoodieTable, args: dict[str, Any]) -> Rows:
     return rows
 
 
-def _show_commits_metadata(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     timeline = table.timeline()
     rows = []
     for instant in _completed_commits(timeline, len(timeline.instants)):
@@ -121,8 +121,8 @@ def _show_commits_metadata(table: HoodieTable, args: dict[str, Any]) -> Rows:
     return rows[:args["limit"]]
 
 
-def _run_clean(table: HoodieTable, args: dict[str, Any]) -> Rows:
-    options = _options(args["options"])
+def _run_clean(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    options = {**conf, **_options(args["options"])}
     for key, arg in (("hoodie.cleaner.policy", "clean_policy"), ("hoodie.cleaner.commits.retained", "retain_commits"),
                      ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
         if args[arg] is not None:
@@ -153,7 +153,7 @@ def _compactions(timeline: Timeline, instants: Sequence[str] | None = None) -> R
     return rows
 
 
-def _run_compaction(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _run_compaction(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     """Hudi's ops (``HoodieProcedureUtils``): ``schedule`` a plan; ``execute`` the pending plans (or
     ``instants`` / ``timestamp``); ``scheduleAndExecute`` (``run``): schedule one and execute it, or
     the pending plans when there is nothing to schedule. Returns the plans' rows, newest first."""
@@ -161,7 +161,7 @@ def _run_compaction(table: HoodieTable, args: dict[str, Any]) -> Rows:
     if op not in ("schedule", "execute", "run", "scheduleandexecute"):
         raise HoodieConfigError(f"CALL run_compaction: op {args['op']!r} is not one of schedule, execute, "
                                 "scheduleAndExecute, run")
-    options = _options(args["options"])
+    options = {**conf, **_options(args["options"])}
     pending = sorted(i.timestamp for i in table.timeline().pending() if i.action == COMPACTION)
     specific = str(args["timestamp"]) if args["timestamp"] is not None else args["instants"]
     if specific:
@@ -183,11 +183,11 @@ def _run_compaction(table: HoodieTable, args: dict[str, Any]) -> Rows:
     return _compactions(table.timeline(), chosen)
 
 
-def _show_compaction(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_compaction(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     return _compactions(table.timeline())[:args["limit"]]
 
 
-def _rollback_to_instant(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _rollback_to_instant(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     instant_time = args["instant_time"]
     if table.timeline().find(instant_time) is None:
         raise TimelineError(f"CALL rollback_to_instant: no instant {instant_time} on the timeline of {table.path}")
@@ -217,7 +217,7 @@ def _log_names(logs: Sequence[LogFile]) -> str:
     return "[" + ",".join(log.name for log in logs) + "]"
 
 
-def _show_fsview_all(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_fsview_all(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     timeline, shown = _view_timeline(table, args)
     view = FileSystemView(table.base_path, timeline)
     rows = []
@@ -239,7 +239,7 @@ def _data_file(table: HoodieTable, partition: str, base: Any) -> str:
     return os.path.join(table.base_path, partition, base.name) if base else ""
 
 
-def _show_fsview_latest(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_fsview_latest(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     if args["path_regex"] != _ALL_PARTITIONS and args["partition_path"] != _ALL_PARTITIONS:
         raise HoodieConfigError("CALL show_fsview_latest: path_regex and partition_path cannot be used together")
     pattern = args["partition_path"] if args["path_regex"] == _ALL_PARTITIONS else args["path_regex"]
@@ -281,7 +281,7 @@ def _human_size(size: int) -> str:
     return f"{size}B"
 
 
-def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any]) -> Rows:
+def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     """Hudi's ``show_fs_path_detail``: the size of ``path`` (a glob), or of each entry under it with
     ``is_sub``; local storage has no quotas (-1, as Hadoop reports none)."""
     base = table.base_path
@@ -362,11 +362,14 @@ def procedure(name: str) -> Procedure:
     return found
 
 
-def call(name: str, path: str | None, named: Mapping[str, str], positional: Sequence[str]) -> pa.Table:
-    """Run procedure ``name`` on the table at ``path`` (the ``table`` or ``path`` argument, resolved)."""
+def call(name: str, path: str | None, named: Mapping[str, str], positional: Sequence[str],
+         conf: Mapping[str, str] | None = None) -> pa.Table:
+    """Run procedure ``name`` on the table at ``path`` (the ``table`` or ``path`` argument, resolved).
+    ``conf``: the session's ``hoodie.*`` options, which the procedure's ``options`` and arguments override
+    (Hudi's ``HoodieCLIUtils.createHoodieWriteClient``: session conf < specified conf)."""
     proc = procedure(name)
     args = proc.bind(named, positional)
     if not path:
         raise HoodieConfigError(f"CALL {proc.name}: name the table with table => '<name>' (or path => '<path>')")
-    return pa.Table.from_pylist([dict(zip(proc.output.names, row)) for row in proc.run(HoodieTable(path), args)],
-                                schema=proc.output)
+    rows = proc.run(HoodieTable(path), args, dict(conf or {}))
+    return pa.Table.from_pylist([dict(zip(proc.output.names, row)) for row in rows], schema=proc.output)

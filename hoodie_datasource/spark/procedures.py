@@ -1,7 +1,8 @@
 """``CALL <procedure>(...)`` through the Python source: the jvm-shim reads the source with the procedure's
 name and arguments as options (``spark.shim_options.PROCEDURE_OPTION``); ``schema()`` is the
 procedure's result columns (its arguments checked, nothing run), and the read's one partition runs the
-procedure (``services.procedures``) and returns its rows."""
+procedure (``services.procedures``) and returns its rows. The other ``hoodie.*`` options are the
+session's (``SET``), which the procedure's own ``options`` and arguments override, as in Hudi."""
 
 from __future__ import annotations
 
@@ -42,5 +43,7 @@ class ProcedureReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         named, positional = _arguments(self.options)
-        result = call(self.options[PROCEDURE_OPTION], self.options.get("path"), named, positional)
+        conf = {k: v for k, v in self.options.items()
+                if k.lower().startswith("hoodie.") and not k.lower().startswith(PROCEDURE_OPTION)}
+        result = call(self.options[PROCEDURE_OPTION], self.options.get("path"), named, positional, conf)
         yield from result.to_batches()

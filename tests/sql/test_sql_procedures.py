@@ -101,3 +101,15 @@ def test_show_fs_path_detail(sql, name, location):
     subs = sql.sql(f"CALL show_fs_path_detail(path => '{location}', is_sub => true)").collect()
     assert sorted(Path(r.storage_path).name for r in subs) == [".hoodie", "city=nyc", "city=sf"]
     assert [r.storage_size for r in subs] == sorted((r.storage_size for r in subs), reverse=True)  # sort by size
+
+
+def test_procedures_take_session_options_which_arguments_override(sql, name, location):
+    create_trips(sql, name, location)
+    _writes(sql, name, 3)  # the default retains 10 commits: nothing cleaned
+    sql.sql("SET hoodie.cleaner.commits.retained = 1")
+    try:
+        assert sql.sql(f"CALL run_clean(table => '{name}', retain_commits => 10)").collect() == []  # argument wins
+        rows = sql.sql(f"CALL run_clean(table => '{name}')").collect()  # the session's retained = 1
+    finally:
+        sql.conf.unset("hoodie.cleaner.commits.retained")
+    assert len(rows) == 1 and rows[0].total_files_deleted >= 2

@@ -8,7 +8,8 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
  * Hudi's `CALL <procedure>(table => 't', limit => 10)` (named or positional arguments): a read of the
  * Python source whose options name the procedure and its arguments (`hoodie_datasource/spark/procedures.py`).
  * The procedures, their arguments, checks and result columns are all in Python; here a `table` argument
- * becomes the table's location (`path`). The statement runs at once, as Spark's commands do.
+ * becomes the table's location (`path`), and the session's `SET hoodie.*` options go along (the procedure's
+ * own arguments override them, as in Hudi). The statement runs at once, as Spark's commands do.
  */
 case class HoodieCall(name: String, args: Seq[Expression]) extends LeafRunnableCommand {
   private lazy val options: Map[String, String] = HoodieCall.options(name, args)
@@ -34,7 +35,7 @@ object HoodieCall {
     val path = named.get("table").map(t => location(name, t).getOrElse(throw HoodieErrors.noTable(name, t)))
       .orElse(named.get("path"))
       .orElse(positional.view.flatMap(v => location(name, v)).headOption)
-    Map(ProcedureOption -> name) ++ path.map("path" -> _) ++
+    HoodieSource.sessionOptions() ++ Map(ProcedureOption -> name) ++ path.map("path" -> _) ++
       named.map { case (k, v) => s"$ProcedureOption.arg.$k" -> v } ++
       positional.zipWithIndex.map { case (v, i) => s"$ProcedureOption.position.$i" -> v }
   }
