@@ -121,7 +121,16 @@ def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[
     return rows[:args["limit"]]
 
 
+def _refuse(table: HoodieTable, name: str, args: dict[str, Any], **supported: Any) -> None:
+    """Arguments of Hudi's procedure supported only with these values (their defaults): any other value
+    is an error, never silently ignored."""
+    given = [arg for arg, value in supported.items() if args[arg] != value]
+    if given:
+        raise HoodieConfigError(f"CALL {name}: argument(s) {', '.join(given)} are not supported on {table.path}")
+
+
 def _run_clean(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    _refuse(table, "run_clean", args, hours_retained=None, trigger_strategy=None, trigger_max_commits=None)
     options = {**conf, **_options(args["options"])}
     for key, arg in (("hoodie.cleaner.policy", "clean_policy"), ("hoodie.cleaner.commits.retained", "retain_commits"),
                      ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
@@ -243,10 +252,13 @@ def _show_fsview_latest(table: HoodieTable, args: dict[str, Any], conf: dict[str
     if args["path_regex"] != _ALL_PARTITIONS and args["partition_path"] != _ALL_PARTITIONS:
         raise HoodieConfigError("CALL show_fsview_latest: path_regex and partition_path cannot be used together")
     pattern = args["partition_path"] if args["path_regex"] == _ALL_PARTITIONS else args["path_regex"]
+    _refuse(table, "show_fsview_latest", args, include_in_flight=False, exclude_compaction=False, merge=True)
     timeline = table.timeline()
     view = FileSystemView(table.base_path, timeline)
     completed = {i.timestamp for i in timeline.instants if i.is_completed}
     as_of = args["max_instant"] or None
+    if as_of and not args["include_max"]:  # the view as of the last completed instant before max_instant
+        as_of = max((t for t in completed if t < as_of), default="0")
     rows = []
     for s in view.latest_file_slices(as_of=as_of, partitions=_partitions(view, pattern)):
         base_size = s.base_file.size if s.base_file else 0
