@@ -18,13 +18,17 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.file_listing import listing_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
+from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
 from hoodie_datasource.spark.shim_options import (
+    ALTER_SCHEMA_OPTION,
     FILE_GROUPS_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
+    PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
     is_set,
 )
@@ -61,12 +65,18 @@ class HoodieDataSource(DataSource):
         return "hoodie"
 
     def schema(self) -> StructType:
+        if self.options.get(PROCEDURE_OPTION):
+            return procedure_schema(self.options)
+        if self.options.get(ALTER_SCHEMA_OPTION):
+            alter_table(_path(self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if self.options.get(PROCEDURE_OPTION):
+            return ProcedureReader(self.options)
         plan, cfg = _plan(self.options)
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:

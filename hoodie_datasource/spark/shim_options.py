@@ -12,6 +12,12 @@ PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
 """Plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
 FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 """Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
+ALTER_SCHEMA_OPTION = "hoodie.datasource.write.alter.schema"
+"""``schema()`` first commits these columns (a Spark ``StructType`` as JSON) as the table's schema
+(``ALTER TABLE``: ``spark.alter_table``)."""
+PROCEDURE_OPTION = "hoodie.datasource.procedure"
+"""A read of this procedure's result (``CALL``: ``spark.procedures``); its arguments are the options
+``hoodie.datasource.procedure.arg.<name>`` and ``hoodie.datasource.procedure.position.<i>``."""
 CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
 """Spark clustered the input by the table's partition columns."""
 

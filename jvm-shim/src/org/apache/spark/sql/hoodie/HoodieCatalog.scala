@@ -5,11 +5,11 @@ import java.util
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{classic, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
 import org.apache.spark.sql.catalyst.catalog.{CatalogStorageFormat, CatalogTable, CatalogTableType, CatalogUtils}
-import org.apache.spark.sql.connector.catalog.{CatalogV2Util, Column, DelegatingCatalogExtension, Identifier, Table, TableCatalog, V1Table}
+import org.apache.spark.sql.connector.catalog.{CatalogV2Util, Column, DelegatingCatalogExtension, Identifier, Table, TableCatalog, TableChange, V1Table}
 import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
 import org.apache.spark.sql.types.StructType
 
@@ -21,6 +21,8 @@ import org.apache.spark.sql.types.StructType
  * - `TIMESTAMP AS OF` / `VERSION AS OF` read the table as of an instant.
  * - `CREATE TABLE ... USING hoodie` creates the table on storage too (as Hudi does), with the schema of
  *   an existing table when no columns are given.
+ * - `ALTER TABLE ... ADD COLUMNS` / `ALTER COLUMN ... TYPE` commit the new schema to the table's timeline
+ *   (the Python source decides what is allowed), then the catalog takes it, partition columns still last.
  */
 class HoodieCatalog extends DelegatingCatalogExtension {
 
@@ -91,6 +93,20 @@ class HoodieCatalog extends DelegatingCatalogExtension {
     table
   }
 
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    if (!changes.exists(HoodieCatalog.changesColumns)) return super.alterTable(ident, changes: _*)
+    loadTable(ident) match {
+      case table: HoodieSqlTable =>
+        val dataSchema = HoodieCatalog.alterColumns(table, changes)
+        if (!HoodieCatalog.isPath(ident)) {
+          SparkSession.active.asInstanceOf[classic.SparkSession].sessionState.catalog
+            .alterTableDataSchema(table.catalogTable.identifier, dataSchema)
+        }
+        loadTable(ident)
+      case _ => super.alterTable(ident, changes: _*)
+    }
+  }
+
   /** `CREATE TABLE t USING hoodie LOCATION '<an existing table>'`: the columns are the table's. */
   private def existingSchema(ident: Identifier, location: Option[String]): StructType = {
     val path = location.getOrElse(throw HoodieErrors.noSchema(ident))
@@ -128,13 +144,13 @@ object HoodieCatalog {
     }
     val location = ct.location.toString
     val options = ct.storage.properties ++ hoodieProps ++ Map("path" -> location) ++
-      partitionOption(ct.partitionColumnNames) ++ extra
+      partitionOption(ct.partitionColumnNames)
     // a new table is named after its catalog entry and, as in Hudi's SQL, partitioned hive style;
     // a table already on storage keeps what it has
     val defaults = if (HoodieSource.tableProperties(location).nonEmpty) Map.empty[String, String] else Map(
       "hoodie.table.name" -> ct.identifier.table, "hoodie.datasource.write.hive_style_partitioning" -> "true")
     val lowered = options.keySet.map(_.toLowerCase)
-    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema)
+    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema, extra)
   }
 
   private def partitionOption(columns: Seq[String]): Map[String, String] =
@@ -152,12 +168,35 @@ object HoodieCatalog {
     ).collect { case (k, Some(v)) if v.nonEmpty => k -> v }.toMap
   }
 
+  def changesColumns(change: TableChange): Boolean = change.isInstanceOf[TableChange.ColumnChange]
+
+  /** ADD COLUMNS and ALTER COLUMN TYPE: the columns asked for go to the Python source, which commits them
+   * as the table's schema (or refuses them, changing nothing). Returns the new data columns of the
+   * catalog (without the partition columns, which stay last). */
+  def alterColumns(table: HoodieSqlTable, changes: Seq[TableChange]): StructType = {
+    changes.foreach {
+      case add: TableChange.AddColumn =>
+        val name = add.fieldNames().mkString(".")
+        if (add.fieldNames().length != 1) throw HoodieErrors.alterColumns(table.name(), s"$name is a nested field")
+        if (add.position() != null) throw HoodieErrors.alterColumns(table.name(), s"$name has a position (${add.position()})")
+        if (!add.isNullable) throw HoodieErrors.alterColumns(table.name(), s"$name is NOT NULL")
+        if (add.defaultValue() != null) throw HoodieErrors.alterColumns(table.name(), s"$name has a DEFAULT")
+      case update: TableChange.UpdateColumnType if update.fieldNames().length == 1 =>
+      case other => throw HoodieErrors.alterColumns(table.name(), s"unsupported change $other")
+    }
+    val requested = CatalogV2Util.applySchemaChanges(table.schema, changes, Some(HoodieSource.Name), "ALTER TABLE")
+    HoodieSource.dataSource().inferSchema(HoodieSource.options(
+      Map("path" -> table.location, HoodieSource.AlterSchemaOption -> requested.json)))
+    val partitionColumns = table.catalogTable.partitionColumnNames.toSet
+    StructType(requested.filterNot(f => partitionColumns.contains(f.name)))
+  }
+
   /** An empty write through the Python source: it creates the table on storage (no commit), or checks
    * that the table already there agrees with the statement's keys and type. */
   def createOnStorage(table: HoodieSqlTable): Unit = {
     val spark = SparkSession.active
     val empty = spark.createDataFrame(util.List.of[org.apache.spark.sql.Row](), table.schema)
-    empty.write.format(HoodieSource.Name).options(table.options).mode("append").save()
+    empty.write.format(HoodieSource.Name).options(table.writeOptions).mode("append").save()
   }
 
   /** A `TIMESTAMP AS OF` time (microseconds since the epoch) as an instant of the table's timeline, whose

@@ -32,6 +32,22 @@ object HoodieErrors {
   def cdcUnsupported(): AnalysisException =
     HoodieErrors("hoodie_table_changes: query type 'cdc' is not supported; use 'latest_state' (the default)")
 
+  def alterColumns(table: String, why: String): AnalysisException =
+    HoodieErrors(s"ALTER TABLE $table: $why; hoodie tables take ADD COLUMNS of nullable top-level columns (added " +
+      "after the table's columns) and ALTER COLUMN ... TYPE to a wider type (e.g. int -> bigint, float -> double)")
+
+  def callArgument(procedure: String, argument: String, value: String): AnalysisException =
+    HoodieErrors(s"CALL $procedure: argument $argument must be a non-null literal, got: $value")
+
+  def noTable(procedure: String, table: String): AnalysisException =
+    HoodieErrors(s"CALL $procedure: no table $table in the catalog (name a table, or give path => '<table path>')")
+
+  def notHoodieTable(procedure: String, table: String): AnalysisException =
+    HoodieErrors(s"CALL $procedure: $table is not a hoodie table")
+
+  def addPartition(table: String): AnalysisException =
+    HoodieErrors(s"ALTER TABLE $table ADD PARTITION: a hoodie table's partitions are those of its rows; insert rows instead")
+
   def notHoodie(name: String): AnalysisException =
     HoodieErrors(s"hoodie_table_changes: $name is not a hoodie table")
 }

@@ -89,13 +89,15 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
 }
 
 object HoodieReads {
-  /** The columns a hoodie relation can read (meta columns included) and the options of its read; None
-   * for relations of other sources. */
+  /** The columns a hoodie relation can read (meta columns included) and the options of its read (over
+   * the session's `SET hoodie.*` options, as Hudi's reads take them); None for relations of other sources. */
   private def read(relation: DataSourceV2Relation): Option[(StructType, Map[String, String])] = {
     val options = relation.options.asCaseSensitiveMap().asScala.toMap
+    if (options.keySet.exists(_.equalsIgnoreCase(HoodieCall.ProcedureOption))) return None  // a CALL's result
     relation.table match {
-      case python: PythonTable if python.name().equalsIgnoreCase(HoodieSource.Name) => Some((python.schema(), options))
-      case sql: HoodieSqlTable => Some((sql.readableSchema, sql.options ++ options))
+      case python: PythonTable if python.name().equalsIgnoreCase(HoodieSource.Name) =>
+        Some((python.schema(), HoodieSource.overlay(HoodieSource.sessionOptions(), options)))
+      case sql: HoodieSqlTable => Some((sql.readableSchema, sql.readOptions ++ options))
       case _ => None
     }
   }

@@ -34,6 +34,8 @@ object HoodieSource {
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
+  /** Tells the Python source to commit these columns (a `StructType` as JSON) as the table's schema first. */
+  val AlterSchemaOption = "hoodie.datasource.write.alter.schema"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 
@@ -49,6 +51,28 @@ object HoodieSource {
   /** Hudi's SQL table properties (besides `hoodie.*` keys) that are options of the table. */
   val SqlTableProperties: Set[String] =
     Set("primarykey", "precombinefield", "type", "payloadclass")
+
+  /** The session's `SET hoodie.*` options, which reach every SQL read and write as in Hudi's SQL. */
+  def sessionOptions(): Map[String, String] =
+    SparkSession.active.conf.getAll.filter { case (k, _) => k.toLowerCase.startsWith("hoodie.") }
+
+  /** What defines the table (Hudi's `overridingOpts` in `ProvidesHoodieConfig`): the catalog's, never a session's. */
+  private val TableDefining = Set("path", "hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
+    "hoodie.datasource.write.precombine.field", "hoodie.datasource.write.table.type", "hoodie.datasource.write.storage.type",
+    "hoodie.datasource.write.table.name", "hoodie.datasource.write.hive_style_partitioning",
+    "hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.keygenerator.class")
+
+  /** Session options a SQL write takes: all but the table-defining ones (and `hoodie.table.*` table configs). */
+  def sessionWriteOptions(): Map[String, String] = sessionOptions().filter { case (k, _) =>
+    val key = k.toLowerCase
+    !TableDefining.contains(key) && !key.startsWith("hoodie.table.")
+  }
+
+  /** `top` over `base`, keys compared case-insensitively (Spark's option maps are case-insensitive). */
+  def overlay(base: Map[String, String], top: Map[String, String]): Map[String, String] = {
+    val lowered = top.keySet.map(_.toLowerCase)
+    base.filter { case (k, _) => !lowered.contains(k.toLowerCase) } ++ top
+  }
 
   def isHoodie(provider: Option[String]): Boolean = provider.exists(_.equalsIgnoreCase(Name))
 

@@ -1,16 +1,17 @@
 package org.apache.spark.sql.hoodie
 
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
-import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel
+import org.apache.spark.sql.catalyst.analysis.{RelationTimeTravel, UnresolvedProcedure}
 import org.apache.spark.sql.catalyst.expressions.{Expression, Literal}
 import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult, TemporalIdentifier}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan}
 import org.apache.spark.sql.types.{DataType, StringType, StructType}
 
 /**
  * Spark's parser, plus Hudi's `TIMESTAMP AS OF '<instant>'`: a string of digits (a Hudi instant such as
  * `20261122101530123`) is not a timestamp Spark can evaluate, so it becomes `VERSION AS OF` that instant.
- * Every other statement and every other time travel is Spark's own.
+ * And Hudi's `CALL <procedure>(...)` of a one-part name becomes a [[HoodieCall]] (Spark's own `CALL`
+ * of a catalog's procedure names it with its namespace). Every other statement is Spark's own.
  */
 class HoodieSqlParser(delegate: ParserInterface) extends ParserInterface {
   private val Instant = "\\d{8,17}".r
@@ -20,6 +21,7 @@ class HoodieSqlParser(delegate: ParserInterface) extends ParserInterface {
         if literal.dataType.isInstanceOf[StringType] && literal.value != null &&
           Instant.matches(literal.value.toString) =>
       RelationTimeTravel(relation, None, Some(literal.value.toString))
+    case Call(UnresolvedProcedure(Seq(name)), args, _) => HoodieCall(name, args)
   }
 
   override def parsePlan(sqlText: String): LogicalPlan = rewrite(delegate.parsePlan(sqlText))

@@ -4,8 +4,10 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
-import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, V1Table}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsPartitionManagement, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, TruncatableTable, V1Table}
 import org.apache.spark.sql.connector.catalog.TableCapability._
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, SortOrder, Transform, Expression => V2Expression}
@@ -15,20 +17,29 @@ import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, LogicalWriteInfoImpl, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.execution.datasources.v2.python.PythonWrite
+import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{DataType, StringType, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /**
  * A hoodie table of the session catalog: its catalog definition plus the options of one query.
  *
- * Reads and writes go to the Python data source with `options`: the location as `path`, the table's
- * OPTIONS, its hoodie TBLPROPERTIES and the query's own options (query type, instant, operation).
+ * Reads and writes go to the Python data source with the table's options (the location as `path`, its
+ * OPTIONS and hoodie TBLPROPERTIES), the session's `SET hoodie.*` options and the query's own options
+ * (query type, instant, operation), in Hudi's precedence:
+ *
+ * - writes (`ProvidesHoodieConfig.combineOptions`): query > session > table, except what defines the
+ *   table (keys, partitioning, type, name), which the session never changes;
+ * - reads (Hudi's `DefaultSource` puts the read's options over the session's `hoodie.*` configs):
+ *   query > table > session.
  */
 class HoodieSqlTable(
     val catalogTable: CatalogTable,
-    val options: Map[String, String],
-    override val schema: StructType)
-  extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
+    val tableOptions: Map[String, String],
+    override val schema: StructType,
+    val queryOptions: Map[String, String] = Map.empty)
+  extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsPartitionManagement
+    with TruncatableTable {
 
   override def name(): String = catalogTable.identifier.unquotedString
 
@@ -47,10 +58,20 @@ class HoodieSqlTable(
   override def metadataColumns(): Array[MetadataColumn] = HoodieSource.MetaColumns.map(HoodieMetaColumn).toArray
 
   /** The table with more per-query options (a query type, an instant, an operation). */
-  def withOptions(extra: Map[String, String]): HoodieSqlTable = new HoodieSqlTable(catalogTable, options ++ extra, schema)
+  def withOptions(extra: Map[String, String]): HoodieSqlTable =
+    new HoodieSqlTable(catalogTable, tableOptions, schema, HoodieSource.overlay(queryOptions, extra))
 
   /** The table as a write target whose rows carry extra columns (the MERGE delete marker). */
-  def withWriteSchema(writeSchema: StructType): HoodieSqlTable = new HoodieSqlTable(catalogTable, options, writeSchema)
+  def withWriteSchema(writeSchema: StructType): HoodieSqlTable =
+    new HoodieSqlTable(catalogTable, tableOptions, writeSchema, queryOptions)
+
+  /** The options of a read now (the session's as they are set when the query is planned). */
+  def readOptions: Map[String, String] =
+    HoodieSource.overlay(HoodieSource.overlay(HoodieSource.sessionOptions(), tableOptions), queryOptions)
+
+  /** The options of a write now. */
+  def writeOptions: Map[String, String] =
+    HoodieSource.overlay(HoodieSource.overlay(tableOptions, HoodieSource.sessionWriteOptions()), queryOptions)
 
   /** The hoodie.properties of the table on storage. */
   lazy val storedProperties: Map[String, String] = HoodieSource.tableProperties(location)
@@ -66,10 +87,62 @@ class HoodieSqlTable(
   def readableSchema: StructType = StructType(schema.fields ++ HoodieSource.MetaColumns.map(StructField(_, StringType)))
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder =
-    new HoodieScanBuilder(readableSchema, options ++ scanOptions.asCaseSensitiveMap().asScala)
+    new HoodieScanBuilder(readableSchema, readOptions ++ scanOptions.asCaseSensitiveMap().asScala)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new HoodieWriteBuilder(options, info, catalogTable.partitionColumnNames.toSet)
+    new HoodieWriteBuilder(writeOptions, info, catalogTable.partitionColumnNames.toSet)
+
+  // Partitions, as Hudi's SQL has them: SHOW PARTITIONS lists the partitions of the table's rows;
+  // TRUNCATE TABLE, TRUNCATE TABLE ... PARTITION and ALTER TABLE DROP PARTITION delete partitions (Hudi's
+  // TruncateHoodieTableCommand / AlterHoodieTableDropPartitionCommand): the operation `delete_partition`,
+  // given a row of each partition, replaces all of the partition's file groups in one commit.
+
+  override def partitionSchema(): StructType = catalogTable.partitionSchema
+
+  override def createPartition(ident: InternalRow, properties: util.Map[String, String]): Unit =
+    throw HoodieErrors.addPartition(name())
+
+  override def dropPartition(ident: InternalRow): Boolean = deletePartitions(Some(ident))
+
+  override def truncatePartition(ident: InternalRow): Boolean = deletePartitions(Some(ident))
+
+  override def truncateTable(): Boolean = {
+    deletePartitions(None)
+    true
+  }
+
+  override def replacePartitionMetadata(ident: InternalRow, properties: util.Map[String, String]): Unit =
+    throw HoodieErrors(s"hoodie table ${name()}: partitions have no properties of their own")
+
+  override def loadPartitionMetadata(ident: InternalRow): util.Map[String, String] = util.Collections.emptyMap()
+
+  override def listPartitionIdentifiers(names: Array[String], ident: InternalRow): Array[InternalRow] = {
+    val fields = partitionSchema().fields
+    val given = names.zipWithIndex.map { case (n, i) =>
+      val j = fields.indexWhere(_.name.equalsIgnoreCase(n))
+      (j, ident.get(i, fields(j).dataType))
+    }
+    rows().select(fields.map(f => col(f.name)).toSeq: _*).distinct().collect()
+      .map(r => InternalRow.fromSeq(fields.indices.map(i => CatalystTypeConverters.convertToCatalyst(r.get(i)))))
+      .filter(r => given.forall { case (j, v) => r.get(j, fields(j).dataType) == v })
+  }
+
+  /** The table's rows as a read of the Python source (meta columns included). */
+  private def rows(): DataFrame = SparkSession.active.read.format(HoodieSource.Name).options(readOptions).load()
+
+  /** Deletes the partition `ident` names, or every partition: one row of each, written with `delete_partition`. */
+  private def deletePartitions(ident: Option[InternalRow]): Boolean = {
+    val fields = partitionSchema().fields
+    val matching: Seq[Column] = ident.toSeq.flatMap(id => fields.indices.map { i =>
+      col(fields(i).name) === lit(CatalystTypeConverters.convertToScala(id.get(i, fields(i).dataType), fields(i).dataType))
+    })
+    val selected = matching.foldLeft(rows())(_ where _).select(schema.fieldNames.map(col).toSeq: _*)
+    val perPartition = if (fields.isEmpty) selected.limit(1) else selected.dropDuplicates(fields.map(_.name).toSeq)
+    if (perPartition.isEmpty) return false
+    perPartition.write.format(HoodieSource.Name).options(writeOptions + (HoodieSource.OperationOption -> "delete_partition"))
+      .mode("append").save()
+    true
+  }
 }
 
 private case class HoodieMetaColumn(override val name: String) extends MetadataColumn {
