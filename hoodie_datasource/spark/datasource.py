@@ -68,7 +68,7 @@ class HoodieDataSource(DataSource):
         if self.options.get(PROCEDURE_OPTION):
             return procedure_schema(self.options)
         if self.options.get(ALTER_SCHEMA_OPTION):
-            alter_table(_path(self.options), self.options[ALTER_SCHEMA_OPTION])
+            alter_table(table_path(self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))

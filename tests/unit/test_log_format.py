@@ -18,6 +18,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
+from benchmarks.avro_blocks import records as avro_block_records
 from hoodie_datasource.errors import CorruptFileError, SchemaMismatchError, UnsupportedTableError
 from hoodie_datasource.log.log_blocks import (
     decode_avro_records,
@@ -637,20 +638,7 @@ def test_unknown_header_keys_survive_a_round_trip():
 
 
 def test_a_100k_record_avro_block_round_trips():
-    n = 100_000
-    schema = with_meta_fields(arrow_to_avro_schema(pa.schema([
-        ("id", pa.int64()), ("name", pa.string()), ("fare", pa.float64()), ("flag", pa.bool_()),
-        ("day", pa.date32()), ("ts", pa.timestamp("us", "UTC")), ("amount", pa.decimal128(12, 2)),
-    ]), "t_record", "hoodie.t"))
-    table = pa.table({
-        "_hoodie_commit_time": pa.array([INSTANT] * n), "_hoodie_commit_seqno": [f"{INSTANT}_0_{i}" for i in range(n)],
-        "_hoodie_record_key": [f"key-{i:08d}" for i in range(n)], "_hoodie_partition_path": ["city=sf"] * n,
-        "_hoodie_file_name": ["f1-0"] * n, "id": pa.array(range(n), pa.int64()),
-        "name": [f"rider-{i % 977}" for i in range(n)], "fare": [i * 0.25 for i in range(n)],
-        "flag": [i % 3 == 0 for i in range(n)], "day": pa.array(range(n), pa.int32()).cast(pa.date32()),
-        "ts": pa.array(range(0, n * 1_000_003, 1_000_003), pa.timestamp("us", "UTC")),
-        "amount": pa.array(range(n), pa.int32()).cast(pa.decimal128(12, 2)),
-    })
+    table, schema = avro_block_records(100_000)  # every logical type of the trips-like schema
     [block] = read_log_bytes(encode_avro_data_block(table, INSTANT, schema)).blocks
     assert block.block_type == BlockType.AVRO_DATA
     assert decode_data_block(block).equals(table.cast(avro_to_arrow_schema(schema)))
