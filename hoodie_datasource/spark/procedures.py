@@ -1,7 +1,7 @@
 """``CALL <procedure>(...)`` through the Python source: the jvm-shim reads the source with the procedure's
 name and arguments as options (``spark.shim_options.PROCEDURE_OPTION``); ``schema()`` is the
 procedure's result columns (its arguments checked, nothing run), and the read's one partition runs the
-procedure (``services.procedures``) and returns its rows. The other ``hoodie.*`` options are the
+procedure (``hoodie_datasource.procedures``) and returns its rows. The other ``hoodie.*`` options are the
 session's (``SET``), which the procedure's own ``options`` and arguments override, as in Hudi."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from hoodie_datasource.services.procedures import call, procedure
+from hoodie_datasource.procedures import call, procedure
 from hoodie_datasource.spark.shim_options import PROCEDURE_OPTION
 from hoodie_datasource.spark.types import spark_schema
 

@@ -1,0 +1,143 @@
+"""Hudi's procedures over a table's files: its file system view (``show_fsview_all``,
+``show_fsview_latest``: file groups and slices as of an instant) and ``show_fs_path_detail`` (how much
+is stored under a path), with Hudi's argument names and result columns
+(``hudi-spark-datasource/.../command/procedures``).
+
+The view comes from ``FileSystemView`` and the path sizes from the storage layer, so these procedures
+list nothing themselves.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hoodie_datasource.config.property import parse_bool, parse_int
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.procedures.procedure import LIMIT, TABLE, Parameter, Procedure, Rows, refuse_unsupported
+from hoodie_datasource.storage.local import child_paths, content_summary, glob_paths
+from hoodie_datasource.table.file_group import LogFile
+from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.hoodie_table import HoodieTable
+from hoodie_datasource.timeline.instant import COMPACTION, WRITE_ACTIONS
+from hoodie_datasource.timeline.timeline import Timeline
+
+_ALL_PARTITIONS = "ALL_PARTITIONS"
+
+
+def _view_timeline(table: HoodieTable, args: dict[str, Any]) -> tuple[Timeline, set[str]]:
+    """The timeline and the instants whose files the view shows (Hudi's ``buildFileSystemView``)."""
+    timeline = table.timeline()
+    visible = [i for i in timeline.instants if i.is_completed or args["include_in_flight"]]
+    shown = {i.timestamp for i in visible if (i.action in WRITE_ACTIONS or i.action == COMPACTION)
+             and not (args["exclude_compaction"] and timeline.is_compaction(i))}
+    if args["max_instant"]:
+        shown = {t for t in shown if t < args["max_instant"] or (args["include_max"] and t == args["max_instant"])}
+    return timeline, shown
+
+
+def _partitions(view: FileSystemView, pattern: str) -> list[str]:
+    partitions = sorted(view.partitions or [])
+    return partitions if pattern == _ALL_PARTITIONS else [p for p in partitions if fnmatch.fnmatch(p, pattern)]
+
+
+def _log_names(logs: Sequence[LogFile]) -> str:
+    return "[" + ",".join(log.name for log in logs) + "]"
+
+
+def _data_file(table: HoodieTable, partition: str, base: Any) -> str:
+    return os.path.join(table.base_path, partition, base.name) if base else ""
+
+
+def _show_fsview_all(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    timeline, shown = _view_timeline(table, args)
+    view = FileSystemView(table.base_path, timeline)
+    rows = []
+    for group in view.file_groups(_partitions(view, args["path_regex"])):
+        bases = sorted((b for b in group.base_files if b.instant_time in shown), key=lambda b: b.instant_time)
+        logs = [log for log in group.log_files if log.instant_time in shown]
+        starts = [b.instant_time for b in bases] or [min((log.instant_time for log in logs), default="")]
+        for i, start in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else None
+            in_slice = sorted((log for log in logs if log.instant_time >= start and (end is None or log.instant_time < end)),
+                              key=lambda log: (log.instant_time, log.version))
+            base = bases[i] if bases else None
+            rows.append((group.partition_path, group.file_id, start, _data_file(table, group.partition_path, base),
+                         base.size if base else 0, len(in_slice), sum(log.size for log in in_slice), _log_names(in_slice)))
+    return rows[:args["limit"]]
+
+
+def _show_fsview_latest(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    if args["path_regex"] != _ALL_PARTITIONS and args["partition_path"] != _ALL_PARTITIONS:
+        raise HoodieConfigError("CALL show_fsview_latest: path_regex and partition_path cannot be used together")
+    pattern = args["partition_path"] if args["path_regex"] == _ALL_PARTITIONS else args["path_regex"]
+    refuse_unsupported(table, "show_fsview_latest", args, include_in_flight=False, exclude_compaction=False, merge=True)
+    timeline = table.timeline()
+    view = FileSystemView(table.base_path, timeline)
+    completed = {i.timestamp for i in timeline.instants if i.is_completed}
+    as_of = args["max_instant"] or None
+    if as_of and not args["include_max"]:  # the view as of the last completed instant before max_instant
+        as_of = max((t for t in completed if t < as_of), default="0")
+    rows = []
+    for s in view.latest_file_slices(as_of=as_of, partitions=_partitions(view, pattern)):
+        base_size = s.base_file.size if s.base_file else 0
+        # as Hudi names them: "scheduled" logs are those of completed delta commits, the others "unscheduled"
+        scheduled = [log for log in s.log_files if log.instant_time in completed]
+        unscheduled = [log for log in s.log_files if log.instant_time not in completed]
+        sizes = sum(log.size for log in scheduled), sum(log.size for log in unscheduled)
+        rows.append((s.partition_path, s.file_id, s.base_instant, _data_file(table, s.partition_path, s.base_file),
+                     base_size, len(s.log_files), sum(log.size for log in s.log_files), *sizes,
+                     *(size / base_size if base_size else -1.0 for size in sizes),
+                     _log_names([log for log in s.log_files if log.instant_time == s.base_instant]),
+                     _log_names([log for log in s.log_files if log.instant_time != s.base_instant])))
+    return rows[:args["limit"]]
+
+
+def _human_size(size: int) -> str:
+    for unit, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.2f}{unit}"
+    return f"{size}B"
+
+
+def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    """Hudi's ``show_fs_path_detail``: the size of ``path`` (a glob), or of each entry under it with
+    ``is_sub``; local storage has no quotas (-1, as Hadoop reports none)."""
+    base = table.base_path
+    paths = child_paths(base) if args["is_sub"] else glob_paths(base)
+    rows = []
+    for path in paths:
+        dirs, files, size = content_summary(path)
+        rows.append((dirs, files, size, _human_size(size), path, size, -1, -1))
+    rows.sort(key=lambda r: r[2] if args["sort"] else r[1], reverse=True)
+    return rows[:args["limit"]]
+
+
+_FSVIEW = (TABLE, Parameter("max_instant", default=""), Parameter("include_max", default=False, parse=parse_bool),
+           Parameter("include_in_flight", default=False, parse=parse_bool),
+           Parameter("exclude_compaction", default=False, parse=parse_bool), LIMIT,
+           Parameter("path_regex", default=_ALL_PARTITIONS))
+_SLICE = [("partition", pa.string()), ("file_id", pa.string()), ("base_instant", pa.string()), ("data_file", pa.string()),
+          ("data_file_size", pa.int64()), ("num_delta_files", pa.int64()), ("total_delta_file_size", pa.int64())]
+
+FS_PROCEDURES = (
+    Procedure("show_fsview_all", _FSVIEW, pa.schema(_SLICE + [("delta_files", pa.string())]), _show_fsview_all),
+    Procedure("show_fsview_latest", (*_FSVIEW, Parameter("partition_path", default=_ALL_PARTITIONS),
+                                     Parameter("merge", default=True, parse=parse_bool)),
+              pa.schema(_SLICE + [("delta_size_compaction_scheduled", pa.int64()),
+                                  ("delta_size_compaction_unscheduled", pa.int64()),
+                                  ("delta_to_base_radio_compaction_scheduled", pa.float64()),
+                                  ("delta_to_base_radio_compaction_unscheduled", pa.float64()),
+                                  ("delta_files_compaction_scheduled", pa.string()),
+                                  ("delta_files_compaction_unscheduled", pa.string())]), _show_fsview_latest),
+    Procedure("show_fs_path_detail", (
+        Parameter("path", required=True), Parameter("is_sub", default=False, parse=parse_bool),
+        Parameter("sort", default=True, parse=parse_bool), Parameter("limit", default=100, parse=parse_int),
+    ), pa.schema([("path_num", pa.int64()), ("file_num", pa.int64()), ("storage_size", pa.int64()),
+                  ("storage_size(unit)", pa.string()), ("storage_path", pa.string()), ("space_consumed", pa.int64()),
+                  ("quota", pa.int64()), ("space_quota", pa.int64())]), _show_fs_path_detail),
+)

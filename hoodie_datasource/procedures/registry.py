@@ -1,0 +1,42 @@
+"""Apache Hudi's SQL procedures by name (``CALL show_commits(table => 't', limit => 10)``): the lookup,
+and ``call``, which binds the arguments and runs the procedure on the table.
+
+A procedure takes its arguments by name or position as strings (SQL literals) and returns an Arrow table
+of its result columns. The jvm-shim resolves ``table`` to the table's location (``path``); everything
+else, the argument checks included, is in this package, so an unknown procedure or argument gets a clear
+error listing the valid ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.procedures.fs_procedures import FS_PROCEDURES
+from hoodie_datasource.procedures.procedure import Procedure
+from hoodie_datasource.procedures.timeline_procedures import TIMELINE_PROCEDURES
+from hoodie_datasource.table.hoodie_table import HoodieTable
+
+PROCEDURES = {p.name: p for p in (*TIMELINE_PROCEDURES, *FS_PROCEDURES)}
+
+
+def procedure(name: str) -> Procedure:
+    found = PROCEDURES.get(name.lower())
+    if found is None:
+        raise HoodieConfigError(f"Unknown procedure {name!r}; the procedures are: {', '.join(sorted(PROCEDURES))}")
+    return found
+
+
+def call(name: str, path: str | None, named: Mapping[str, str], positional: Sequence[str],
+         conf: Mapping[str, str] | None = None) -> pa.Table:
+    """Run procedure ``name`` on the table at ``path`` (the ``table`` or ``path`` argument, resolved).
+    ``conf``: the session's ``hoodie.*`` options, which the procedure's ``options`` and arguments override
+    (Hudi's ``HoodieCLIUtils.createHoodieWriteClient``: session conf < specified conf)."""
+    proc = procedure(name)
+    args = proc.bind(named, positional)
+    if not path:
+        raise HoodieConfigError(f"CALL {proc.name}: name the table with table => '<name>' (or path => '<path>')")
+    rows = proc.run(HoodieTable(path), args, dict(conf or {}))
+    return pa.Table.from_pylist([dict(zip(proc.output.names, row)) for row in rows], schema=proc.output)
