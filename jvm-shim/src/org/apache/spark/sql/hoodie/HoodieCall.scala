@@ -15,10 +15,10 @@ case class HoodieCall(name: String, args: Seq[Expression]) extends LeafRunnableC
   private lazy val options: Map[String, String] = HoodieCall.options(name, args)
 
   override lazy val output: Seq[Attribute] =
-    HoodieSource.dataSource().inferSchema(HoodieSource.options(options)).map(f => AttributeReference(f.name, f.dataType, f.nullable)())
+    HoodieSource.inferSchema(options).map(f => AttributeReference(f.name, f.dataType, f.nullable)())
 
   override def run(spark: SparkSession): Seq[Row] =
-    spark.read.format(HoodieSource.Name).options(options).load().collect().toSeq
+    HoodieErrors.fromPython(spark.read.format(HoodieSource.Name).options(options).load().collect().toSeq)
 }
 
 object HoodieCall {

@@ -196,7 +196,7 @@ object HoodieCatalog {
   def createOnStorage(table: HoodieSqlTable): Unit = {
     val spark = SparkSession.active
     val empty = spark.createDataFrame(util.List.of[org.apache.spark.sql.Row](), table.schema)
-    empty.write.format(HoodieSource.Name).options(table.writeOptions).mode("append").save()
+    HoodieErrors.fromPython(empty.write.format(HoodieSource.Name).options(table.writeOptions).mode("append").save())
   }
 
   /** A `TIMESTAMP AS OF` time (microseconds since the epoch) as an instant of the table's timeline, whose

@@ -22,7 +22,7 @@ object HoodieFiles {
   case class Listing(files: Seq[Planned], instant: String, begin: Option[String])
 
   def list(options: Map[String, String]): Listing = {
-    val schema = HoodieSource.dataSource().inferSchema(HoodieSource.options(options + (HoodieSource.PlanFilesOption -> "true")))
+    val schema = HoodieSource.inferSchema(options + (HoodieSource.PlanFilesOption -> "true"))
     val m = schema.fields.head.metadata
     if (m.getLong("count") == 0) return Listing(Nil, "", None)
     val (ids, paths, sizes, native) =

@@ -39,7 +39,7 @@ private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, 
     new PythonScanBuilder(HoodieSource.dataSource(), HoodieSource.Name, readSchema, HoodieSource.options(options))
 
   override def pushFilters(filters: Array[Filter]): Array[Filter] = {
-    val rejected = if (filtering) pythonBuilder(readable).pushFilters(filters) else filters
+    val rejected = if (filtering) HoodieErrors.fromPython(pythonBuilder(readable).pushFilters(filters)) else filters
     pushed = filters.filterNot(rejected.contains)
     rejected
   }
@@ -57,10 +57,10 @@ private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, 
     val extra = readable.fields.filter(f => filterColumns.contains(f.name) && !required.fieldNames.contains(f.name))
     val builder = pythonBuilder(StructType(required.fields ++ extra))
     if (pushed.nonEmpty) {
-      val rejected = builder.pushFilters(pushed)
+      val rejected = HoodieErrors.fromPython(builder.pushFilters(pushed))
       if (rejected.nonEmpty) throw HoodieErrors(s"The hoodie reader took filters ${pushed.mkString(", ")} " +
         s"when planning but not ${rejected.mkString(", ")} when reading")
     }
-    builder.build()
+    HoodieErrors.fromPython(builder.build())
   }
 }

@@ -85,9 +85,12 @@ object HoodieSource {
 
   def options(map: Map[String, String]): CaseInsensitiveStringMap = new CaseInsensitiveStringMap(map.asJava)
 
+  /** The schema the Python source infers with these options (its errors message first: [[HoodieErrors.fromPython]]). */
+  def inferSchema(opts: Map[String, String]): StructType = HoodieErrors.fromPython(dataSource().inferSchema(options(opts)))
+
   /** The columns of the table at `path` as the Python source reads them, without the meta columns. */
   def dataSchema(path: String): StructType =
-    StructType(dataSource().inferSchema(options(Map("path" -> path))).filterNot(f => MetaColumns.contains(f.name)))
+    StructType(inferSchema(Map("path" -> path)).filterNot(f => MetaColumns.contains(f.name)))
 
   /** `.hoodie/hoodie.properties` of the table at `location`, empty when there is no table there yet. */
   def tableProperties(location: String): Map[String, String] = {

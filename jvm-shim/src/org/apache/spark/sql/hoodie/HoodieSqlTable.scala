@@ -14,7 +14,7 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, 
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, LogicalWriteInfoImpl, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterFactory, LogicalWriteInfo, LogicalWriteInfoImpl, PhysicalWriteInfo, RequiresDistributionAndOrdering, SupportsDynamicOverwrite, SupportsOverwriteV2, Write, WriteBuilder, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.execution.datasources.v2.python.PythonWrite
 import org.apache.spark.sql.functions.{col, lit}
@@ -194,8 +194,42 @@ private class HoodieWriteBuilder(options: Map[String, String], info: LogicalWrit
       (if (clustered) Map(HoodieSource.ClusteredOption -> "true") else Map.empty)
     val writeInfo = LogicalWriteInfoImpl(
       info.queryId(), info.schema(), HoodieSource.options(merged), info.rowIdSchema(), info.metadataSchema())
-    val write = new PythonWrite(HoodieSource.dataSource(), HoodieSource.Name, writeInfo, overwrite)
+    val write = new PythonErrorsWrite(new PythonWrite(HoodieSource.dataSource(), HoodieSource.Name, writeInfo, overwrite))
     if (clustered) new ClusteredWrite(write, partitionColumns.toSeq.sorted) else write
+  }
+}
+
+/** A Python write whose errors, in the tasks and in the commit, come message first ([[HoodieErrors.fromPython]]). */
+private class PythonErrorsWrite(delegate: Write) extends Write {
+  override def description(): String = delegate.description()
+  override def toBatch: BatchWrite = new PythonErrorsBatchWrite(delegate.toBatch)
+  override def toStreaming: StreamingWrite = delegate.toStreaming
+  override def supportedCustomMetrics(): Array[CustomMetric] = delegate.supportedCustomMetrics()
+  override def reportDriverMetrics(): Array[CustomTaskMetric] = delegate.reportDriverMetrics()
+}
+
+private class PythonErrorsBatchWrite(delegate: BatchWrite) extends BatchWrite {
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
+    new PythonErrorsWriterFactory(delegate.createBatchWriterFactory(info))
+  override def useCommitCoordinator(): Boolean = delegate.useCommitCoordinator()
+  override def onDataWriterCommit(message: WriterCommitMessage): Unit = delegate.onDataWriterCommit(message)
+  override def commit(messages: Array[WriterCommitMessage]): Unit = HoodieErrors.fromPython(delegate.commit(messages))
+  override def abort(messages: Array[WriterCommitMessage]): Unit = HoodieErrors.fromPython(delegate.abort(messages))
+}
+
+private class PythonErrorsWriterFactory(delegate: DataWriterFactory) extends DataWriterFactory {
+  override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
+    val writer = delegate.createWriter(partitionId, taskId)
+    new DataWriter[InternalRow] {
+      // the Python writer takes all its rows at once (writeAll): every method is delegated
+      override def write(record: InternalRow): Unit = HoodieErrors.fromPython(writer.write(record))
+      override def write(metadata: InternalRow, record: InternalRow): Unit = HoodieErrors.fromPython(writer.write(metadata, record))
+      override def writeAll(records: util.Iterator[InternalRow]): Unit = HoodieErrors.fromPython(writer.writeAll(records))
+      override def commit(): WriterCommitMessage = HoodieErrors.fromPython(writer.commit())
+      override def abort(): Unit = writer.abort()
+      override def close(): Unit = writer.close()
+      override def currentMetricsValues(): Array[CustomTaskMetric] = writer.currentMetricsValues()
+    }
   }
 }
 
