@@ -16,6 +16,8 @@ import org.apache.spark.sql.types.StructType
 /**
  * The session catalog, with hoodie tables resolved to [[HoodieSqlTable]] (everything else is delegated).
  *
+ * - A hoodie table's columns are those of the table on storage (a DataFrame write may have widened or added
+ *   columns since the catalog entry was written), and the catalog entry is updated to them.
  * - `t_rt` and `t_ro` name the snapshot and read-optimized views of every hoodie table `t`;
  *   hoodie.`/path/to/table` names a table by its path.
  * - `TIMESTAMP AS OF` / `VERSION AS OF` read the table as of an instant.
@@ -40,7 +42,10 @@ class HoodieCatalog extends DelegatingCatalogExtension {
     if (HoodieCatalog.isPath(ident)) HoodieCatalog.pathTable(ident.name()).withOptions(extra)
     else try {
       super.loadTable(ident) match {
-        case v1: V1Table if HoodieSource.isHoodie(v1.catalogTable.provider) => HoodieCatalog.toHoodie(v1, extra)
+        case v1: V1Table if HoodieSource.isHoodie(v1.catalogTable.provider) =>
+          val table = HoodieCatalog.toHoodie(v1, extra)
+          refreshColumns(v1.catalogTable, table.catalogTable)
+          table
         case other => other
       }
     } catch {
@@ -107,6 +112,20 @@ class HoodieCatalog extends DelegatingCatalogExtension {
     }
   }
 
+  /** A catalog entry whose columns a write changed on storage (a DataFrame write that widened a column or
+   * added one) takes the table's columns, once per change, so what reads the catalog itself (other sessions'
+   * `listColumns`, other engines) agrees. Best effort: this session's SQL takes the columns from storage. */
+  private def refreshColumns(entry: CatalogTable, loaded: CatalogTable): Unit =
+    if (loaded.dataSchema != entry.dataSchema) {
+      try {
+        SparkSession.active.asInstanceOf[classic.SparkSession].sessionState.catalog
+          .alterTableDataSchema(entry.identifier, loaded.dataSchema)
+      } catch {
+        case NonFatal(e) => HoodieCatalog.log.warn(s"hoodie table ${entry.identifier}: the catalog keeps its " +
+          s"columns (${entry.dataSchema.simpleString}), the table's are ${loaded.dataSchema.simpleString}: $e")
+      }
+    }
+
   /** `CREATE TABLE t USING hoodie LOCATION '<an existing table>'`: the columns are the table's. */
   private def existingSchema(ident: Identifier, location: Option[String]): StructType = {
     val path = location.getOrElse(throw HoodieErrors.noSchema(ident))
@@ -126,7 +145,7 @@ object HoodieCatalog {
       identifier = TableIdentifier(path, Some(HoodieSource.Name)),
       tableType = CatalogTableType.EXTERNAL,
       storage = CatalogStorageFormat.empty.copy(locationUri = Some(CatalogUtils.stringToURI(path))),
-      schema = HoodieSource.dataSchema(path),
+      schema = storageSchema(path, HoodieSource.tableProperties(path)).getOrElse(HoodieSource.dataSchema(path)),
       provider = Some(HoodieSource.Name))
     new HoodieSqlTable(table, Map("path" -> path), table.schema)
   }
@@ -143,14 +162,57 @@ object HoodieCatalog {
       k.toLowerCase.startsWith("hoodie.") || HoodieSource.SqlTableProperties.contains(k.toLowerCase)
     }
     val location = ct.location.toString
+    val stored = HoodieSource.tableProperties(location)
     val options = ct.storage.properties ++ hoodieProps ++ Map("path" -> location) ++
       partitionOption(ct.partitionColumnNames)
     // a new table is named after its catalog entry and, as in Hudi's SQL, partitioned hive style;
     // a table already on storage keeps what it has
-    val defaults = if (HoodieSource.tableProperties(location).nonEmpty) Map.empty[String, String] else Map(
+    val defaults = if (stored.nonEmpty) Map.empty[String, String] else Map(
       "hoodie.table.name" -> ct.identifier.table, "hoodie.datasource.write.hive_style_partitioning" -> "true")
     val lowered = options.keySet.map(_.toLowerCase)
-    new HoodieSqlTable(ct, options ++ defaults.filter { case (k, _) => !lowered.contains(k) }, ct.schema, extra)
+    val columns = tableSchema(ct, stored)
+    new HoodieSqlTable(ct.copy(schema = columns), options ++ defaults.filter { case (k, _) => !lowered.contains(k) },
+      columns, extra)
+  }
+
+  /** A catalog table's columns, as Hudi's catalog takes them (`HoodieCatalogTable.tableSchema`, from
+   * `TableSchemaResolver`): the table's schema on storage, which a DataFrame write may have widened or
+   * extended since the catalog entry was written, partition columns last; the catalog's own column list only
+   * until the table has a commit. A catalog column whose type storage agrees with stays as the catalog has
+   * it (its comment, `CHAR`/`VARCHAR`). */
+  def tableSchema(ct: CatalogTable, stored: Map[String, String]): StructType = {
+    storageSchema(ct.location.toString, stored).fold(ct.schema) { onStorage =>
+      val fromCatalog = ct.schema.fields.map(f => f.name.toLowerCase -> f).toMap
+      val columns = onStorage.fields.map(f => fromCatalog.get(f.name.toLowerCase).filter(_.dataType == f.dataType).getOrElse(f))
+      val partition = ct.partitionColumnNames.map(_.toLowerCase).toSet
+      val (partitionColumns, dataColumns) = columns.partition(f => partition.contains(f.name.toLowerCase))
+      val missing = ct.partitionSchema.fields.filterNot(f => partitionColumns.exists(_.name.equalsIgnoreCase(f.name)))
+      StructType(dataColumns ++ ct.partitionColumnNames.flatMap(n => (partitionColumns ++ missing).find(_.name.equalsIgnoreCase(n))))
+    }
+  }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[HoodieCatalog])
+
+  /** location -> (its timeline's completed instants, its data schema): the schema is asked of the Python source
+   * once per change of the timeline, so a statement on an unchanged table pays one listing of the timeline. */
+  private val schemas = new java.util.concurrent.ConcurrentHashMap[String, (Seq[String], StructType)]()
+
+  private val WriteActions = Set("commit", "deltacommit", "replacecommit")
+
+  /** The data schema of the table at `location` (the Python source's, meta columns left out), or None while
+   * it has no completed write (a table `CREATE TABLE` just made holds no schema but the statement's). */
+  def storageSchema(location: String, stored: Map[String, String]): Option[StructType] = {
+    val meta = new java.io.File(location.stripPrefix("file:"), ".hoodie")
+    val timeline = Some(new java.io.File(meta, stored.getOrElse("hoodie.timeline.path", "timeline")))
+      .filter(_.isDirectory).getOrElse(meta)
+    val completed = Option(timeline.list()).toSeq.flatten
+      .filterNot(n => n.endsWith(".requested") || n.endsWith(".inflight")).sorted
+    if (!completed.exists(n => WriteActions.contains(n.substring(n.lastIndexOf('.') + 1)))) return None
+    Option(schemas.get(location)).filter(_._1 == completed).map(_._2).orElse {
+      val schema = HoodieSource.dataSchema(location)
+      schemas.put(location, (completed, schema))
+      Some(schema)
+    }
   }
 
   private def partitionOption(columns: Seq[String]): Map[String, String] =
