@@ -18,6 +18,19 @@ def insert_trips(sql, name: str) -> None:
     sql.sql(f"INSERT INTO {name} VALUES ('a', 1, 10.0, 'sf'), ('b', 1, 20.0, 'sf'), ('c', 1, 30.0, 'nyc')")
 
 
+def cleaned_trips(sql, name: str, location: str) -> list[str]:
+    """Four commits, then a clean keeping one (the sf file group's versions of the first two are gone);
+    returns the completed commits."""
+    from hoodie_datasource import HoodieTable
+
+    create_trips(sql, name, location)
+    insert_trips(sql, name)
+    for values in ("('a', 2, 11.0, 'sf')", "('a', 3, 12.0, 'sf')", "('b', 4, 21.0, 'sf')"):
+        sql.sql(f"INSERT INTO {name} VALUES {values}")
+    assert HoodieTable(location).clean(**{"hoodie.cleaner.commits.retained": "1"}) is not None
+    return HoodieTable(location).completed_commits()
+
+
 def assert_rows(sql, query: str, rows: list[tuple], schema: str = TRIPS_SCHEMA) -> None:
     """``query`` returns exactly ``rows`` (any order)."""
     expected = sql.createDataFrame(rows, schema)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from pyspark.errors import AnalysisException, PythonException
 
-from hoodie_datasource import HoodieTable
-from tests.sql.helpers import create_trips, insert_trips
+from tests.sql.helpers import cleaned_trips, create_trips
 
 pytestmark = pytest.mark.spark
 
@@ -31,12 +30,7 @@ def assert_message_first(error: Exception, prefix: str) -> None:
 
 @pytest.fixture
 def cleaned(sql, name, location):
-    create_trips(sql, name, location)
-    insert_trips(sql, name)
-    sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
-    sql.sql(f"INSERT INTO {name} VALUES ('a', 3, 12.0, 'sf')")
-    assert HoodieTable(location).clean(**{"hoodie.cleaner.commits.retained": "1"}) is not None
-    return name, HoodieTable(location).completed_commits()
+    return name, cleaned_trips(sql, name, location)
 
 
 def test_time_travel_past_the_cleaner(sql, cleaned):

@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from hoodie_datasource import HoodieTable
-from tests.sql.helpers import assert_rows, create_trips, insert_trips
+from tests.sql.helpers import assert_rows, cleaned_trips
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture
 def cleaned(sql, name, location):
-    """Four commits, then a clean keeping one: the sf file group's versions of t1 and t2 are gone."""
-    create_trips(sql, name, location)
-    insert_trips(sql, name)
-    sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
-    sql.sql(f"INSERT INTO {name} VALUES ('a', 3, 12.0, 'sf')")
-    sql.sql(f"INSERT INTO {name} VALUES ('b', 4, 21.0, 'sf')")
-    assert HoodieTable(location).clean(**{"hoodie.cleaner.commits.retained": "1"}) is not None
-    return name, HoodieTable(location).completed_commits()
+    return name, cleaned_trips(sql, name, location)
 
 
 def test_timestamp_as_of_a_cleaned_commit_fails_naming_the_earliest_exact_one(sql, cleaned):
