@@ -60,6 +60,14 @@ def remove_if_exists(path: str | Path) -> bool:
         return False
 
 
+def list_names(directory: str) -> list[str]:
+    """The names of the entries directly under ``directory``; none when it does not exist."""
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+
+
 def child_paths(directory: str) -> list[str]:
     """The entries directly under ``directory``, as full paths, sorted."""
     return sorted(os.path.join(directory, name) for name in os.listdir(directory))

@@ -17,6 +17,7 @@ from typing import Any
 import fastavro
 
 from hoodie_datasource.errors import CorruptFileError, TimelineError
+from hoodie_datasource.storage.local import list_names
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,
@@ -36,13 +37,6 @@ def timeline_dir(base_path: str, config: TableConfig) -> str:
     return os.path.join(base_path, METAFOLDER, config.timeline_dir) if config.timeline_dir else os.path.join(
         base_path, METAFOLDER
     )
-
-
-def _list(directory: str) -> list[str]:
-    try:
-        return os.listdir(directory)
-    except FileNotFoundError:
-        return []
 
 
 def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
@@ -79,9 +73,9 @@ class Timeline:
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
         archive = os.path.join(base_path, METAFOLDER, config.archive_folder)
-        archived_names = _list(archive) if config.timeline_layout_version < 2 else []
+        archived_names = list_names(archive) if config.timeline_layout_version < 2 else []
         archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
-        for name in _list(directory) + archived_names:
+        for name in list_names(directory) + archived_names:
             instant = Instant.parse(name)
             if instant is None:
                 continue

@@ -28,7 +28,7 @@ from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.table_schema import _WIDENINGS, storable_type, table_data_schema
+from hoodie_datasource.write.table_schema import allowed_widenings, is_widening, storable_type, table_data_schema, type_name
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +52,10 @@ def evolved_schema(current: pa.Schema, requested: pa.Schema, fixed: tuple[str, .
             if field.name in fixed:
                 raise SchemaMismatchError(
                     f"Column {field.name!r} is a record key or partition column; its type ({field.type}) cannot change")
-            if (field.type, wanted) not in _WIDENINGS:
-                allowed = sorted(f"{a} -> {b}" for a, b in _WIDENINGS if a == field.type)
+            if not is_widening(field.type, wanted):
                 raise SchemaMismatchError(
-                    f"Column {field.name!r} cannot change from {field.type} to {wanted}: only widening changes "
-                    f"are allowed ({', '.join(allowed) if allowed else f'none from {field.type}'})")
+                    f"Column {field.name!r} cannot change from {type_name(field.type)} to {type_name(wanted)}: "
+                    f"only widening changes are allowed ({allowed_widenings()})")
             field = field.with_type(wanted)
         fields.append(field)
     added = [pa.field(f.name, storable_type(f.type), True) for f in requested if f.name not in current.names]
