@@ -52,3 +52,25 @@ class CorruptFileError(HoodieError):
 class ReadWindowError(HoodieError):
     """A time-travel or incremental read reaches files the cleaner removed or instants archived out of
     reach, so it cannot be answered exactly (see ``read.read_window``)."""
+
+
+class StorageError(HoodieError):
+    """A file or object of the table cannot be read or written; the message names its URI (never a
+    credential) and what to check."""
+
+
+class UnsupportedStorageError(StorageError, HoodieConfigError):
+    """The table URI's scheme names no storage this library can use."""
+
+
+class StorageAccessError(StorageError):
+    """The store refused the request: missing or wrong credentials, or no permission."""
+
+
+class StorageNotFoundError(StorageError):
+    """The bucket or container the table URI names does not exist."""
+
+
+class ConditionalCreateUnsupportedError(StorageError):
+    """The store cannot create an object only if it is absent, so a commit there could silently
+    overwrite another writer's (see ``hoodie.storage.conditional.create.unsafe``)."""

@@ -1,25 +1,26 @@
-"""Local file system operations the table format relies on.
+"""Local files: the table's base is a directory on this machine (plain paths and ``file:`` URIs).
 
-The commit point of a Hudi write is the creation of the completed instant file, so that file
-must appear atomically and exactly once. ``create_once`` writes the content to a private
-temporary name, then ``os.link``s it to the final name: ``link`` fails if the target exists
-(unlike ``rename``, which may overwrite), and readers never see a partially written file.
-``child_paths``, ``glob_paths`` and ``content_summary`` list and size what is under a path (for
-``show_fs_path_detail``), so no module above walks the file system itself.
+The commit point of a Hudi write is the creation of the completed instant file, so that file must
+appear atomically and exactly once. ``create_once`` writes the content to a private temporary name,
+then ``os.link``s it to the final name: ``link`` fails if the target exists (unlike ``rename``, which
+may overwrite), and readers never see a partially written file. This is the only module of the core
+that calls the operating system on a table's files.
 """
 
 from __future__ import annotations
 
-import glob
 import os
+import shutil
 import uuid
-from pathlib import Path
+
+import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
 
 
 def local_path(uri: str) -> str:
-    """A plain local path for ``uri`` (accepts ``file:/x``, ``file:///x`` and plain paths)."""
+    """A plain absolute path for ``uri`` (accepts ``file:/x``, ``file:///x`` and plain paths)."""
     if uri.startswith("file://"):
         uri = uri[len("file://"):]
     elif uri.startswith("file:"):
@@ -27,64 +28,118 @@ def local_path(uri: str) -> str:
     return os.path.abspath(uri)
 
 
-def create_once(path: str | Path, content: bytes) -> None:
-    """Create ``path`` with ``content`` atomically; raise CommitConflictError if it exists."""
-    path = str(path)
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
+class LocalStorage(Storage):
+    scheme = "file"
+
+    def __init__(self, uri: str) -> None:
+        self.root = local_path(uri)
+        self.uri = self.root
+
+    def path(self, rel: str) -> str:
+        """The absolute local path of ``rel`` (for Spark's file scan and hudi-rs)."""
+        return os.path.join(self.root, rel) if rel else self.root
+
+    def read(self, rel: str) -> bytes:
+        with open(self.path(rel), "rb") as handle:
+            return handle.read()
+
+    def read_buffer(self, rel: str) -> pa.Buffer:
+        """The file memory-mapped: a log file may be up to ~1 GB and is scanned block by block."""
+        path = self.path(rel)
+        if os.path.getsize(path) == 0:
+            return pa.py_buffer(b"")
+        return pa.memory_map(path).read_buffer()
+
+    def open_input(self, rel: str) -> pa.NativeFile:
+        return pa.memory_map(self.path(rel))
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self.path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+
+    def create_once(self, rel: str, data: bytes) -> None:
+        path = self.path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise CommitConflictError(f"{path} already exists; it is never overwritten") from None
+        finally:
+            os.unlink(tmp)
+        _fsync_directory(os.path.dirname(path))
+
+    def list_dir(self, rel: str = "") -> Listing:
+        listing = Listing()
+        try:
+            entries = list(os.scandir(self.path(rel)))
+        except (FileNotFoundError, NotADirectoryError):
+            return listing
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir():
+                listing.dirs.append(entry.name)
+            elif entry.is_file():
+                st = entry.stat()
+                listing.files.append(FileInfo(join(rel, entry.name), st.st_size, st.st_mtime_ns))
+        return listing
+
+    def list_tree(self, rel: str = "") -> list[FileInfo]:
+        found: list[FileInfo] = []
+        top = self.path(rel)
+        for root, dirs, files in os.walk(top):
+            dirs.sort()
+            base = os.path.relpath(root, self.root).replace(os.sep, "/")
+            for name in sorted(files):
+                st = os.stat(os.path.join(root, name))
+                found.append(FileInfo(join("" if base == "." else base, name), st.st_size, st.st_mtime_ns))
+        return found
+
+    def stat(self, rel: str) -> FileInfo | None:
+        try:
+            st = os.stat(self.path(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileInfo(rel, st.st_size, st.st_mtime_ns) if not os.path.isdir(self.path(rel)) else None
+
+    def is_dir(self, rel: str) -> bool:
+        return os.path.isdir(self.path(rel))
+
+    def delete(self, rel: str) -> bool:
+        try:
+            os.unlink(self.path(rel))
+            return True
+        except FileNotFoundError:
+            return False
+
+    def delete_tree(self, rel: str) -> int:
+        count = len(self.list_tree(rel))
+        shutil.rmtree(self.path(rel), ignore_errors=True)
+        return count
+
+    def make_dirs(self, rel: str) -> None:
+        os.makedirs(self.path(rel), exist_ok=True)
+
+    def move(self, src: str, dst: str) -> None:
+        os.makedirs(os.path.dirname(self.path(dst)), exist_ok=True)
+        os.replace(self.path(src), self.path(dst))
+
+
+def _fsync_directory(directory: str) -> None:
     try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise CommitConflictError(f"{path} already exists; an instant file is never overwritten") from None
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # some platforms / file systems cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
     finally:
-        os.unlink(tmp)
-
-
-def write_atomic(path: str | Path, content: bytes) -> None:
-    """Replace ``path`` with ``content`` atomically (for files that may be rewritten)."""
-    path = str(path)
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(content)
-    os.replace(tmp, path)
-
-
-def remove_if_exists(path: str | Path) -> bool:
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return False
-
-
-def list_names(directory: str) -> list[str]:
-    """The names of the entries directly under ``directory``; none when it does not exist."""
-    try:
-        return os.listdir(directory)
-    except FileNotFoundError:
-        return []
-
-
-def child_paths(directory: str) -> list[str]:
-    """The entries directly under ``directory``, as full paths, sorted."""
-    return sorted(os.path.join(directory, name) for name in os.listdir(directory))
-
-
-def glob_paths(pattern: str) -> list[str]:
-    """The paths the glob ``pattern`` matches, sorted."""
-    return sorted(glob.glob(pattern))
-
-
-def content_summary(path: str) -> tuple[int, int, int]:
-    """(directories, files, bytes) under ``path``, itself included, as Hadoop's ``ContentSummary`` counts."""
-    if not os.path.isdir(path):
-        return 0, 1, os.path.getsize(path)
-    dirs, files, size = 0, 0, 0
-    for root, _, names in os.walk(path):
-        dirs += 1
-        files += len(names)
-        size += sum(os.path.getsize(os.path.join(root, n)) for n in names)
-    return dirs, files, size
+        os.close(fd)

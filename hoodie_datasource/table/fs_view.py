@@ -8,67 +8,84 @@ writes are never read. File groups replaced by a completed replacecommit are dro
 from __future__ import annotations
 
 import logging
-import os
+import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName, LogFileName
-from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
 
-def list_partitions(base_path: str, partitioned: bool) -> list[str]:
+def _is_partition(names: Iterable[str]) -> bool:
+    return any(n == PARTITION_METAFILE or BaseFileName.parse(n) for n in names)
+
+
+def list_table_files(storage: Storage) -> dict[str, list[FileInfo]]:
+    """Every data directory of the table and its files, from one listing of the whole table (one
+    paginated LIST on an object store, not one per directory); ``.hoodie`` and hidden folders are skipped."""
+    by_dir: dict[str, list[FileInfo]] = {}
+    for info in storage.list_tree(""):
+        directory = posixpath.dirname(info.path)
+        if directory.split("/", 1)[0].startswith("."):
+            continue
+        by_dir.setdefault(directory, []).append(info)
+    return by_dir
+
+
+def list_partitions(storage: Storage, partitioned: bool) -> list[str]:
     """Relative partition paths ("" for a non-partitioned table)."""
     if not partitioned:
         return [""]
-    found: list[str] = []
-    for root, dirs, files in os.walk(base_path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != METAFOLDER)
-        if root == base_path:
-            continue
-        if PARTITION_METAFILE in files or any(BaseFileName.parse(f) for f in files):
-            found.append(os.path.relpath(root, base_path).replace(os.sep, "/"))
-    return found
+    return sorted(d for d, files in list_table_files(storage).items() if d and _is_partition(f.name for f in files))
 
 
 @dataclass
 class FileSystemView:
-    base_path: str
+    """The table's file groups. Without ``partitions`` the whole table is listed once; with them, one
+    listing per partition asked for."""
+
     timeline: Timeline
     partitions: list[str] | None = None
     _groups: dict[tuple[str, str], FileGroup] = field(default_factory=dict, init=False)
     _loaded: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
-        if self.partitions is None:
-            self.partitions = list_partitions(self.base_path, self.timeline.config.is_partitioned)
+        if self.partitions is not None:
+            return
+        if not self.timeline.config.is_partitioned:
+            self.partitions = [""]
+            return
+        by_dir = list_table_files(self.storage)
+        self.partitions = sorted(d for d, files in by_dir.items() if d and _is_partition(f.name for f in files))
+        for partition in self.partitions:
+            self._add_files(partition, by_dir[partition])
+
+    @property
+    def storage(self) -> Storage:
+        return self.timeline.storage
 
     def _load_partition(self, partition: str) -> None:
         if partition in self._loaded:
             return
+        self._add_files(partition, self.storage.list_dir(partition).files)
+
+    def _add_files(self, partition: str, files: Iterable[FileInfo]) -> None:
         self._loaded.add(partition)
-        directory = os.path.join(self.base_path, partition) if partition else self.base_path
-        try:
-            entries = list(os.scandir(directory))
-        except FileNotFoundError:
-            return
-        for entry in entries:
-            if not entry.is_file():
-                continue
-            base = BaseFileName.parse(entry.name)
+        for info in files:
+            base = BaseFileName.parse(info.name)
             if base is not None:
                 group = self._group(partition, base.file_id)
-                group.base_files.append(BaseFile(entry.name, base.file_id, base.instant_time, entry.stat().st_size))
+                group.base_files.append(BaseFile(info.name, base.file_id, base.instant_time, info.size))
                 continue
-            log = LogFileName.parse(entry.name)
+            log = LogFileName.parse(info.name)
             if log is not None:
                 group = self._group(partition, log.file_id)
                 group.log_files.append(
-                    LogFile(entry.name, log.file_id, log.instant_time, log.version, log.write_token,
-                            entry.stat().st_size)
+                    LogFile(info.name, log.file_id, log.instant_time, log.version, log.write_token, info.size)
                 )
 
     def _group(self, partition: str, file_id: str) -> FileGroup:

@@ -3,7 +3,8 @@ table services (compaction, cleaning, archival, rollback)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from hoodie_datasource.config.services_config import resolve_services_config
@@ -13,7 +14,8 @@ from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
 from hoodie_datasource.services.rollback import rollback_completed, rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import compact_now
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
@@ -21,18 +23,26 @@ from hoodie_datasource.timeline.timeline import Timeline
 
 @dataclass(frozen=True)
 class HoodieTable:
+    """``path`` is a local path or a table URI (``s3://bucket/t``, ``az://container/t``, ...);
+    ``storage_options`` are ``hoodie.storage.*`` keys (credentials and endpoints)."""
+
     path: str
+    storage_options: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def storage(self) -> Storage:
+        return open_storage(self.path, self.storage_options)
 
     @property
     def base_path(self) -> str:
-        return local_path(self.path)
+        return self.storage.uri
 
     @property
     def config(self) -> TableConfig:
-        return load_table_config(self.base_path)
+        return load_table_config(self.storage)
 
     def timeline(self) -> Timeline:
-        return Timeline.load(self.base_path, self.config)
+        return Timeline.load(self.storage, self.config)
 
     def instants(self) -> list[Instant]:
         return list(self.timeline().instants)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 from hoodie_datasource.errors import TableNotFoundError, UnsupportedTableError
-from hoodie_datasource.storage.local import write_atomic
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.properties import format_properties, parse_properties
 
 METAFOLDER = ".hoodie"
@@ -145,26 +143,25 @@ class TableConfig:
         return props
 
 
-def properties_path(base_path: str) -> str:
-    return os.path.join(base_path, METAFOLDER, PROPERTIES_FILE)
+PROPERTIES_PATH = join(METAFOLDER, PROPERTIES_FILE)
 
 
-def table_exists(base_path: str) -> bool:
-    return os.path.isfile(properties_path(base_path))
+def table_exists(storage: Storage) -> bool:
+    return storage.exists(PROPERTIES_PATH)
 
 
-def load_table_config(base_path: str) -> TableConfig:
-    path = properties_path(base_path)
+def load_table_config(storage: Storage) -> TableConfig:
     try:
-        text = Path(path).read_text(encoding="latin-1")
+        text = storage.read(PROPERTIES_PATH).decode("latin-1")
     except FileNotFoundError:
-        raise TableNotFoundError(f"No Hudi table at {base_path}: {path} does not exist") from None
+        raise TableNotFoundError(
+            f"No Hudi table at {storage.uri}: {storage.uri_of(PROPERTIES_PATH)} does not exist") from None
     return TableConfig.from_properties(parse_properties(text))
 
 
-def write_table_config(base_path: str, config: TableConfig) -> None:
-    """Create the .hoodie skeleton Hudi expects, then hoodie.properties (written atomically)."""
-    meta = os.path.join(base_path, METAFOLDER)
+def write_table_config(storage: Storage, config: TableConfig) -> None:
+    """Write hoodie.properties (replaced atomically). Local tables also get the empty ``.hoodie``
+    folders Hudi creates; object stores have no empty folders."""
     for sub in (".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids", ".temp", ".schema", config.archive_folder):
-        os.makedirs(os.path.join(meta, sub), exist_ok=True)
-    write_atomic(properties_path(base_path), format_properties(config.to_properties()).encode("latin-1"))
+        storage.make_dirs(join(METAFOLDER, sub))
+    storage.write(PROPERTIES_PATH, format_properties(config.to_properties()).encode("latin-1"))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,7 +16,7 @@ from typing import Any
 import fastavro
 
 from hoodie_datasource.errors import CorruptFileError, TimelineError
-from hoodie_datasource.storage.local import list_names
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,
@@ -33,10 +32,9 @@ AVRO_MAGIC = b"Obj\x01"
 _STARTS_TIMELINE = WRITE_ACTIONS | {COMPACTION, CLUSTERING}
 
 
-def timeline_dir(base_path: str, config: TableConfig) -> str:
-    return os.path.join(base_path, METAFOLDER, config.timeline_dir) if config.timeline_dir else os.path.join(
-        base_path, METAFOLDER
-    )
+def timeline_dir(config: TableConfig) -> str:
+    """The timeline's folder relative to the table: ``.hoodie`` (layout 1) or ``.hoodie/timeline``."""
+    return join(METAFOLDER, config.timeline_dir) if config.timeline_dir else METAFOLDER
 
 
 def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
@@ -57,7 +55,7 @@ def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Timeline:
-    base_path: str
+    storage: Storage
     config: TableConfig
     instants: tuple[Instant, ...]
     # every timeline file seen per instant time, to tell compaction commits apart
@@ -66,16 +64,15 @@ class Timeline:
     archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
 
     @staticmethod
-    def load(base_path: str, config: TableConfig) -> Timeline:
+    def load(storage: Storage, config: TableConfig) -> Timeline:
         """The active timeline plus instants archived by this library (plain instant files moved to
         ``.hoodie/<archive folder>/``; Hudi's own archive log files there are not read)."""
-        directory = timeline_dir(base_path, config)
+        directory = timeline_dir(config)
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
-        archive = os.path.join(base_path, METAFOLDER, config.archive_folder)
-        archived_names = list_names(archive) if config.timeline_layout_version < 2 else []
+        archived_names = storage.list_names(join(METAFOLDER, config.archive_folder)) if config.timeline_layout_version < 2 else []
         archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
-        for name in list_names(directory) + archived_names:
+        for name in storage.list_names(directory) + archived_names:
             instant = Instant.parse(name)
             if instant is None:
                 continue
@@ -85,12 +82,17 @@ class Timeline:
                 latest[instant.timestamp] = instant
         # A pending compaction whose completed file exists is recorded as the completed commit.
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
-        return Timeline(base_path, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
+        return Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
                         frozenset(archived))
 
     @property
+    def base_path(self) -> str:
+        """The table's base URI (for messages)."""
+        return self.storage.uri
+
+    @property
     def directory(self) -> str:
-        return timeline_dir(self.base_path, self.config)
+        return timeline_dir(self.config)
 
     @cached_property
     def _actions_by_time(self) -> dict[str, frozenset[str]]:
@@ -137,10 +139,11 @@ class Timeline:
         return None
 
     def path_of(self, instant: Instant) -> str:
+        """The instant file's path relative to the table."""
         name = instant.file_name(self.config.timeline_layout_version)
         if instant.timestamp in self.archived:
-            return os.path.join(self.base_path, METAFOLDER, self.config.archive_folder, name)
-        return os.path.join(self.directory, name)
+            return join(METAFOLDER, self.config.archive_folder, name)
+        return join(self.directory, name)
 
     def pending_compactions(self) -> dict[tuple[str, str], str]:
         """(partition, fileId) -> instant time of a requested or running compaction of that file group."""
@@ -157,17 +160,17 @@ class Timeline:
         return pending
 
     def read_plan(self, instant: Instant) -> dict[str, Any]:
-        with open(self.path_of(instant), "rb") as handle:
-            return decode_instant_content(handle.read(), self.path_of(instant))
+        path = self.path_of(instant)
+        return decode_instant_content(self.storage.read(path), self.storage.uri_of(path))
 
     def read_metadata(self, instant: Instant) -> dict[str, Any]:
         path = self.path_of(instant)
         try:
-            with open(path, "rb") as handle:
-                content = handle.read()
+            content = self.storage.read(path)
         except FileNotFoundError:
-            raise TimelineError(f"Instant file {path} is missing; was the instant archived or rolled back?") from None
-        return decode_instant_content(content, path)
+            raise TimelineError(f"Instant file {self.storage.uri_of(path)} is missing; was the instant archived or "
+                                f"rolled back?") from None
+        return decode_instant_content(content, self.storage.uri_of(path))
 
     def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:
         """(partition, fileId) pairs replaced by completed replacecommits up to ``as_of``."""

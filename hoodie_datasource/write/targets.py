@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.storage.storage import Storage
 
 CREATE, MERGE, APPEND = "CREATE", "MERGE", "APPEND"
 
@@ -26,9 +27,10 @@ class WriteTarget:
 
 @dataclass(frozen=True)
 class WriteContext:
-    """What every write task of one instant shares (pickled into the tasks)."""
+    """What every write task of one instant shares (pickled into the tasks; the storage pickles as
+    its URI and settings, so each task opens the store itself)."""
 
-    base_path: str
+    storage: Storage
     instant: str
     data_schema: pa.Schema
     index: IndexConfig

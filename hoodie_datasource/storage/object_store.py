@@ -1,0 +1,271 @@
+"""Object stores (S3 and S3-compatible servers, Azure Blob / ADLS Gen2, GCS) through obstore.
+
+obstore (Python bindings of the Rust ``object_store`` crate, the one delta-rs and hudi-rs use) is the
+one library that exposes conditional puts on all three clouds: ``put(mode="create")`` sends S3's
+``If-None-Match: *``, Azure's ``If-None-Match: *`` and GCS's ``ifGenerationMatch=0``, so two writers
+racing for one instant file get one winner and one ``CommitConflictError``. Measured against pyarrow's
+S3FileSystem on a loopback S3 server, a whole-object GET then parse of a 100k-row parquet file took 17 ms
+against 37 ms, a HEAD 2 ms against 4 ms (``benchmarks/object_store_calls.py``).
+
+A store that silently ignores the precondition would let a second commit overwrite the first, so the
+first ``create_once`` of a process on a bucket checks it once (create a probe twice; the second must
+fail) and refuses to commit there unless ``hoodie.storage.conditional.create.unsafe`` is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+import obstore
+import obstore.exceptions as oe
+import pyarrow as pa
+from obstore.store import AzureStore, GCSStore, S3Store
+
+from hoodie_datasource.errors import (
+    CommitConflictError,
+    ConditionalCreateUnsupportedError,
+    StorageAccessError,
+    StorageError,
+    StorageNotFoundError,
+)
+from hoodie_datasource.storage.options import StorageOptions
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
+from hoodie_datasource.storage.uri import TableUri
+
+logger = logging.getLogger(__name__)
+
+PROBE_DIR = ".hoodie/.temp"
+# obstore raises Python's own FileNotFoundError / PermissionError for some statuses, its own types for others
+_NOT_FOUND = (oe.NotFoundError, FileNotFoundError)
+_ERRORS = (oe.BaseError, OSError)
+_checked_conditional_put: dict[str, bool] = {}
+_probe_lock = threading.Lock()
+
+
+def make_store(table: TableUri, options: StorageOptions):
+    config = dict(options.config)
+    client = {"allow_http": True} if options.allow_http else None
+    prefix = table.key or None
+    if table.backend == "s3":
+        return S3Store(table.bucket, prefix=prefix, config=config, client_options=client)
+    if table.backend == "azure":
+        return AzureStore(table.bucket, prefix=prefix, config=config, client_options=client)
+    if table.backend == "gcs":
+        return GCSStore(table.bucket, prefix=prefix, config=config, client_options=client)
+    raise ValueError(f"no object store for backend {table.backend}")
+
+
+class _ArrowReadable:
+    """obstore's buffered reader with the ``closed`` attribute pyarrow's PythonFile asks for."""
+
+    def __init__(self, reader) -> None:
+        self._reader = reader
+        self.closed = False
+
+    def read(self, size: int = -1) -> bytes:
+        return bytes(self._reader.read(size) if size is not None and size >= 0 else self._reader.read())
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._reader.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._reader.tell()
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self._reader.close()
+
+
+class ObjectStorage(Storage):
+    def __init__(self, table: TableUri, options: StorageOptions) -> None:
+        self.table = table
+        self.uri = table.uri
+        self.scheme = table.scheme
+        self.options = options
+        self.store = make_store(table, options)
+
+    def __reduce__(self):
+        """Pickled as its URI and settings: a Spark worker opens the store itself."""
+        from hoodie_datasource.storage.registry import open_storage
+
+        return open_storage, (self.uri, self.options)
+
+    def _fail(self, exc: Exception, rel: str, verb: str) -> Exception:
+        """A HoodieError naming the URI and what to check (obstore's messages carry no secrets, but
+        they are long: only the first line is kept)."""
+        where = self.uri_of(rel)
+        text = str(exc)
+        first = text.splitlines()[0] if text else type(exc).__name__
+        if isinstance(exc, _NOT_FOUND) and ("NoSuchBucket" in text or "ContainerNotFound" in text):
+            return StorageNotFoundError(
+                f"Cannot {verb} {where}: the bucket or container {self.table.bucket!r} does not exist "
+                f"(check the table URI and the endpoint)")
+        if isinstance(exc, _NOT_FOUND):
+            return FileNotFoundError(where)
+        if isinstance(exc, (oe.PermissionDeniedError, oe.UnauthenticatedError, PermissionError)) or any(
+                code in text for code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied",
+                                          "AuthenticationFailed", "AuthorizationFailure", "403 Forbidden")):
+            return StorageAccessError(
+                f"Cannot {verb} {where}: the store refused the credentials or the permission ({first[:200]}). "
+                f"Check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AZURE_STORAGE_ACCOUNT_KEY), the "
+                f"hoodie.storage.* options and the bucket's policy")
+        if "NoSuchBucket" in text or "ContainerNotFound" in text:
+            return StorageNotFoundError(
+                f"Cannot {verb} {where}: the bucket or container {self.table.bucket!r} does not exist")
+        return StorageError(f"Cannot {verb} {where}: {first[:300]}")
+
+    def read(self, rel: str) -> bytes:
+        try:
+            return bytes(obstore.get(self.store, rel).bytes())
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "read") from None
+
+    def open_input(self, rel: str) -> pa.NativeFile:
+        try:
+            return pa.PythonFile(_ArrowReadable(obstore.open_reader(self.store, rel)), mode="r")
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "open") from None
+
+    def write(self, rel: str, data: bytes) -> None:
+        try:
+            obstore.put(self.store, rel, _as_bytes(data))
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "write") from None
+
+    def create_once(self, rel: str, data: bytes) -> None:
+        if not self._conditional_put_supported():
+            if not self.options.unsafe_conditional_create:
+                raise self._no_conditional_put()
+            if self.exists(rel):  # the user opted in: check, then put (racy by nature)
+                raise CommitConflictError(f"{self.uri_of(rel)} already exists; it is never overwritten")
+            self.write(rel, data)
+            return
+        try:
+            obstore.put(self.store, rel, _as_bytes(data), mode="create")
+        except oe.AlreadyExistsError:
+            raise CommitConflictError(f"{self.uri_of(rel)} already exists; it is never overwritten") from None
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "create") from None
+
+    def _no_conditional_put(self) -> ConditionalCreateUnsupportedError:
+        return ConditionalCreateUnsupportedError(
+            f"The store of {self.uri} cannot create an object only if it is absent (If-None-Match), so a "
+            f"commit there could silently overwrite another writer's. Use a store that supports conditional "
+            f"puts, or set hoodie.storage.conditional.create.unsafe=true if only one writer ever commits")
+
+    def _conditional_put_supported(self) -> bool:
+        """Once per process and store: does the store honour the precondition?"""
+        key = f"{self.table.backend}://{self.table.host or self.table.bucket}|{self.options.get('endpoint')}"
+        with _probe_lock:
+            if key not in _checked_conditional_put:
+                _checked_conditional_put[key] = self._probe_conditional_put()
+            return _checked_conditional_put[key]
+
+    def _probe_conditional_put(self) -> bool:
+        probe = join(PROBE_DIR, f"conditional-create-probe-{uuid.uuid4().hex}")
+        try:
+            obstore.put(self.store, probe, b"1", mode="create")
+            try:
+                obstore.put(self.store, probe, b"2", mode="create")
+                supported = False
+            except oe.AlreadyExistsError:
+                supported = True
+        except oe.NotSupportedError:
+            return False
+        except _ERRORS as exc:
+            raise self._fail(exc, probe, "write") from None
+        finally:
+            self.delete(probe)
+        if not supported:
+            logger.warning("The store of %s ignored If-None-Match: commits there are not safe", self.uri)
+        return supported
+
+    def list_dir(self, rel: str = "") -> Listing:
+        prefix = f"{rel}/" if rel else None
+        try:
+            result = obstore.list_with_delimiter(self.store, prefix)
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "list") from None
+        files = [FileInfo(str(o["path"]), int(o["size"]), _ns(o)) for o in result["objects"]]
+        dirs = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in result["common_prefixes"]]
+        return Listing(sorted(files, key=lambda f: f.path), sorted(dirs))
+
+    def list_tree(self, rel: str = "") -> list[FileInfo]:
+        prefix = f"{rel}/" if rel else None
+        found: list[FileInfo] = []
+        try:
+            for chunk in obstore.list(self.store, prefix, chunk_size=1000):
+                found.extend(FileInfo(str(o["path"]), int(o["size"]), _ns(o)) for o in chunk)
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "list") from None
+        return sorted(found, key=lambda f: f.path)
+
+    def stat(self, rel: str) -> FileInfo | None:
+        try:
+            meta = obstore.head(self.store, rel)
+        except _NOT_FOUND as exc:
+            if "NoSuchBucket" in str(exc) or "ContainerNotFound" in str(exc):
+                raise self._fail(exc, rel, "stat") from None
+            return None
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "stat") from None
+        return FileInfo(rel, int(meta["size"]), _ns(meta))
+
+    def is_dir(self, rel: str) -> bool:
+        prefix = f"{rel}/" if rel else None
+        try:
+            for chunk in obstore.list(self.store, prefix, chunk_size=1):
+                if chunk:
+                    return True
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "list") from None
+        return False
+
+    def delete(self, rel: str) -> bool:
+        """S3 deletes answer 204 whether or not the object existed: a HEAD first tells which."""
+        if self.stat(rel) is None:
+            return False
+        try:
+            obstore.delete(self.store, rel)
+        except _NOT_FOUND:
+            return False
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "delete") from None
+        return True
+
+    def delete_tree(self, rel: str) -> int:
+        paths = [f.path for f in self.list_tree(rel)]
+        if paths:
+            try:
+                obstore.delete(self.store, paths)
+            except _ERRORS as exc:
+                raise self._fail(exc, rel, "delete") from None
+        return len(paths)
+
+    def move(self, src: str, dst: str) -> None:
+        try:
+            obstore.copy(self.store, src, dst)
+            obstore.delete(self.store, src)
+        except _ERRORS as exc:
+            raise self._fail(exc, src, "move") from None
+
+
+def _as_bytes(data) -> bytes:
+    """obstore takes bytes (not Arrow buffers or memoryviews)."""
+    return data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+
+
+def _ns(meta) -> int:
+    modified = meta.get("last_modified")
+    return int(modified.timestamp() * 1e9) if modified is not None else 0

@@ -1,0 +1,114 @@
+"""The storage interface: every file of a table is named by a path relative to the table's base URI.
+
+Modelled on hudi-rs's ``Storage { base_url, object_store }`` and pyiceberg's ``FileIO``: the core
+never joins an absolute path or calls the operating system; it asks the table's ``Storage``. The
+commit point of a write is ``create_once`` of the completed instant file, so every backend must make
+it atomic and exclusive (Hudi's ``HoodieStorage.createImmutableFileInPath``): a local link, an S3
+``If-None-Match: *`` put, an Azure ``If-None-Match`` put, a GCS ``ifGenerationMatch=0`` upload.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file under the table: ``path`` relative to the table's base, '/'-separated."""
+
+    path: str
+    size: int
+    modified_ns: int = 0
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The files and the sub-directory names directly under one directory."""
+
+    files: list[FileInfo] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+
+
+def join(*parts: str) -> str:
+    """A relative path from parts, skipping empty ones (the table root is "")."""
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+class Storage(ABC):
+    """One table's files. ``uri`` is the table's base URI; every ``rel`` is relative to it."""
+
+    uri: str
+    scheme: str
+
+    def uri_of(self, rel: str) -> str:
+        """The full URI of ``rel``, for messages, commit metadata and Spark file paths."""
+        return f"{self.uri}/{rel}" if rel else self.uri
+
+    @abstractmethod
+    def read(self, rel: str) -> bytes:
+        """The whole content of a file; ``FileNotFoundError`` when it does not exist."""
+
+    def read_buffer(self, rel: str) -> pa.Buffer:
+        """The whole content as an Arrow buffer (the local backend maps the file instead of copying)."""
+        return pa.py_buffer(self.read(rel))
+
+    @abstractmethod
+    def open_input(self, rel: str) -> pa.NativeFile:
+        """A random-access file for readers that seek (parquet footers)."""
+
+    @abstractmethod
+    def write(self, rel: str, data: bytes) -> None:
+        """Write a whole file; a reader sees the old content or the new, never a part of it."""
+
+    @abstractmethod
+    def create_once(self, rel: str, data: bytes) -> None:
+        """Create ``rel`` only if absent, atomically; ``CommitConflictError`` if it exists."""
+
+    @abstractmethod
+    def list_dir(self, rel: str = "") -> Listing:
+        """The files and sub-directories directly under ``rel`` (empty when it does not exist)."""
+
+    @abstractmethod
+    def list_tree(self, rel: str = "") -> list[FileInfo]:
+        """Every file under ``rel``, at any depth (empty when it does not exist)."""
+
+    @abstractmethod
+    def stat(self, rel: str) -> FileInfo | None:
+        """The file's size and time, or None when it does not exist."""
+
+    @abstractmethod
+    def is_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a directory holding anything (object stores have no empty ones)."""
+
+    @abstractmethod
+    def delete(self, rel: str) -> bool:
+        """Delete a file; False when it did not exist."""
+
+    @abstractmethod
+    def delete_tree(self, rel: str) -> int:
+        """Delete everything under ``rel``; returns the number of files deleted."""
+
+    @abstractmethod
+    def move(self, src: str, dst: str) -> None:
+        """Move a file within the table (a rename where the store has one, else copy and delete)."""
+
+    def make_dirs(self, rel: str) -> None:
+        """Create an empty directory where the store has directories (object stores have none)."""
+
+    def exists(self, rel: str) -> bool:
+        return self.stat(rel) is not None
+
+    def list_names(self, rel: str = "") -> list[str]:
+        """The names of the files directly under ``rel``."""
+        return [f.name for f in self.list_dir(rel).files]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.uri!r})"
