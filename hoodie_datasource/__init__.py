@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hoodie_datasource.errors import (
+from hoodie_datasource.dependencies import check_dependencies
+
+check_dependencies()
+
+from hoodie_datasource.errors import (  # noqa: E402
     CommitConflictError,
     CorruptFileError,
     HoodieConfigError,
@@ -23,7 +27,7 @@ from hoodie_datasource.errors import (
     TimelineError,
     UnsupportedTableError,
 )
-from hoodie_datasource.table.hoodie_table import HoodieTable
+from hoodie_datasource.table.hoodie_table import HoodieTable  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

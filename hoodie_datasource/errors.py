@@ -74,3 +74,8 @@ class StorageNotFoundError(StorageError):
 class ConditionalCreateUnsupportedError(StorageError):
     """The store cannot create an object only if it is absent, so a commit there could silently
     overwrite another writer's (see ``hoodie.storage.conditional.create.unsafe``)."""
+
+
+class PythonEnvironmentError(HoodieError, ImportError):
+    """The Python interpreter running this code (often a Spark worker's) lacks a dependency: the message
+    names the interpreter and how to point Spark at the right one."""

@@ -18,6 +18,7 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import read_check, save_modes
 from hoodie_datasource.spark.datasource import HoodieDataSource
+from hoodie_datasource.spark.worker_python import use_driver_python_locally
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.table.table_config import table_exists
@@ -74,6 +75,7 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
 def register(spark: SparkSession) -> None:
     """Register ``format("hoodie")`` and the Hudi save modes on ``spark``, and check the path and
     options of hoodie reads in this process (idempotent)."""
+    use_driver_python_locally(spark)
     spark.dataSource.register(HoodieDataSource)
     save_modes.install(save_dataframe)
     read_check.install()
