@@ -4,7 +4,7 @@ Why a module of its own: this is a codec for Avro *records* against an Avro sche
 decode/encode plan, then columnar decoding and encoding), independent of how a log file frames
 blocks (:mod:`~hoodie_datasource.log.log_format`) and of which block header carries the schema
 (:mod:`~hoodie_datasource.log.data_block`). It is the counterpart of hudi-rs'
-``file_group/log_file/avro``.
+``file_group/log_file/avro.rs`` (``AvroBlockDecoder``).
 
 AVRO_DATA content is ``int32 3`` (content version), ``int32 count``, then count x (``int32 length``
 + one Avro binary datum) written with the block's SCHEMA header, which holds the data fields and,

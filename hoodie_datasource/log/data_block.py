@@ -3,8 +3,9 @@
 Why a module of its own: a data block is a header (INSTANT_TIME + the writer's SCHEMA) around
 records; this module turns blocks into tables and tables into complete blocks, choosing the codec
 by block type. The Avro record codec is :mod:`~hoodie_datasource.log.avro_codec`; a PARQUET_DATA
-block's content is a complete parquet file (J: ``HoodieParquetDataBlock``). Mirrors hudi-rs'
-``file_group/log_file/log_block``/``content`` split.
+block's content is a complete parquet file (J: ``HoodieParquetDataBlock``). hudi-rs decodes every
+block type in one ``file_group/log_file/content.rs``; here each block kind has its own module
+(:mod:`~hoodie_datasource.log.delete_block`, :mod:`~hoodie_datasource.log.command_block`).
 """
 
 from __future__ import annotations

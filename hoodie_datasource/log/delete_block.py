@@ -4,6 +4,15 @@ Why a module of its own: a DELETE block carries no records, only one Avro ``Hood
 datum of (record key, partition path, ordering value), the ordering value a union of one-field
 wrapper records (J: ``HoodieDeleteBlock``, ``HoodieDeleteRecordList.avsc``). Content: ``int32 3``
 (content version; 1 and 2 were Java/Kryo serialisation), ``int32 length``, the datum.
+
+The datum is read and written by the small Avro reader/writer below, not by fastavro: measured on
+100k keys (timeit, best of 3, fastavro 1.13 compiled, ``schemaless_reader``/``schemaless_writer``
+with the ``HoodieDeleteRecordList`` schema, union branches named by ``return_record_name`` and
+``(name, record)`` tuples; same bytes and values), fastavro took 1.2-2.5x as long: decode 0.44 s
+vs 0.27 s here (int orderings), 1.19 s vs 0.76 s (string orderings); encode 0.46 s vs 0.23 s and
+1.12 s vs 0.44 s. Building and resolving a dict per record and per wrapper costs more than this
+module's byte loop, and the own reader also names the offending offset and rejects an unknown
+wrapper branch (e.g. a newer ArrayWrapper) as unsupported rather than as damage.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from hoodie_datasource.log.avro_codec import schema_json
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, LogBlock, encode_block
 
 DELETE_CONTENT_VERSION = 3  # HoodieDeleteBlock: Avro; versions 1 and 2 were Java (Kryo) serialisation
+
 _WRAPPERS = ("BooleanWrapper", "IntWrapper", "LongWrapper", "FloatWrapper", "DoubleWrapper", "BytesWrapper",
              "StringWrapper", "DateWrapper", "DecimalWrapper", "TimeMicrosWrapper", "TimestampMicrosWrapper")
 # Union branch of each wrapper in HoodieDeleteRecord.orderingVal: 0 is null, then the wrappers in order.
