@@ -14,7 +14,7 @@ import time
 
 import pyarrow as pa
 
-from hoodie_datasource.log.log_blocks import decode_data_block, encode_avro_data_block
+from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block
 from hoodie_datasource.log.log_format import read_log_bytes
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 

@@ -1,1 +1,2 @@
-"""Hudi merge-on-read log files: ``log_format`` frames blocks, ``log_blocks`` reads and writes their contents."""
+"""Hudi merge-on-read log files: ``log_format`` frames blocks; ``data_block``, ``delete_block`` and
+``command_block`` read and write their contents (``avro_codec`` is the Avro record codec)."""

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie_datasource.log.log_blocks import decode_data_block, decode_delete_block
+from hoodie_datasource.log.data_block import decode_data_block
+from hoodie_datasource.log.delete_block import decode_delete_block
 from hoodie_datasource.log.log_format import BlockType, read_log_blocks
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN

@@ -14,7 +14,8 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.log.log_blocks import encode_avro_data_block, encode_delete_block, encode_parquet_data_block
+from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
+from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import append_blocks
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from hoodie_datasource.table.file_names import LogFileName

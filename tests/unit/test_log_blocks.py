@@ -12,14 +12,9 @@ import os
 import pyarrow as pa
 import pytest
 
-from hoodie_datasource.log.log_blocks import (
-    decode_data_block,
-    decode_delete_block,
-    encode_avro_data_block,
-    encode_delete_block,
-    encode_parquet_data_block,
-    encode_rollback_command_block,
-)
+from hoodie_datasource.log.command_block import encode_rollback_command_block
+from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block, encode_parquet_data_block
+from hoodie_datasource.log.delete_block import decode_delete_block, encode_delete_block
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, append_blocks, encode_block, read_log_file
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from tests.conftest import SHARED_TABLES, unzip_table

@@ -20,18 +20,14 @@ import pytest
 
 from benchmarks.avro_blocks import records as avro_block_records
 from hoodie_datasource.errors import CorruptFileError, SchemaMismatchError, UnsupportedTableError
-from hoodie_datasource.log.log_blocks import (
-    decode_avro_records,
-    decode_command_block,
-    decode_data_block,
+from hoodie_datasource.log.avro_codec import decode_avro_records, encode_avro_records
+from hoodie_datasource.log.command_block import decode_command_block, encode_rollback_command_block
+from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block, encode_parquet_data_block
+from hoodie_datasource.log.delete_block import (
     decode_delete_block,
     decode_delete_records,
-    encode_avro_data_block,
-    encode_avro_records,
     encode_delete_block,
     encode_delete_content,
-    encode_parquet_data_block,
-    encode_rollback_command_block,
 )
 from hoodie_datasource.log.log_format import (
     MAGIC,
