@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install test test-unit lint demo bench clean java-check
+.PHONY: help install azurite test test-unit lint demo bench clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -26,7 +26,18 @@ SHIM_SOURCES := $(shell find jvm-shim/src -name '*.scala')
 $(SHIM_JAR): $(STAMP) $(SHIM_SOURCES)
 	$(PY) -m hoodie_datasource.spark.shim
 
-install: java-check $(STAMP) $(SHIM_JAR)  ## create .venv with the library and its test tools; build the jvm-shim
+# Azurite, the Azure Blob emulator the tests start (tests/object_stores.py), pinned, from npm into .tools/
+AZURITE_VERSION := 3.35.0
+AZURITE_STAMP := .tools/azurite-$(AZURITE_VERSION).installed
+
+$(AZURITE_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --prefix .tools --no-audit --no-fund --save-exact azurite@$(AZURITE_VERSION) && touch $@; \
+	else echo "npm not found: the Azure Blob tests will be skipped (CI=true fails them); install node 20 and npm"; fi
+
+azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the object-store tests
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite  ## create .venv with the library and its test tools; build the jvm-shim; Azurite
 
 test: install  ## run the whole test suite (the SQL tests in a process of their own)
 	$(PY) -m pytest -q --ignore=tests/sql
@@ -46,4 +57,4 @@ bench: install  ## benchmarks against delta-rs, pyiceberg, a Spark reload and a 
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
-	rm -rf $(VENV) build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)
+	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)

@@ -137,3 +137,16 @@ def assert_failed_write_left_nothing(path: str, before: set[str]) -> None:
 @pytest.fixture
 def table_path(tmp_path: Path) -> str:
     return str(tmp_path / "table")
+
+
+# Object-store servers (moto's S3, Azurite) and a new bucket or container per test: tests/object_stores.py
+from tests.object_stores import (  # noqa: E402, F401
+    azure_container,
+    azure_env,
+    azurite,
+    moto,
+    moto_auth,
+    no_conditional_put_proxy,
+    s3_bucket,
+    s3_env,
+)

@@ -100,7 +100,7 @@ class LocalStorage(Storage):
             for name in sorted(files):
                 st = os.stat(os.path.join(root, name))
                 found.append(FileInfo(join("" if base == "." else base, name), st.st_size, st.st_mtime_ns))
-        return found
+        return sorted(found, key=lambda f: f.path)  # by path, as object stores list
 
     def stat(self, rel: str) -> FileInfo | None:
         try:

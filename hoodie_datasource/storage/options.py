@@ -160,7 +160,7 @@ def _s3(table: TableUri, opts: dict[str, str], env: dict[str, str]) -> tuple[dic
         http = True
     if path_style is not None:
         config["virtual_hosted_style_request"] = str(not path_style).lower()
-    config.setdefault("region", "us-east-1")
+    config["region"] = config.get("region") or "us-east-1"  # the key is there (None) when nothing set it
     return config, http
 
 

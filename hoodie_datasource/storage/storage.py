@@ -100,7 +100,7 @@ class Storage(ABC):
     def move(self, src: str, dst: str) -> None:
         """Move a file within the table (a rename where the store has one, else copy and delete)."""
 
-    def make_dirs(self, rel: str) -> None:
+    def make_dirs(self, rel: str) -> None:  # noqa: B027 - a no-op where there are no directories
         """Create an empty directory where the store has directories (object stores have none)."""
 
     def exists(self, rel: str) -> bool:
