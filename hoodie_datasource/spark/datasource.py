@@ -34,7 +34,7 @@ from hoodie_datasource.spark.shim_options import (
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
 
 
@@ -51,7 +51,7 @@ def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
     cfg = resolve_read_config(options)
     if options.get(PLAN_INSTANT_OPTION):
         cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
-    plan = plan_read(table_path(options), cfg)
+    plan = plan_read(open_storage(table_path(options), options), cfg)
     if options.get(FILE_GROUPS_OPTION):
         plan = plan.only(frozenset(options[FILE_GROUPS_OPTION].split("\n")))
     return plan, cfg
@@ -68,7 +68,7 @@ class HoodieDataSource(DataSource):
         if self.options.get(PROCEDURE_OPTION):
             return procedure_schema(self.options)
         if self.options.get(ALTER_SCHEMA_OPTION):
-            alter_table(table_path(self.options), self.options[ALTER_SCHEMA_OPTION])
+            alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
@@ -89,8 +89,8 @@ class HoodieDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)
         if not overwrite:
-            base_path = local_path(table_path(options))
-            config = resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
+            storage = open_storage(table_path(options), options)
+            config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
             if clustered_input(options, config):
-                return PartitionWriter.create(options, schema)
+                return PartitionWriter.create(storage, options, schema)
         return StagedWriter.create(options, schema, overwrite)

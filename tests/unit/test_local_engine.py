@@ -13,6 +13,7 @@ import pytest
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.write_client import start_write
@@ -161,7 +162,7 @@ def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
     t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
     t2 = write_local(path, batch([("k050", 2, "x", -50), ("k007", 2, "x", -7), ("new", 2, "x", 1)]), OPTS)
     t3 = write_local(path, batch([("k090", 3, "x", -90)]), OPTS)
-    (slice_,) = plan_read(path, ReadConfig()).slices
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
     file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
     commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
     stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
