@@ -79,7 +79,7 @@ def test_compaction_that_died_midway_is_resumed(mor):
     instant = table.schedule_compaction()
     timeline = table.timeline()
     inflight = timeline.find(instant).with_state(State.INFLIGHT)
-    open(timeline.path_of(inflight), "wb").close()  # started, then died before writing anything
+    open(os.path.join(mor, timeline.path_of(inflight)), "wb").close()  # started, then died before writing anything
     stray = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
     open(stray, "wb").close()
     assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]  # still readable
