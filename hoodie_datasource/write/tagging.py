@@ -20,6 +20,7 @@ from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.records import (
@@ -99,7 +100,7 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     )
 
 
-def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
+def confirm(storage: Storage, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
             global_index: bool = False) -> pa.Table:
     """Exact locations among ``cands`` (which may span several files).
 
@@ -124,14 +125,14 @@ def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claim
     if not trust_single_claims:
         keep = np.zeros(cands.num_rows, dtype=bool)
         for base_file, rows in zip(names, rows_of):
-            keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)
+            keep[rows] = confirm_in_file(storage, base_file, pc.take(keys, pa.array(rows)), use_bloom)
         return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
     maybe = np.ones(cands.num_rows, dtype=bool)
     filtered = np.zeros(cands.num_rows, dtype=bool)
     if use_bloom:
         for base_file, rows in zip(names, rows_of):
-            checked = bloom_check(base_path, base_file, pc.take(keys, pa.array(rows)))
+            checked = bloom_check(storage, base_file, pc.take(keys, pa.array(rows)))
             if checked is not None:
                 maybe[rows] = checked
                 filtered[rows] = True
@@ -149,7 +150,7 @@ def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claim
     for base_file, rows in zip(names, rows_of):
         check = rows[exact[rows]]
         if len(check):
-            keep[check] = stored_key_check(base_path, base_file, pc.take(keys, pa.array(check)))
+            keep[check] = stored_key_check(storage, base_file, pc.take(keys, pa.array(check)))
     return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
 

@@ -136,10 +136,11 @@ def test_automatic_cleaning_and_archival(tmp_path):
 
 
 def test_compaction_is_not_scheduled_while_a_write_is_in_flight(mor):
+    from hoodie_datasource.storage.registry import open_storage
     from hoodie_datasource.write.write_client import start_write
 
     write_local(mor, batch([("a", 2, "x", 10)]), MOR)
-    session = start_write(mor, MOR, batch([("a", 3, "x", 11)]).schema)
+    session = start_write(open_storage(mor), MOR, batch([("a", 3, "x", 11)]).schema)
     assert HoodieTable(mor).schedule_compaction() is None
     session.abort()
     assert HoodieTable(mor).schedule_compaction() is not None
