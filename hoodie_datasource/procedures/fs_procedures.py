@@ -161,9 +161,11 @@ def _literal_prefix(pattern: str) -> str:
 
 
 def _glob_match(path: str, pattern: str) -> bool:
-    """Hadoop's globStatus: segment by segment, so ``*`` never crosses a '/'."""
+    """A glob matched segment by segment, so ``*`` never crosses a '/', and, as ``glob.glob`` does, a
+    hidden name (``.hoodie``) only by a segment that starts with '.'."""
     parts, wanted = path.split("/"), pattern.split("/")
-    return len(parts) == len(wanted) and all(fnmatch.fnmatchcase(p, w) for p, w in zip(parts, wanted))
+    return path != "" and len(parts) == len(wanted) and all(
+        fnmatch.fnmatchcase(p, w) and (not p.startswith(".") or w.startswith(".")) for p, w in zip(parts, wanted))
 
 
 def _ancestors(path: str) -> list[str]:

@@ -19,7 +19,7 @@ from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
-from hoodie_datasource.spark.file_listing import listing_schema
+from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
@@ -30,6 +30,7 @@ from hoodie_datasource.spark.shim_options import (
     PLAN_INSTANT_OPTION,
     PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
+    TABLE_PROPERTIES_OPTION,
     is_set,
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
@@ -67,6 +68,8 @@ class HoodieDataSource(DataSource):
     def schema(self) -> StructType:
         if self.options.get(PROCEDURE_OPTION):
             return procedure_schema(self.options)
+        if is_set(self.options, TABLE_PROPERTIES_OPTION):
+            return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
             alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)

@@ -92,7 +92,7 @@ class StagedWriter(DataSourceArrowWriter):
                 create_table(self.storage, self.options, self.schema)
                 return
             data = pa.concat_tables(tables, promote_options="default")
-            write_local(self.storage.uri, data, self.options)
+            write_local(self.storage, data, self.options)
         finally:
             self.storage.delete_tree(self.staging)
 
