@@ -1,10 +1,12 @@
 """What tagging reads from base files, remembered by the process: bloom filters and record keys.
 
 A base file never changes once written (a rewrite is a new file, with a new instant in its name),
-so what was read from it stays true. Entries are keyed by the file's full URI, size and modification
-time all the same, so a file replaced in place (a test, a restore) is read again. The size and time
-come from the listing the caller already has (``FileInfo``) when it passes one, so an object store
-is not asked for a HEAD per file; otherwise from ``storage.stat``. Merge-on-read upserts
+so what was read from it stays true. Entries are keyed by the file's full URI and size, so a file
+replaced in place by other content (a test, a hand-made repair) is read again. The size comes from
+the listing the caller already has (a ``FileInfo``) when it passes one, so an object store is not
+asked for a HEAD per file, else from ``storage.stat``. The modification time is left out of the key:
+the file system view keeps only sizes, and a Hudi base file's name (file id, write token, instant)
+is never reused for other content. Merge-on-read upserts
 keep tagging against the same base files until compaction, and Spark reuses its Python workers,
 so the keys and filters of a table's hot files are read once per worker instead of once per
 write; within one copy-on-write write, the merge reuses the filter tagging decoded.
@@ -72,7 +74,7 @@ def _identity(storage: Storage, rel: str, info: FileInfo | None) -> tuple:
         info = storage.stat(rel)
         if info is None:
             raise FileNotFoundError(f"Base file {storage.uri_of(rel)} does not exist")
-    return storage.uri_of(rel), info.size, info.modified_ns
+    return storage.uri_of(rel), info.size
 
 
 def stored_keys(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Array:

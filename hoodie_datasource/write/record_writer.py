@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
@@ -84,8 +85,9 @@ class RecordWriter:
             return tagging.untagged(records), files
         cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
         # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-        locations = tagging.confirm(self.ctx.storage, cands, index.uses_bloom,
-                                    trust_single_claims=True, global_index=index.is_global)
+        listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
+        locations = tagging.confirm(self.ctx.storage, cands, index.uses_bloom, trust_single_claims=True,
+                                    global_index=index.is_global, listed=listed)
         records = tagging.apply_tags(records, locations, index.is_global)
         return (tagging.split_partition_moves(records) if index.is_global else records), files
 

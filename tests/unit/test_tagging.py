@@ -30,9 +30,9 @@ def _key_reads(monkeypatch) -> list[int]:
     reads: list[int] = []
     real = tagging.stored_key_check
 
-    def counting(storage, base_file, keys):
+    def counting(storage, base_file, keys, info=None):
         reads.append(len(keys))
-        return real(storage, base_file, keys)
+        return real(storage, base_file, keys, info)
 
     monkeypatch.setattr(tagging, "stored_key_check", counting)
     monkeypatch.setattr(lookup, "stored_key_check", counting)
