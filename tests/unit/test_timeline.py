@@ -76,13 +76,14 @@ def test_transitions_are_create_once(tmp_path):
     from hoodie_datasource.table.table_config import TableConfig, write_table_config
 
     config = TableConfig("t", "COPY_ON_WRITE", 6, 1, ("id",), (), None, "", False, False, True, "PARQUET", "p")
-    write_table_config(open_storage(str(tmp_path)), config)
-    timeline = Timeline.load(open_storage(str(tmp_path)), config)
+    storage = open_storage(str(tmp_path))
+    write_table_config(storage, config)
+    timeline = Timeline.load(storage, config)
     requested = create_requested(timeline, "20240101000000000", "commit")
     inflight = transition_to_inflight(timeline, requested)
     transition_to_completed(timeline, inflight, b"{}")
     with pytest.raises(CommitConflictError, match="never overwritten"):
         transition_to_completed(timeline, inflight, b"{}")
-    loaded = Timeline.load(open_storage(str(tmp_path)), config)
+    loaded = Timeline.load(storage, config)
     assert [i.state for i in loaded.instants] == [State.COMPLETED]
     assert not [p for p in (tmp_path / ".hoodie").iterdir() if p.name.endswith(".tmp")]
