@@ -6,10 +6,11 @@ replaced in place by other content (a test, a hand-made repair) is read again. T
 the listing the caller already has (a ``FileInfo``) when it passes one, so an object store is not
 asked for a HEAD per file, else from ``storage.stat``. The modification time is left out of the key:
 the file system view keeps only sizes, and a Hudi base file's name (file id, write token, instant)
-is never reused for other content. Merge-on-read upserts
-keep tagging against the same base files until compaction, and Spark reuses its Python workers,
-so the keys and filters of a table's hot files are read once per worker instead of once per
-write; within one copy-on-write write, the merge reuses the filter tagging decoded.
+is never reused for other content.
+
+Merge-on-read upserts keep tagging against the same base files until compaction, and Spark reuses
+its Python workers, so the keys and filters of a table's hot files are read once per worker instead
+of once per write; within one copy-on-write write, the merge reuses the filter tagging decoded.
 
 The memory is bounded (least recently used entries go first).
 """

@@ -69,12 +69,13 @@ def _names(listing: Listing) -> list[str]:
     return [f.name for f in listing.files] + listing.dirs
 
 
-def _check_path(storage: Storage) -> None:
-    """Refuse a table path that is a file, or a non-empty directory holding no table."""
+def _check_path(storage: Storage) -> bool:
+    """Whether a table exists at ``storage``; refuses a table path that is a file, or a non-empty
+    directory holding no table."""
     if storage.stat("") is not None:
         raise InvalidTablePathError(f"{storage.uri} is a file, not a table directory")
     if table_exists(storage):
-        return
+        return True
     top = storage.list_dir("")
     stray = [n for n in _names(top) if not n.startswith(".")]
     # a .hoodie holding only .temp is the staging area of the first write through the data source
@@ -85,6 +86,7 @@ def _check_path(storage: Storage) -> None:
             f"{storage.uri} is not empty and holds no Hudi table (found e.g. {sorted(stray)[:3]}); "
             "write a hoodie table to an empty or new directory"
         )
+    return False
 
 
 @dataclass
@@ -254,8 +256,7 @@ class _CheckedWrite:
 
 def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
     """Resolve and validate the options and schema of a write, changing nothing."""
-    _check_path(storage)
-    existing = load_table_config(storage) if table_exists(storage) else None
+    existing = load_table_config(storage) if _check_path(storage) else None
     config = resolve_write_config(options, existing)
     config.keygen.validate_schema(incoming_schema.names)
     if IS_DELETED_COLUMN in incoming_schema.names and not pa.types.is_boolean(incoming_schema.field(IS_DELETED_COLUMN).type):
