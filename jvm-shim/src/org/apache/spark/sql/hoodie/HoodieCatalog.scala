@@ -254,8 +254,8 @@ object HoodieCatalog {
       case other => throw HoodieErrors.alterColumns(table.name(), s"unsupported change $other")
     }
     val requested = CatalogV2Util.applySchemaChanges(table.schema, changes, Some(HoodieSource.Name), "ALTER TABLE")
-    HoodieSource.dataSource().inferSchema(HoodieSource.options(
-      Map("path" -> table.location, HoodieSource.AlterSchemaOption -> requested.json)))
+    HoodieSource.dataSource().inferSchema(HoodieSource.options(HoodieSource.overlay(HoodieSource.storageOptions(),
+      Map("path" -> table.location, HoodieSource.AlterSchemaOption -> requested.json))))
     val partitionColumns = table.catalogTable.partitionColumnNames.toSet
     StructType(requested.filterNot(f => partitionColumns.contains(f.name)))
   }

@@ -58,13 +58,15 @@ object HoodieSource {
   /** The session's Hadoop object-store keys: the Python source reads a table's endpoint and credentials from them. */
   private val HadoopStorageKeys = Seq("spark.hadoop.fs.s3a.", "spark.hadoop.fs.azure.")
 
+  /** The session's Hadoop object-store keys (`spark.hadoop.fs.s3a.*`, `spark.hadoop.fs.azure.*`): every call into
+   * the Python source carries them, since it runs without a session to ask for the table's endpoint and credentials. */
+  def storageOptions(): Map[String, String] =
+    SparkSession.active.conf.getAll.filter { case (k, _) => HadoopStorageKeys.exists(k.toLowerCase.startsWith) }
+
   /** The session's `SET hoodie.*` options, which reach every SQL read and write as in Hudi's SQL, and its
-   * Hadoop object-store keys (the Python source runs without a session to ask). */
+   * Hadoop object-store keys. */
   def sessionOptions(): Map[String, String] =
-    SparkSession.active.conf.getAll.filter { case (k, _) =>
-      val key = k.toLowerCase
-      key.startsWith("hoodie.") || HadoopStorageKeys.exists(key.startsWith)
-    }
+    SparkSession.active.conf.getAll.filter { case (k, _) => k.toLowerCase.startsWith("hoodie.") } ++ storageOptions()
 
   /** What defines the table (Hudi's `overridingOpts` in `ProvidesHoodieConfig`): the catalog's, never a session's. */
   private val TableDefining = Set("path", "hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
@@ -96,7 +98,8 @@ object HoodieSource {
   def options(map: Map[String, String]): CaseInsensitiveStringMap = new CaseInsensitiveStringMap(map.asJava)
 
   /** The schema the Python source infers with these options (its errors message first: [[HoodieErrors.fromPython]]). */
-  def inferSchema(opts: Map[String, String]): StructType = HoodieErrors.fromPython(dataSource().inferSchema(options(opts)))
+  def inferSchema(opts: Map[String, String]): StructType =
+    HoodieErrors.fromPython(dataSource().inferSchema(options(overlay(storageOptions(), opts))))
 
   /** The columns of the table at `path` as the Python source reads them, without the meta columns. */
   def dataSchema(path: String): StructType =
