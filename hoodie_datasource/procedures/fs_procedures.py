@@ -113,6 +113,9 @@ def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any], conf: dict[st
     storage, pattern = _listed_root(table, args["path"])
     literal = _literal_prefix(pattern)
     files = storage.list_tree(literal)
+    if not files and literal:  # the path may name a file
+        found = storage.stat(literal)
+        files = [found] if found else []
     dirs = {d for f in files for d in _ancestors(f.path) if _is_under(d, literal)}
     if args["is_sub"]:
         entries = sorted(p for p in dirs | {f.path for f in files} if p != pattern and posixpath.dirname(p) == pattern)

@@ -55,6 +55,8 @@ def test_a_glob_matches_within_one_directory_level(table):
     rows = _detail(table, "*/*.parquet")
     assert sorted(r["storage_path"] for r in rows) == sorted(str(p) for p in parquet)
     assert all(r["path_num"] == 0 and r["file_num"] == 1 for r in rows)
+    (one,) = _detail(table, str(parquet[0]))
+    assert (one["storage_path"], one["storage_size"]) == (str(parquet[0]), parquet[0].stat().st_size)
 
 
 def test_a_path_outside_the_table_is_refused(table, tmp_path):
