@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError
 from hoodie_datasource.index.murmur_hash import KeyMatrix, key_bytes, length_groups
+from hoodie_datasource.storage.parquet import read_parquet_metadata
+from hoodie_datasource.storage.storage import Storage
 
 logger = logging.getLogger(__name__)
 
@@ -227,10 +229,10 @@ def bloom_filter_from_footer(serialized: str | bytes, type_code: str | None,
         raise CorruptFileError(f"Cannot decode bloom filter: {exc}") from exc
 
 
-def read_bloom_filter(parquet_path: str, metadata: pq.FileMetaData | None = None,
+def read_bloom_filter(storage: Storage, rel: str, metadata: pq.FileMetaData | None = None,
                       max_entries: int | None = None) -> BloomFilter | None:
-    """The bloom filter in a base file's footer, or None when it has none."""
-    kv = (metadata or pq.read_metadata(parquet_path)).metadata or {}
+    """The bloom filter in the footer of base file ``rel``, or None when it has none."""
+    kv = (metadata or read_parquet_metadata(storage, rel)).metadata or {}
     serialized = kv.get(FOOTER_BLOOM_KEY.encode()) or kv.get(FOOTER_LEGACY_BLOOM_KEY.encode())
     if serialized is None:
         return None

@@ -6,13 +6,12 @@ filters are read later, by the task that checks that file's candidates.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import pyarrow.parquet as pq
-
 from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY
+from hoodie_datasource.storage.parquet import read_parquet_metadata
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 
 
@@ -29,10 +28,10 @@ class FileKeyRange:
     has_logs: bool = False
 
 
-def _read_range(base_path: str, file_slice: FileSlice) -> FileKeyRange:
+def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
     relative = file_slice.base_relative_path
     assert relative is not None and file_slice.base_file is not None
-    metadata = pq.read_metadata(os.path.join(base_path, relative))
+    metadata = read_parquet_metadata(storage, relative)
     kv = metadata.metadata or {}
     low = kv.get(FOOTER_MIN_KEY.encode())
     high = kv.get(FOOTER_MAX_KEY.encode())
@@ -49,9 +48,11 @@ def _read_range(base_path: str, file_slice: FileSlice) -> FileKeyRange:
     )
 
 
-def load_key_ranges(base_path: str, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:
+def load_key_ranges(storage: Storage, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:
+    """The key range of every slice with a base file; footers are read in parallel (on an object
+    store each costs a ranged GET or two, so threads hide the latency)."""
     with_base = [s for s in slices if s.base_file is not None]
     if len(with_base) < 4:
-        return [_read_range(base_path, s) for s in with_base]
+        return [_read_range(storage, s) for s in with_base]
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        return list(pool.map(lambda s: _read_range(base_path, s), with_base))
+        return list(pool.map(lambda s: _read_range(storage, s), with_base))

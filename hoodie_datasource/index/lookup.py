@@ -9,7 +9,6 @@ into a phantom update (or an update into a duplicate).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +17,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.storage.storage import FileInfo, Storage
 
 
 def range_candidates(
@@ -57,31 +57,34 @@ def range_candidates(
     return np.concatenate(rows_out), np.concatenate(files_out)
 
 
-def bloom_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray | None:
+def bloom_check(storage: Storage, base_file: str, candidate_keys: pa.Array,
+                info: FileInfo | None = None) -> np.ndarray | None:
     """A bool per candidate key: may ``base_file``'s bloom filter hold it? None when it has no filter."""
-    bloom = base_file_cache.bloom_filter(os.path.join(base_path, base_file))
+    bloom = base_file_cache.bloom_filter(storage, base_file, info=info)
     if bloom is None:
         return None
     return np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
 
 
-def stored_key_check(base_path: str, base_file: str, candidate_keys: pa.Array) -> np.ndarray:
+def stored_key_check(storage: Storage, base_file: str, candidate_keys: pa.Array,
+                     info: FileInfo | None = None) -> np.ndarray:
     """A bool per candidate key: is it stored in ``base_file``? Reads the file's key column (once per
     process: base files are immutable)."""
-    stored = base_file_cache.stored_keys(os.path.join(base_path, base_file))
+    stored = base_file_cache.stored_keys(storage, base_file, info)
     return pc.is_in(candidate_keys, value_set=stored).to_numpy(zero_copy_only=False)
 
 
-def confirm_in_file(base_path: str, base_file: str, candidate_keys: pa.Array, use_bloom: bool) -> np.ndarray:
-    """A bool per candidate key: is it really stored in ``base_file``?"""
+def confirm_in_file(storage: Storage, base_file: str, candidate_keys: pa.Array, use_bloom: bool,
+                    info: FileInfo | None = None) -> np.ndarray:
+    """A bool per candidate key: is it really stored in ``base_file`` (``info``: its listing entry)?"""
     maybe = np.ones(len(candidate_keys), dtype=bool)
     if use_bloom and len(candidate_keys):
-        checked = bloom_check(base_path, base_file, candidate_keys)
+        checked = bloom_check(storage, base_file, candidate_keys, info)
         if checked is not None:
             maybe = checked
     if not maybe.any():
         return maybe
     subset = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
     result = np.zeros(len(candidate_keys), dtype=bool)
-    result[np.nonzero(maybe)[0][stored_key_check(base_path, base_file, subset)]] = True
+    result[np.nonzero(maybe)[0][stored_key_check(storage, base_file, subset, info)]] = True
     return result

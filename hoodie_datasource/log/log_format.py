@@ -8,11 +8,11 @@ A log file is a plain concatenation of blocks; every integer is big-endian::
     blockType      int32    BlockType
     header         int32 count, then count x (int32 key ordinal, int32 length, UTF-8 value)
     contentLength  int64
-    content        contentLength bytes (meaning depends on the block type: see log_blocks)
+    content        contentLength bytes (meaning depends on the block type: see data_block, delete_block, command_block)
     footer         same encoding as the header (Hudi always writes an empty one)
     totalLength    int64    bytes from the magic through the footer: a pointer back to the magic
 
-This module only frames blocks; :mod:`hoodie_datasource.log.log_blocks` interprets the contents.
+This module only frames blocks; the ``data_block``, ``delete_block`` and ``command_block`` modules interpret the contents.
 
 A block that does not frame exactly (a writer died mid-append, a length field is damaged, the
 trailing ``totalLength`` is missing or wrong) is skipped with a warning and scanning resumes at the
@@ -25,14 +25,13 @@ silently lose records.
 from __future__ import annotations
 
 import logging
-import mmap
-import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from hoodie_datasource.errors import CorruptFileError, UnsupportedTableError
+from hoodie_datasource.storage.storage import Storage
 
 logger = logging.getLogger(__name__)
 
@@ -138,32 +137,14 @@ def encode_block(block_type: BlockType, header: dict, content: bytes, footer: di
     ))
 
 
-def append_blocks(path: str, encoded_blocks: list[bytes]) -> int:
-    """Append already encoded blocks to ``path`` (created if missing) in one write, fsync it (and
-    its directory when the file is new) and return the file's new size."""
-    created = not os.path.exists(path)
+def write_log_file(storage: Storage, rel: str, encoded_blocks: list[bytes]) -> int:
+    """Write a NEW log file version holding the already encoded blocks and return its size.
+
+    Writers never append to an existing log file (object stores cannot): each write is a new
+    version, created whole and only if absent (``CommitConflictError`` if another writer took it)."""
     payload = b"".join(encoded_blocks)
-    with open(path, "ab") as handle:
-        handle.write(payload)
-        handle.flush()
-        os.fsync(handle.fileno())
-        size = handle.tell()
-    if created:
-        _fsync_directory(os.path.dirname(os.path.abspath(path)))
-    return size
-
-
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # some platforms / file systems cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    storage.create_once(rel, payload)
+    return len(payload)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -257,7 +238,7 @@ class _Scanner:
             try:
                 block = _frame(data, offset, size, self.path)
             except _BadFraming as exc:
-                resume = data.find(MAGIC, offset + 1)
+                resume = _find_magic(data, offset + 1)
                 stop = size if resume < 0 else resume
                 self.corrupt_blocks += 1
                 self.corrupt_ranges.append((offset, stop))
@@ -270,16 +251,27 @@ class _Scanner:
             offset += block.size
 
 
-def read_log_blocks(path: str) -> Iterator[LogBlock]:
-    """The well-formed blocks of the log file at ``path``, in file order; damaged regions are
+def _find_magic(data, start: int) -> int:
+    """The offset of the next magic at or after ``start`` (-1 if none), searching a chunk at a time:
+    ``data`` may be a memory-mapped Arrow buffer, which has no ``find`` of its own."""
+    size, step = len(data), 1 << 20
+    for pos in range(start, size, step):
+        hit = bytes(data[pos:pos + step + len(MAGIC) - 1]).find(MAGIC)
+        if hit >= 0:
+            return pos + hit
+    return -1
+
+
+def read_log_blocks(storage: Storage, rel: str) -> Iterator[LogBlock]:
+    """The well-formed blocks of the log file ``rel``, in file order; damaged regions are
     skipped with a warning (use :func:`read_log_file` to learn how many)."""
-    yield from _scan_file(path, None)
+    yield from _scan_file(storage, rel, None)
 
 
-def read_log_file(path: str) -> LogFileContents:
-    """Every well-formed block of the log file at ``path`` plus the count of skipped regions."""
+def read_log_file(storage: Storage, rel: str) -> LogFileContents:
+    """Every well-formed block of the log file ``rel`` plus the count of skipped regions."""
     contents = LogFileContents()
-    contents.blocks = list(_scan_file(path, contents))
+    contents.blocks = list(_scan_file(storage, rel, contents))
     return contents
 
 
@@ -290,22 +282,19 @@ def read_log_bytes(data: bytes, path: str = "<memory>") -> LogFileContents:
     return LogFileContents(blocks, scanner.corrupt_blocks, scanner.corrupt_ranges)
 
 
-def _scan_file(path: str, report: LogFileContents | None) -> Iterator[LogBlock]:
-    path = os.fspath(path)
+def _scan_file(storage: Storage, rel: str, report: LogFileContents | None) -> Iterator[LogBlock]:
+    path = storage.uri_of(rel)
     try:
-        handle = open(path, "rb")
+        # locally a memory map: a log file may be up to ~1 GB and only one block at a time is copied
+        data = storage.read_buffer(rel)
     except FileNotFoundError:
         raise CorruptFileError(f"Log file {path} does not exist") from None
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0:
-            return
-        # Map rather than read: a log file may be up to ~1 GB and only one block at a time is copied.
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            scanner = _Scanner(data, path)
-            try:
-                yield from scanner
-            finally:
-                if report is not None:
-                    report.corrupt_blocks = scanner.corrupt_blocks
-                    report.corrupt_ranges = scanner.corrupt_ranges
+    if len(data) == 0:
+        return
+    scanner = _Scanner(data, path)
+    try:
+        yield from scanner
+    finally:
+        if report is not None:
+            report.corrupt_blocks = scanner.corrupt_blocks
+            report.corrupt_ranges = scanner.corrupt_ranges

@@ -10,7 +10,8 @@ list nothing themselves.
 from __future__ import annotations
 
 import fnmatch
-import os
+import posixpath
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,9 @@ import pyarrow as pa
 from hoodie_datasource.config.property import parse_bool, parse_int
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.procedures.procedure import LIMIT, TABLE, Parameter, Procedure, Rows, refuse_unsupported
-from hoodie_datasource.storage.local import child_paths, content_summary, glob_paths
+from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.storage import FileInfo, Storage, join
+from hoodie_datasource.storage.uri import parse_table_uri, scheme_of
 from hoodie_datasource.table.file_group import LogFile
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.hoodie_table import HoodieTable
@@ -50,12 +53,12 @@ def _log_names(logs: Sequence[LogFile]) -> str:
 
 
 def _data_file(table: HoodieTable, partition: str, base: Any) -> str:
-    return os.path.join(table.base_path, partition, base.name) if base else ""
+    return table.storage.uri_of(join(partition, base.name)) if base else ""
 
 
 def _show_fsview_all(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     timeline, shown = _view_timeline(table, args)
-    view = FileSystemView(table.base_path, timeline)
+    view = FileSystemView(timeline)
     rows = []
     for group in view.file_groups(_partitions(view, args["path_regex"])):
         bases = sorted((b for b in group.base_files if b.instant_time in shown), key=lambda b: b.instant_time)
@@ -77,7 +80,7 @@ def _show_fsview_latest(table: HoodieTable, args: dict[str, Any], conf: dict[str
     pattern = args["partition_path"] if args["path_regex"] == _ALL_PARTITIONS else args["path_regex"]
     refuse_unsupported(table, "show_fsview_latest", args, include_in_flight=False, exclude_compaction=False, merge=True)
     timeline = table.timeline()
-    view = FileSystemView(table.base_path, timeline)
+    view = FileSystemView(timeline)
     completed = {i.timestamp for i in timeline.instants if i.is_completed}
     as_of = args["max_instant"] or None
     if as_of and not args["include_max"]:  # the view as of the last completed instant before max_instant
@@ -106,15 +109,84 @@ def _human_size(size: int) -> str:
 
 def _show_fs_path_detail(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
     """Hudi's ``show_fs_path_detail``: the size of ``path`` (a glob), or of each entry under it with
-    ``is_sub``; local storage has no quotas (-1, as Hadoop reports none)."""
-    base = table.base_path
-    paths = child_paths(base) if args["is_sub"] else glob_paths(base)
+    ``is_sub``, from one listing; no quotas (-1, as Hadoop reports none for local files)."""
+    storage, pattern = _listed_root(table, args["path"])
+    literal = _literal_prefix(pattern)
+    files = storage.list_tree(literal)
+    if not files and literal:  # the path may name a file
+        found = storage.stat(literal)
+        files = [found] if found else []
+    dirs = {d for f in files for d in _ancestors(f.path) if _is_under(d, literal)}
+    if args["is_sub"]:
+        entries = sorted(p for p in dirs | {f.path for f in files} if p != pattern and posixpath.dirname(p) == pattern)
+    elif pattern == literal:
+        entries = [pattern] if pattern in dirs or any(f.path == pattern for f in files) else []
+    else:
+        entries = sorted(p for p in dirs | {f.path for f in files} if _glob_match(p, pattern))
     rows = []
-    for path in paths:
-        dirs, files, size = content_summary(path)
-        rows.append((dirs, files, size, _human_size(size), path, size, -1, -1))
+    for entry in entries:
+        path_num, file_num, size = _content_summary(entry, entry in dirs, files, dirs)
+        rows.append((path_num, file_num, size, _human_size(size), storage.uri_of(entry), size, -1, -1))
     rows.sort(key=lambda r: r[2] if args["sort"] else r[1], reverse=True)
     return rows[:args["limit"]]
+
+
+_GLOB_CHARS = re.compile(r"[*?[]")
+
+
+def _listed_root(table: HoodieTable, path: str) -> tuple[Storage, str]:
+    """The storage to list (the table's, or for a glob table location its literal prefix's) and ``path``
+    relative to it: ``path`` is a URI or absolute path under it, or a path relative to it."""
+    magic = _GLOB_CHARS.search(table.path)
+    root = table.path[:magic.start()].rsplit("/", 1)[0] if magic else table.path
+    storage = HoodieTable(root, table.storage_options).storage
+    if scheme_of(path) is None and not path.startswith("/"):
+        return storage, path.strip("/")
+    parsed = parse_table_uri(path)
+    full = local_path(path) if parsed.backend == "local" else parsed.uri
+    base = storage.uri.rstrip("/")
+    if full.rstrip("/") == base:
+        return storage, ""
+    if not full.startswith(base + "/"):
+        raise HoodieConfigError(f"CALL show_fs_path_detail: path {path!r} is not under the table {storage.uri}")
+    return storage, full[len(base) + 1:].strip("/")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The directories of ``pattern`` before its first glob segment (the whole pattern if it has none)."""
+    parts = pattern.split("/") if pattern else []
+    literal = []
+    for part in parts:
+        if _GLOB_CHARS.search(part):
+            break
+        literal.append(part)
+    return join(*literal)
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """A glob matched segment by segment, so ``*`` never crosses a '/', and, as ``glob.glob`` does, a
+    hidden name (``.hoodie``) only by a segment that starts with '.'."""
+    parts, wanted = path.split("/"), pattern.split("/")
+    return path != "" and len(parts) == len(wanted) and all(
+        fnmatch.fnmatchcase(p, w) and (not p.startswith(".") or w.startswith(".")) for p, w in zip(parts, wanted))
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(len(parts) + 1)]
+
+
+def _is_under(path: str, directory: str) -> bool:
+    return not directory or path == directory or path.startswith(directory + "/")
+
+
+def _content_summary(entry: str, is_dir: bool, files: list[FileInfo], dirs: set[str]) -> tuple[int, int, int]:
+    """(directories, files, bytes) under ``entry``, itself included, as Hadoop's ``ContentSummary``
+    counts them; directories are known from the files' paths (object stores have no empty ones)."""
+    if not is_dir:
+        return 0, 1, next(f.size for f in files if f.path == entry)
+    inside = [f for f in files if _is_under(f.path, entry)]
+    return sum(1 for d in dirs if _is_under(d, entry)), len(inside), sum(f.size for f in inside)
 
 
 _FSVIEW = (TABLE, Parameter("max_instant", default=""), Parameter("include_max", default=False, parse=parse_bool),

@@ -33,10 +33,12 @@ def call(name: str, path: str | None, named: Mapping[str, str], positional: Sequ
          conf: Mapping[str, str] | None = None) -> pa.Table:
     """Run procedure ``name`` on the table at ``path`` (the ``table`` or ``path`` argument, resolved).
     ``conf``: the session's ``hoodie.*`` options, which the procedure's ``options`` and arguments override
-    (Hudi's ``HoodieCLIUtils.createHoodieWriteClient``: session conf < specified conf)."""
+    (Hudi's ``HoodieCLIUtils.createHoodieWriteClient``: session conf < specified conf); the table's storage
+    is opened with them (credentials and endpoints)."""
     proc = procedure(name)
     args = proc.bind(named, positional)
     if not path:
         raise HoodieConfigError(f"CALL {proc.name}: name the table with table => '<name>' (or path => '<path>')")
-    rows = proc.run(HoodieTable(path), args, dict(conf or {}))
+    session = dict(conf or {})
+    rows = proc.run(HoodieTable(path, session), args, session)  # the session's hoodie.storage.* settings apply
     return pa.Table.from_pylist([dict(zip(proc.output.names, row)) for row in rows], schema=proc.output)

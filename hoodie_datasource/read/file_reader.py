@@ -1,12 +1,13 @@
 """Reading base files as Arrow batches in the table's schema, with an optional row filter.
 
 A filter is handed to pyarrow's dataset scanner, which skips row groups by their min/max
-statistics and filters rows; a file written before a column existed reads it as nulls.
+statistics and filters rows; a file written before a column existed reads it as nulls. The file is
+fetched through the table's storage (a memory map locally, one GET on an object store) and scanned
+from memory.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -15,6 +16,7 @@ import pyarrow.dataset as ds
 
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.records import conform
 
@@ -22,17 +24,17 @@ BATCH_ROWS = 262144
 
 
 def read_base_file(
-    base_path: str,
+    storage: Storage,
     relative: str,
     schema: pa.Schema,
     row_filter: pc.Expression | None = None,
     filter_columns: frozenset[str] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
-    dataset = ds.dataset(os.path.join(base_path, relative), format="parquet")
-    file_columns = set(dataset.schema.names)
+    fragment = ds.ParquetFileFormat().make_fragment(pa.BufferReader(storage.read_buffer(relative)))
+    file_columns = set(fragment.physical_schema.names)
     pushable = row_filter is not None and filter_columns <= file_columns
     columns = [name for name in schema.names if name in file_columns]
-    scanner = dataset.scanner(
+    scanner = fragment.scanner(
         columns=columns, filter=row_filter if pushable else None, batch_size=BATCH_ROWS, use_threads=False
     )
     for batch in scanner.to_batches():
@@ -50,7 +52,7 @@ def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expres
     merged with its log blocks (merge-on-read snapshot and incremental). With ``columns``, a base
     file is read for those columns only (plus the filter's); a merge always reads whole records."""
     if plan.needs_merge(file_slice):
-        merged = read_merged_slice(plan.base_path, file_slice, plan.schema, plan.visible_instants,
+        merged = read_merged_slice(plan.storage, file_slice, plan.schema, plan.visible_instants,
                                    plan.ordering_field)
         if row_filter is not None:
             merged = merged.filter(row_filter)
@@ -60,5 +62,5 @@ def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expres
         if columns is not None:
             wanted = columns | filter_columns
             schema = pa.schema([f for f in plan.schema if f.name in wanted])
-        yield from read_base_file(plan.base_path, file_slice.base_relative_path, schema, row_filter,
+        yield from read_base_file(plan.storage, file_slice.base_relative_path, schema, row_filter,
                                   filter_columns)

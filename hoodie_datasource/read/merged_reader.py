@@ -10,17 +10,17 @@ work per record. Memory: one file slice (base + its logs) is held at a time.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Collection
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hoodie_datasource.log.data_block import decode_data_block
 from hoodie_datasource.log.delete_block import decode_delete_block
 from hoodie_datasource.log.log_format import BlockType, read_log_blocks
+from hoodie_datasource.storage.parquet import read_parquet
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
 from hoodie_datasource.write.records import conform
@@ -30,13 +30,8 @@ logger = logging.getLogger(__name__)
 SEQ = "__hoodie_seq"
 
 
-def _log_path(base_path: str, file_slice: FileSlice, name: str) -> str:
-    return os.path.join(base_path, file_slice.partition_path, name) if file_slice.partition_path else os.path.join(
-        base_path, name)
-
-
 def read_merged_slice(
-    base_path: str,
+    storage: Storage,
     file_slice: FileSlice,
     schema: pa.Schema,
     visible_instants: Collection[str],
@@ -44,7 +39,7 @@ def read_merged_slice(
 ) -> pa.Table:
     parts: list[pa.Table] = []
     if file_slice.base_file is not None:
-        base = pq.read_table(os.path.join(base_path, file_slice.base_relative_path))
+        base = read_parquet(storage, file_slice.base_relative_path)
         parts.append(conform(base, schema))
     seqs = [0] * len(parts)
     delete_keys: list[pa.Array] = []
@@ -52,7 +47,7 @@ def read_merged_slice(
     blocks = []
     rolled_back: set[str] = set()
     for log in file_slice.log_files:
-        for block in read_log_blocks(_log_path(base_path, file_slice, log.name)):
+        for block in read_log_blocks(storage, file_slice.relative_path(log.name)):
             if block.instant_time not in visible_instants:
                 continue
             if block.block_type == BlockType.COMMAND:

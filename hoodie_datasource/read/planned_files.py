@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.storage.parquet import read_parquet_schema
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 
 logger = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class PlannedFile:
     group: str  # the file group: partition path / file id
-    path: str | None  # absolute path of the base file; None for a slice of log files only
+    path: str | None  # the base file's full URI (a plain absolute path locally); None for a slice of log files only
     size: int  # bytes: of the base file when native, else of the whole slice
     native: bool
 
@@ -44,8 +44,8 @@ class PlannedFiles:
 
 
 @functools.lru_cache(maxsize=4096)
-def _file_schema(path: str) -> pa.Schema:
-    return pq.read_schema(path)  # base files never change once written
+def _file_schema(storage: Storage, rel: str) -> pa.Schema:
+    return read_parquet_schema(storage, rel)  # base files never change once written
 
 
 def stores_as_is(file_schema: pa.Schema, schema: pa.Schema) -> bool:
@@ -65,8 +65,8 @@ def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
     first_file: dict[str, str] = {}
     for s in slices:
         if s.base_file is not None and not plan.needs_merge(s):
-            first_file.setdefault(s.base_file.instant_time, os.path.join(plan.base_path, s.relative_path(s.base_file.name)))
-    return {instant for instant, path in first_file.items() if stores_as_is(_file_schema(path), plan.schema)}
+            first_file.setdefault(s.base_file.instant_time, s.relative_path(s.base_file.name))
+    return {instant for instant, rel in first_file.items() if stores_as_is(_file_schema(plan.storage, rel), plan.schema)}
 
 
 def planned_files(plan: ReadPlan) -> PlannedFiles:
@@ -75,7 +75,7 @@ def planned_files(plan: ReadPlan) -> PlannedFiles:
     files = []
     for s in slices:
         native = s.base_file is not None and s.base_file.instant_time in as_is and not plan.needs_merge(s)
-        path = os.path.join(plan.base_path, s.base_relative_path) if s.base_relative_path else None
+        path = plan.storage.uri_of(s.base_relative_path) if s.base_relative_path else None
         size = s.base_file.size if native and s.base_file else s.total_size
         files.append(PlannedFile(s.group, path, size, native))
     logger.info("Planned %d file slices: %d base files read as they are", len(files), sum(f.native for f in files))

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ReadPlan:
-    base_path: str
+    storage: Storage
     table: TableConfig
     schema: pa.Schema  # meta columns (when the table has them) + data columns
     slices: tuple[FileSlice, ...]
@@ -69,12 +69,11 @@ def table_schema(timeline: Timeline) -> pa.Schema:
     return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
 
 
-def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
-    base_path = local_path(path)
-    table = load_table_config(base_path)
-    timeline = Timeline.load(base_path, table)
+def plan_read(storage: Storage, cfg: ReadConfig) -> ReadPlan:
+    table = load_table_config(storage)
+    timeline = Timeline.load(storage, table)
     schema = table_schema(timeline)
-    view = FileSystemView(base_path, timeline)
+    view = FileSystemView(timeline)
     commit_range = None
     upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)
     visible_upto = upto  # the newest write whose log blocks the slices merge
@@ -105,7 +104,7 @@ def plan_read(path: str, cfg: ReadConfig) -> ReadPlan:
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
     visible = timeline.completed_writes_upto(visible_upto)
-    return ReadPlan(base_path, table, schema, tuple(slices), commit_range,
+    return ReadPlan(storage, table, schema, tuple(slices), commit_range,
                     merge_logs=cfg.query_type != "read_optimized",
                     visible_instants=frozenset(i.timestamp for i in visible),
                     ordering_field=table.precombine_field,

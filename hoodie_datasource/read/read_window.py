@@ -31,14 +31,13 @@ so those checks return before reading any clean.
 from __future__ import annotations
 
 import logging
-import os
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config.keys import INCR_FALLBACK_FULL_SCAN
 from hoodie_datasource.errors import ReadWindowError
-from hoodie_datasource.storage.local import list_names
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.table_config import METAFOLDER
@@ -76,9 +75,10 @@ class ReadWindow:
 def hudi_archived(timeline: Timeline) -> bool:
     """Apache Hudi has archived instants of this table into its archive log (which is not read here)."""
     if timeline.config.timeline_layout_version >= 2:
-        return any(True for _ in list_names(os.path.join(timeline.directory, HUDI_HISTORY_FOLDER)))
-    archive = os.path.join(timeline.base_path, METAFOLDER, timeline.config.archive_folder)
-    return any(name.startswith(HUDI_ARCHIVE_LOG_PREFIX) for name in list_names(archive))
+        listing = timeline.storage.list_dir(join(timeline.directory, HUDI_HISTORY_FOLDER))
+        return bool(listing.files or listing.dirs)
+    archive = join(METAFOLDER, timeline.config.archive_folder)
+    return any(name.startswith(HUDI_ARCHIVE_LOG_PREFIX) for name in timeline.storage.list_names(archive))
 
 
 def load_read_window(timeline: Timeline, view: FileSystemView, timeline_start: str | None = None) -> ReadWindow:

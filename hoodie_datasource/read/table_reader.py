@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.storage.registry import open_storage
 
 
-def read_table(path: str, cfg: ReadConfig | None = None) -> pa.Table:
-    plan = plan_read(path, cfg or ReadConfig())
+def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mapping[str, str] | None = None) -> pa.Table:
+    """The query ``cfg`` on the table at ``path`` (a local path or a table URI); ``storage_options`` are
+    ``hoodie.storage.*`` keys (credentials, endpoints)."""
+    plan = plan_read(open_storage(path, storage_options), cfg or ReadConfig())
     row_filter = plan.commit_filter()
     batches = [b for s in plan.slices for b in read_file_slice(plan, s, row_filter)]
     return pa.Table.from_batches(batches, schema=plan.schema) if batches else plan.schema.empty_table()

@@ -14,10 +14,10 @@ window (files of archived commits are still read as part of the latest snapshot)
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.instant import State
 from hoodie_datasource.timeline.timeline import Timeline
@@ -48,9 +48,11 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         cutoff = min(cutoff, pending[0])
     if earliest_retained:
         cutoff = min(cutoff, earliest_retained)
+    storage = timeline.storage
     source = timeline.directory
-    target = os.path.join(timeline.base_path, METAFOLDER, timeline.config.archive_folder)
-    os.makedirs(target, exist_ok=True)
+    target = join(METAFOLDER, timeline.config.archive_folder)
+    storage.make_dirs(target)
+    present = set(storage.list_names(source))  # one listing, not a HEAD per instant file
     moved = []
     for instant in active:
         if instant.timestamp >= cutoff or not instant.is_completed:
@@ -62,8 +64,8 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
             names |= {f"{instant.timestamp}.compaction.requested", f"{instant.timestamp}.compaction.inflight"}
         # the completed file last: an instant is never left on the active timeline as pending
         for name in sorted(names, key=lambda n: 1 if n == instant.file_name(layout) else 0):
-            if os.path.exists(os.path.join(source, name)):
-                os.replace(os.path.join(source, name), os.path.join(target, name))
+            if name in present:
+                storage.move(join(source, name), join(target, name))
         moved.append(instant.timestamp)
     logger.info("Archived %d instants older than %s", len(moved), cutoff)
     return moved

@@ -17,13 +17,12 @@ than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerP
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.storage.local import remove_if_exists
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
 from hoodie_datasource.timeline.instant import CLEAN
@@ -55,7 +54,7 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
     if not completed:
         return {}, ""
     retained_from = completed[max(0, len(completed) - cfg.commits_retained)].timestamp
-    view = FileSystemView(timeline.base_path, timeline)
+    view = FileSystemView(timeline)
     pending_compaction = timeline.pending_compactions()
     committed = {i.timestamp for i in completed}
     replaced_at: dict[tuple[str, str], str] = {}
@@ -99,6 +98,7 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
     doomed, retained_from = files_to_clean(timeline, cfg)
     if not any(doomed.values()):
         return None
+    storage = timeline.storage
     instant_time = new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()
     plan = {
@@ -108,7 +108,7 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
         "filesToBeDeletedPerPartition": None,
         "version": 2,
         "filePathsToBeDeletedPerPartition": {
-            p: [{"filePath": os.path.join(timeline.base_path, p, n), "isBootstrapBaseFile": False} for n in names]
+            p: [{"filePath": storage.uri_of(join(p, n)), "isBootstrapBaseFile": False} for n in names]
             for p, names in doomed.items()
         },
         "partitionsToBeDeleted": None,
@@ -118,8 +118,7 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
     partition_metadata = {}
     total = 0
     for partition, names in doomed.items():
-        directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
-        ok = [n for n in names if remove_if_exists(os.path.join(directory, n))]
+        ok = [n for n in names if storage.delete(join(partition, n))]
         total += len(ok)
         partition_metadata[partition] = {
             "partitionPath": partition, "policy": cfg.policy, "deletePathPatterns": names,

@@ -21,7 +21,6 @@ Strategies (``hoodie.compaction.strategy``):
 from __future__ import annotations
 
 import logging
-import os
 import posixpath
 import time
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import delete_instant_data_files
-from hoodie_datasource.storage.local import remove_if_exists
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
 from hoodie_datasource.table.fs_view import FileSystemView
@@ -108,7 +107,7 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
     if _pending_writes(timeline):
         logger.info("Not scheduling compaction: writes %s are in flight", _pending_writes(timeline))
         return None
-    view = FileSystemView(timeline.base_path, timeline)
+    view = FileSystemView(timeline)
     pending = timeline.pending_compactions()
     candidates = [s for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
     selected = _select(candidates, cfg)
@@ -132,9 +131,9 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
         "operations": operations, "extraMetadata": None, "version": 2}))
     # A writer that started before the plan existed appends to the old slice: withdraw the plan.
     # (Writers create their instant before reading pending compactions, so one of the two sees the other.)
-    racing = _pending_writes(Timeline.load(timeline.base_path, timeline.config))
+    racing = _pending_writes(Timeline.load(timeline.storage, timeline.config))
     if racing:
-        remove_if_exists(timeline.path_of(requested))
+        timeline.storage.delete(timeline.path_of(requested))
         logger.info("Withdrew compaction %s: writes %s started meanwhile", instant_time, racing)
         return None
     logger.info("Scheduled compaction %s of %d file groups (%s)", instant_time, len(selected), cfg.strategy)
@@ -145,12 +144,11 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
     instant = timeline.find(instant_time)
     if instant is None or instant.action != COMPACTION or instant.is_completed:
         raise TimelineError(f"No pending compaction {instant_time}")
-    base_path = timeline.base_path
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
     if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
         # ``timeline`` may be stale: another run of this compaction may have completed it since, and
         # its data files (named with the instant) are a completed commit's now, never to be deleted
-        current = Timeline.load(base_path, timeline.config).find(instant_time)
+        current = Timeline.load(timeline.storage, timeline.config).find(instant_time)
         if current is None or current.is_completed:
             raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
         delete_instant_data_files(timeline, instant)
@@ -160,44 +158,50 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
     data_schema = data_schema_of(schema)
     visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
     stats = []
+    file_sizes: dict[str, dict[str, int]] = {}  # per partition, listed once for all its operations
     for op in plan.get("operations") or ():
-        stats.append(_compact_one(timeline, op, instant_time, schema, visible, cfg))
+        stats.append(_compact_one(timeline, op, instant_time, schema, visible, cfg, file_sizes))
     name = timeline.config.name
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
     transition_to_completed(timeline, instant, metadata.to_json())
-    delete_marker_dir(base_path, instant_time)
+    delete_marker_dir(timeline.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
     return instant_time
 
 
 def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
-                 cfg: CompactionConfig) -> WriteStat:
+                 cfg: CompactionConfig, file_sizes: dict[str, dict[str, int]]) -> WriteStat:
     started = time.monotonic()
+    storage = timeline.storage
     partition = op.get("partitionPath") or ""
-    directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
+    if partition not in file_sizes:
+        file_sizes[partition] = {f.name: f.size for f in storage.list_dir(partition).files}
+    sizes = file_sizes[partition]
     logs = []
-    for name in op.get("deltaFilePaths") or ():
-        parsed = LogFileName.parse(posixpath.basename(name))
-        size = os.path.getsize(os.path.join(directory, posixpath.basename(name)))
-        logs.append(LogFile(posixpath.basename(name), parsed.file_id, parsed.instant_time, parsed.version,
-                            parsed.write_token, size))
+    for name in map(posixpath.basename, op.get("deltaFilePaths") or ()):
+        if name not in sizes:
+            raise FileNotFoundError(f"Log file {storage.uri_of(join(partition, name))} of compaction {instant_time} "
+                                    "is missing")
+        parsed = LogFileName.parse(name)
+        logs.append(LogFile(name, parsed.file_id, parsed.instant_time, parsed.version, parsed.write_token,
+                            sizes[name]))
     base_name = op.get("dataFilePath")
     base = BaseFile(posixpath.basename(base_name), op["fileId"], op["baseInstantTime"], 0) if base_name else None
     file_slice = FileSlice(partition, op["fileId"], op["baseInstantTime"], base, tuple(logs))
-    merged = read_merged_slice(timeline.base_path, file_slice, schema, visible, timeline.config.precombine_field)
+    merged = read_merged_slice(storage, file_slice, schema, visible, timeline.config.precombine_field)
     file_name = base_file_name(op["fileId"], UNKNOWN_WRITE_TOKEN, instant_time)
     if FILE_NAME_COLUMN in merged.column_names:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,
                                    pa.repeat(pa.scalar(file_name, pa.string()), merged.num_rows))
     keys = merged.column(RECORD_KEY_COLUMN)
     footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
-    create_marker(timeline.base_path, instant_time, partition, file_name, "CREATE")
-    size = write_base_file(os.path.join(directory, file_name), merged, footer, cfg.compression,
+    create_marker(storage, instant_time, partition, file_name, "CREATE")
+    size = write_base_file(storage, join(partition, file_name), merged, footer, cfg.compression,
                            timeline.config.record_key_fields)
     return WriteStat(
         fileId=op["fileId"],
-        path=posixpath.join(partition, file_name) if partition else file_name,
+        path=join(partition, file_name),
         partitionPath=partition,
         prevCommit=op["baseInstantTime"],
         numWrites=merged.num_rows,
@@ -216,6 +220,6 @@ def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig) -> list[s
     done = []
     for instant in timeline.instants:
         if instant.action == COMPACTION and not instant.is_completed:
-            done.append(execute_compaction(Timeline.load(timeline.base_path, timeline.config), instant.timestamp, cfg))
+            done.append(execute_compaction(Timeline.load(timeline.storage, timeline.config), instant.timestamp, cfg))
     return done
 

@@ -10,14 +10,14 @@ once, then cleans up the same way.
 from __future__ import annotations
 
 import logging
-import os
+import posixpath
 import time
 from collections import defaultdict
 
 from hoodie_datasource.errors import TimelineError
-from hoodie_datasource.storage.local import remove_if_exists
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName
-from hoodie_datasource.table.fs_view import list_partitions
+from hoodie_datasource.table.fs_view import list_table_files
 from hoodie_datasource.timeline.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State
@@ -34,29 +34,26 @@ from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 logger = logging.getLogger(__name__)
 
 
-def _files_named_with(base_path: str, partitioned: bool, instant_time: str) -> list[str]:
-    found = []
-    for partition in list_partitions(base_path, partitioned):
-        directory = os.path.join(base_path, partition) if partition else base_path
-        for name in os.listdir(directory):
-            parsed = BaseFileName.parse(name)
-            if parsed is not None and parsed.instant_time == instant_time:
-                found.append(f"{partition}/{name}" if partition else name)
-    return found
-
-
 def instant_data_files(timeline: Timeline, instant: Instant, extra: list[str] | None = None) -> list[str]:
-    """Relative paths of the data files ``instant`` wrote: marked, listed in ``extra``, or named with it."""
-    files = set(marked_files(timeline.base_path, instant.timestamp)) | set(extra or ())
-    files |= set(_files_named_with(timeline.base_path, timeline.config.is_partitioned, instant.timestamp))
-    return sorted(f for f in files if os.path.exists(os.path.join(timeline.base_path, f)))
+    """Relative paths of the data files ``instant`` wrote: marked, listed in ``extra``, or named with it
+    (in a partition, or the table root when it is not partitioned), from one listing of the table."""
+    storage = timeline.storage
+    partitioned = timeline.config.is_partitioned
+    present = {f.path for files in list_table_files(storage).values() for f in files}
+    named = set()
+    for path in present:
+        parsed = BaseFileName.parse(posixpath.basename(path))
+        if parsed is not None and parsed.instant_time == instant.timestamp and bool(posixpath.dirname(path)) == partitioned:
+            named.add(path)
+    files = set(marked_files(storage, instant.timestamp)) | set(extra or ()) | named
+    return sorted(f for f in files if f in present)
 
 
 def delete_instant_data_files(timeline: Timeline, instant: Instant, extra: list[str] | None = None) -> int:
     """Delete every data file ``instant`` wrote (used to restart a failed compaction)."""
-    files = instant_data_files(timeline, instant, extra)
-    deleted = sum(remove_if_exists(os.path.join(timeline.base_path, f)) for f in files)
-    delete_marker_dir(timeline.base_path, instant.timestamp)
+    storage = timeline.storage
+    deleted = sum(storage.delete(f) for f in instant_data_files(timeline, instant, extra))
+    delete_marker_dir(storage, instant.timestamp)
     return deleted
 
 
@@ -83,16 +80,16 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
     }
     requested = create_requested(timeline, rollback_time, ROLLBACK, encode(ROLLBACK_PLAN, plan))
     inflight = transition_to_inflight(timeline, requested)
+    storage = timeline.storage
     if target.is_completed:
-        remove_if_exists(timeline.path_of(target))  # readers stop seeing the instant here
+        storage.delete(timeline.path_of(target))  # readers stop seeing the instant here
     partition_metadata = {}
     for partition, names in by_partition.items():
-        directory = os.path.join(timeline.base_path, partition) if partition else timeline.base_path
-        ok = [n for n in names if remove_if_exists(os.path.join(directory, n))]
+        ok = [n for n in names if storage.delete(join(partition, n))]
         partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
                                          "failedDeleteFiles": [n for n in names if n not in ok],
                                          "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
-    delete_marker_dir(timeline.base_path, target.timestamp)
+    delete_marker_dir(storage, target.timestamp)
     delete_pending_files(timeline, target)
     metadata = {
         "startRollbackTime": rollback_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
@@ -118,11 +115,11 @@ def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
     for request in plan.get("RollbackRequests") or ():
         partition = request["partitionPath"]
         for name in request.get("filesToBeDeleted") or ():
-            remove_if_exists(os.path.join(timeline.base_path, partition, name))
+            timeline.storage.delete(join(partition, name))
     target = plan["instantToRollback"]
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
-        remove_if_exists(timeline.path_of(Instant(target["commitTime"], action, state)))
+        timeline.storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
     inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
     metadata = {"startRollbackTime": instant.timestamp, "timeTakenInMillis": 0, "totalFilesDeleted": 0,
                 "commitsRollback": [target["commitTime"]], "partitionMetadata": {}, "version": 1,
@@ -138,11 +135,11 @@ def rollback_failed_writes(timeline: Timeline) -> list[str]:
         if instant.action == ROLLBACK:
             _finish_pending_rollback(timeline, instant)
     if rolled or any(i.action == ROLLBACK for i in timeline.pending()):
-        timeline = Timeline.load(timeline.base_path, timeline.config)
+        timeline = Timeline.load(timeline.storage, timeline.config)
     for instant in timeline.pending():
         if instant.action in WRITE_ACTIONS:
             rollback_pending(timeline, instant)
-            timeline = Timeline.load(timeline.base_path, timeline.config)
+            timeline = Timeline.load(timeline.storage, timeline.config)
             rolled.append(instant.timestamp)
     return rolled
 

@@ -13,29 +13,30 @@ from hoodie_datasource.services.compaction import (
     run_pending_compactions,
     schedule_compaction,
 )
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import TableConfig
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
 
-def compact_now(base_path: str, table: TableConfig, services: ServicesConfig) -> list[str]:
+def compact_now(storage: Storage, table: TableConfig, services: ServicesConfig) -> list[str]:
     """Finish pending compactions, then schedule and run a new one if any slice has logs."""
-    done = run_pending_compactions(Timeline.load(base_path, table), services.compaction)
-    instant = schedule_compaction(Timeline.load(base_path, table), services.compaction)
+    done = run_pending_compactions(Timeline.load(storage, table), services.compaction)
+    instant = schedule_compaction(Timeline.load(storage, table), services.compaction)
     if instant is not None:
-        done.append(execute_compaction(Timeline.load(base_path, table), instant, services.compaction))
+        done.append(execute_compaction(Timeline.load(storage, table), instant, services.compaction))
     return done
 
 
-def run_inline_services(base_path: str, table: TableConfig, services: ServicesConfig) -> None:
+def run_inline_services(storage: Storage, table: TableConfig, services: ServicesConfig) -> None:
     if table.is_mor and services.inline_compact:
-        timeline = Timeline.load(base_path, table)
+        timeline = Timeline.load(storage, table)
         if delta_commits_since_last_compaction(timeline) >= services.compaction.max_delta_commits:
-            compact_now(base_path, table, services)
+            compact_now(storage, table, services)
     if services.auto_clean:
-        clean(Timeline.load(base_path, table), services.clean)
+        clean(Timeline.load(storage, table), services.clean)
     if services.auto_archive:
-        timeline = Timeline.load(base_path, table)
+        timeline = Timeline.load(storage, table)
         _, retained = files_to_clean(timeline, services.clean)
         archive(timeline, services.archive, retained or None)

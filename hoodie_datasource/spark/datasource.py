@@ -19,7 +19,7 @@ from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
-from hoodie_datasource.spark.file_listing import listing_schema
+from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
@@ -30,11 +30,12 @@ from hoodie_datasource.spark.shim_options import (
     PLAN_INSTANT_OPTION,
     PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
+    TABLE_PROPERTIES_OPTION,
     is_set,
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
 
 
@@ -51,7 +52,7 @@ def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
     cfg = resolve_read_config(options)
     if options.get(PLAN_INSTANT_OPTION):
         cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
-    plan = plan_read(table_path(options), cfg)
+    plan = plan_read(open_storage(table_path(options), options), cfg)
     if options.get(FILE_GROUPS_OPTION):
         plan = plan.only(frozenset(options[FILE_GROUPS_OPTION].split("\n")))
     return plan, cfg
@@ -67,8 +68,10 @@ class HoodieDataSource(DataSource):
     def schema(self) -> StructType:
         if self.options.get(PROCEDURE_OPTION):
             return procedure_schema(self.options)
+        if is_set(self.options, TABLE_PROPERTIES_OPTION):
+            return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
-            alter_table(table_path(self.options), self.options[ALTER_SCHEMA_OPTION])
+            alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
         plan, _ = _plan(self.options)
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
@@ -89,8 +92,8 @@ class HoodieDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)
         if not overwrite:
-            base_path = local_path(table_path(options))
-            config = resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
+            storage = open_storage(table_path(options), options)
+            config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
             if clustered_input(options, config):
-                return PartitionWriter.create(options, schema)
+                return PartitionWriter.create(storage, options, schema)
         return StagedWriter.create(options, schema, overwrite)

@@ -21,6 +21,7 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.spark.write_dag import PER_PARTITION_OPERATIONS, task_token
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -46,9 +47,9 @@ class PartitionWriter(DataSourceArrowWriter):
         self.writer = session.record_writer()
 
     @staticmethod
-    def create(options: dict[str, str], schema: StructType) -> PartitionWriter:
+    def create(storage: Storage, options: dict[str, str], schema: StructType) -> PartitionWriter:
         options = {key: value for key, value in options.items() if key.lower() != CLUSTERED_OPTION}
-        session = start_write(options.get("path") or options.get("location"), options, spark_arrow_schema(schema))
+        session = start_write(storage, options, spark_arrow_schema(schema))
         session.mark_inflight({})
         return PartitionWriter(session)
 

@@ -14,6 +14,7 @@ from pyspark.sql.types import StructType
 
 from hoodie_datasource.procedures import call, procedure
 from hoodie_datasource.spark.shim_options import PROCEDURE_OPTION
+from hoodie_datasource.spark.storage_keys import HADOOP_STORAGE_PREFIXES
 from hoodie_datasource.spark.types import spark_schema
 
 _ARG = f"{PROCEDURE_OPTION}.arg."
@@ -44,6 +45,7 @@ class ProcedureReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         named, positional = _arguments(self.options)
         conf = {k: v for k, v in self.options.items()
-                if k.lower().startswith("hoodie.") and not k.lower().startswith(PROCEDURE_OPTION)}
+                if k.lower().startswith(("hoodie.", *HADOOP_STORAGE_PREFIXES))
+                and not k.lower().startswith(PROCEDURE_OPTION)}
         result = call(self.options[PROCEDURE_OPTION], self.options.get("path"), named, positional, conf)
         yield from result.to_batches()

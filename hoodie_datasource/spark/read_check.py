@@ -22,7 +22,8 @@ from pyspark.sql.utils import to_str
 
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.spark.datasource import table_path
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.spark.storage_keys import session_storage_keys
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config
 
 _PATCHED = ("format", "option", "options", "load")
@@ -39,7 +40,7 @@ def check_read(options: Mapping[str, str], path: Any = None) -> None:
             return  # several paths: the data source itself says it reads one table
         opts["path"] = path
     resolve_read_config(opts)
-    load_table_config(local_path(table_path(opts)))  # TableNotFoundError naming the path
+    load_table_config(open_storage(table_path(opts), opts))  # TableNotFoundError naming the path
 
 
 def _reader_classes() -> list[type]:
@@ -85,6 +86,9 @@ def _patch(cls: type) -> None:
         source = format if format is not None else getattr(self, "_hoodie_read_format", None)
         if (source or "").lower() in _formats:
             given = {str(key).lower(): to_str(value) for key, value in opts.items() if value is not None}
+            session = getattr(self, "_spark", None) or self._client  # classic / Spark Connect
+            for key, value in session_storage_keys(session, {**_options(self), **given}).items():
+                self.option(key, value)  # the data source's worker has no session to ask
             check_read({**_options(self), **given}, path)
         return original["load"](self, path, format, schema, **opts)
 

@@ -18,9 +18,10 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import read_check, save_modes
 from hoodie_datasource.spark.datasource import HoodieDataSource
+from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.worker_python import use_driver_python_locally
 from hoodie_datasource.spark.write_dag import write_dataframe
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import table_exists
 
 logger = logging.getLogger(__name__)
@@ -56,9 +57,10 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
     path = path or opts.pop("path", None)
     if not path:
         raise HoodieConfigError("A table path is required: .save(path) or option('path', ...)")
+    opts.update(session_storage_keys(df.sparkSession, opts))
     operation = _operation(opts, mode)
     if mode in _ERROR_MODES or mode == "ignore":
-        if table_exists(local_path(path)):
+        if table_exists(open_storage(path, opts)):
             if mode == "ignore":
                 logger.info("Table at %s exists; mode('ignore') writes nothing", path)
                 return

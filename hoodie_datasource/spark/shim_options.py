@@ -15,6 +15,9 @@ FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 ALTER_SCHEMA_OPTION = "hoodie.datasource.write.alter.schema"
 """``schema()`` first commits these columns (a Spark ``StructType`` as JSON) as the table's schema
 (``ALTER TABLE``: ``spark.alter_table``)."""
+TABLE_PROPERTIES_OPTION = "hoodie.datasource.read.table.properties"
+"""``schema()`` returns the table's ``hoodie.properties`` (``spark.file_listing.properties_schema``): the shim
+asks when Spark's Hadoop file system cannot read the table's URI (s3:// without hadoop-aws)."""
 PROCEDURE_OPTION = "hoodie.datasource.procedure"
 """A read of this procedure's result (``CALL``: ``spark.procedures``); its arguments are the options
 ``hoodie.datasource.procedure.arg.<name>`` and ``hoodie.datasource.procedure.position.<i>``."""

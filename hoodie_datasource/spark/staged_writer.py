@@ -1,14 +1,13 @@
 """The data source writer for writes that bypass ``register()``'s DAG (SQL INSERT, insertInto).
 
 Spark gives the writer its input as the user partitioned it and no SparkSession in ``commit()``,
-so tasks only stage their rows (``.hoodie/.temp/staging-<id>/``) and ``commit()`` runs the whole
-write with the local engine: correct for any input partitioning, bounded by one process.
+so tasks only stage their rows (``.hoodie/.temp/staging-<id>/``, through the table's storage, so on
+an object store too) and ``commit()`` runs the whole write with the local engine: correct for any
+input partitioning, bounded by one process.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +22,9 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.spark.types import spark_arrow_schema
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.parquet import read_parquet
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.write_client import create_table
@@ -31,15 +32,15 @@ from hoodie_datasource.write.write_client import create_table
 
 @dataclass
 class StagedFile(WriterCommitMessage):
-    path: str
+    path: str  # relative to the table; "" when the task had no rows
     rows: int
 
 
 class StagedWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict[str, str], staging: str, base_path: str, schema: pa.Schema):
+    def __init__(self, options: dict[str, str], staging: str, storage: Storage, schema: pa.Schema):
         self.options = options
-        self.staging = staging
-        self.base_path = base_path
+        self.staging = staging  # relative to the table
+        self.storage = storage
         self.schema = schema
 
     @staticmethod
@@ -47,8 +48,8 @@ class StagedWriter(DataSourceArrowWriter):
         path = options.get("path") or options.get("location")
         if not path:
             raise HoodieConfigError("A table path is required: use .save(path) or option('path', ...)")
-        base_path = local_path(path)
         options = dict(options)
+        storage = open_storage(path, options)
         if overwrite:
             # INSERT OVERWRITE replaces the table, or with dynamic partition overwrite (the shim asks for
             # operation insert_overwrite) only the partitions the new rows fall in
@@ -57,40 +58,43 @@ class StagedWriter(DataSourceArrowWriter):
                 options.pop(name.lower(), None)
             options[k.OPERATION.key] = "insert_overwrite" if dynamic else "insert_overwrite_table"
         # fail now, in the planning worker, rather than after every task ran
-        resolve_write_config(options, load_table_config(base_path) if table_exists(base_path) else None)
-        staging = os.path.join(base_path, METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
-        return StagedWriter(options, staging, base_path, spark_arrow_schema(schema))
+        resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
+        staging = join(METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
+        return StagedWriter(options, staging, storage, spark_arrow_schema(schema))
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
         task = TaskContext.get()
         name = f"part-{task.partitionId() if task else 0}-{task.attemptNumber() if task else 0}.parquet"
-        os.makedirs(self.staging, exist_ok=True)
-        path = os.path.join(self.staging, name)
+        rel = join(self.staging, name)
+        sink = pa.BufferOutputStream()  # the file is stored whole: object stores have no append
         rows = 0
         writer = None
         try:
             for batch in iterator:
                 if writer is None:
-                    writer = pq.ParquetWriter(path, batch.schema)
+                    writer = pq.ParquetWriter(sink, batch.schema)
                 writer.write_batch(batch)
                 rows += batch.num_rows
         finally:
             if writer is not None:
                 writer.close()
-        return StagedFile(path if rows else "", rows)
+        if not rows:
+            return StagedFile("", 0)
+        self.storage.write(rel, sink.getvalue())
+        return StagedFile(rel, rows)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         try:
             staged = [m.path for m in messages if isinstance(m, StagedFile) and m.path]
-            tables = [pq.read_table(p) for p in staged]
+            tables = [read_parquet(self.storage, rel) for rel in staged]
             if not tables:
                 # no rows: a new table is created empty (SQL CREATE TABLE and CTAS of nothing), no commit
-                create_table(self.base_path, self.options, self.schema)
+                create_table(self.storage, self.options, self.schema)
                 return
             data = pa.concat_tables(tables, promote_options="default")
-            write_local(self.base_path, data, self.options)
+            write_local(self.storage, data, self.options)
         finally:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            self.storage.delete_tree(self.staging)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
+        self.storage.delete_tree(self.staging)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -31,7 +30,10 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
-from hoodie_datasource.table.file_names import PARTITION_METAFILE, write_token
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.file_names import write_token
+from hoodie_datasource.table.fs_view import list_partitions
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
@@ -67,11 +69,11 @@ def _candidates(files, prune: bool, global_index: bool):
     return run
 
 
-def _confirm(base_path: str, use_bloom: bool):
+def _confirm(storage: Storage, use_bloom: bool):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # all candidates of a file are in this task: check each file once
         table = pa.Table.from_batches(list(batches), schema=tagging.CANDIDATE_SCHEMA)
-        yield from tagging.confirm(base_path, table, use_bloom).to_batches()
+        yield from tagging.confirm(storage, table, use_bloom).to_batches()
     return run
 
 
@@ -123,18 +125,6 @@ def _schema_with(df: DataFrame, *fields: tuple[str, T.DataType]) -> T.StructType
     return T.StructType(list(df.schema.fields) + [T.StructField(n, t, True) for n, t in fields])
 
 
-def _count_partitions(base_path: str, limit: int) -> int:
-    """Partition directories of the table (those with a partition metafile), counting up to ``limit``."""
-    found = 0
-    for root, dirs, files in os.walk(base_path):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        if root != base_path and PARTITION_METAFILE in files:
-            found += 1
-            if found >= limit:
-                break
-    return found
-
-
 def _write_tasks(session: WriteSession, df: DataFrame) -> int:
     """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
     but no more than the table has partitions (more would be tasks with nothing to do).
@@ -145,7 +135,7 @@ def _write_tasks(session: WriteSession, df: DataFrame) -> int:
     configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
     if session.new_table:
         return configured
-    return max(1, min(configured, _count_partitions(session.base_path, configured)))
+    return max(1, min(configured, len(list_partitions(session.storage, True))))  # one listing of the table
 
 
 def _step(session: WriteSession, df: DataFrame, what: str):
@@ -179,7 +169,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str
 
     A ``HoodieError`` raised in a task is raised again here, as itself (Spark's exception chained)."""
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
-    session = start_write(path, options, arrow_schema)
+    session = start_write(open_storage(path, options), options, arrow_schema)
     persisted: list[DataFrame] = []
     try:
         return _run(session, df, persisted)
@@ -223,7 +213,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
             _candidates(files, cfg.index.prune_by_ranges, cfg.index.is_global), cand_schema
         )
         locations = cands.repartition(max(1, min(len(files), 200)), "_hoodie_base_file").mapInArrow(
-            _confirm(session.base_path, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
+            _confirm(session.storage, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
         )
         on = [RECORD_KEY_COLUMN] if cfg.index.is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
         # locations are index metadata (key -> file id of the batch's updates): small, so they are

@@ -65,7 +65,7 @@ class HoodieTable:
     def compact(self, **options: str) -> list[str]:
         """Finish pending compactions, then schedule and run a new one (MERGE_ON_READ); returns the
         compaction instants completed. Options: the ``hoodie.compaction.*`` keys."""
-        return compact_now(self.base_path, self.config, resolve_services_config(options))
+        return compact_now(self.storage, self.config, resolve_services_config(options))
 
     def schedule_compaction(self, **options: str) -> str | None:
         return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)

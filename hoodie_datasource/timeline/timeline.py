@@ -70,7 +70,8 @@ class Timeline:
         directory = timeline_dir(config)
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
-        archived_names = storage.list_names(join(METAFOLDER, config.archive_folder)) if config.timeline_layout_version < 2 else []
+        layout_1 = config.timeline_layout_version < 2
+        archived_names = storage.list_names(join(METAFOLDER, config.archive_folder)) if layout_1 else []
         archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
         for name in storage.list_names(directory) + archived_names:
             instant = Instant.parse(name)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, avro_record_name_and_namespace, to_avro_json
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT
@@ -62,12 +62,11 @@ def evolved_schema(current: pa.Schema, requested: pa.Schema, fixed: tuple[str, .
     return pa.schema(fields + added)
 
 
-def alter_table_schema(path: str, requested: pa.Schema) -> str | None:
+def alter_table_schema(storage: Storage, requested: pa.Schema) -> str | None:
     """Commit ``requested`` (every column of the table, new ones included) as the table's schema;
     returns the instant, or None when the schema is already that."""
-    base_path = local_path(path)
-    config = load_table_config(base_path)
-    timeline = Timeline.load(base_path, config)
+    config = load_table_config(storage)
+    timeline = Timeline.load(storage, config)
     current = table_data_schema(timeline) or pa.schema([])
     schema = evolved_schema(current, requested, config.record_key_fields + config.partition_fields)
     if schema.equals(current):

@@ -1,13 +1,14 @@
 """Merge-on-read: updates and deletes of a file group appended as log blocks.
 
-Each write appends one new log file version to the file group's latest slice (layout 1 names it
+Each write adds one new log file version to the file group's latest slice (layout 1 names it
 after the slice's base instant): a data block with the updated records (PARQUET_DATA by default,
 AVRO_DATA on request) and a DELETE block with deleted keys. Readers merge it with the base file.
+The version is written whole and only if absent (object stores cannot append), as Hudi does where
+``HoodieStorage`` lacks append support (``HoodieLogFormatWriter`` rolls over to a new version).
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
 import time
 
@@ -16,8 +17,9 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import encode_delete_block
-from hoodie_datasource.log.log_format import append_blocks
+from hoodie_datasource.log.log_format import write_log_file
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import LogFileName
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -26,14 +28,11 @@ from hoodie_datasource.write.records import IS_DELETE_COLUMN, conform, dedupe, w
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
 
-def next_log_version(directory: str, file_id: str, base_instant: str) -> int:
+def next_log_version(storage: Storage, partition: str, file_id: str, base_instant: str) -> int:
+    """One more than the highest log version of the slice in ``partition`` (one listing)."""
     versions = [0]
     prefix = f".{file_id}_{base_instant}.log."
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        names = []
-    for name in names:
+    for name in storage.list_names(partition):
         if name.startswith(prefix):
             parsed = LogFileName.parse(name)
             if parsed is not None:
@@ -69,12 +68,11 @@ def append_to_file_group(
         blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
                                           deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant,
                                           avro_schema=avro_schema))
-    directory = os.path.join(ctx.base_path, target.partition) if target.partition else ctx.base_path
-    version = next_log_version(directory, target.file_id, target.base_instant)
+    version = next_log_version(ctx.storage, target.partition, target.file_id, target.base_instant)
     log_name = LogFileName(target.file_id, target.base_instant, version, token).name()
-    create_marker(ctx.base_path, ctx.instant, target.partition, log_name, "APPEND")
-    size = append_blocks(os.path.join(directory, log_name), blocks)
-    relative = posixpath.join(target.partition, log_name) if target.partition else log_name
+    relative = join(target.partition, log_name)
+    create_marker(ctx.storage, ctx.instant, target.partition, log_name, "APPEND")
+    size = write_log_file(ctx.storage, relative, blocks)
     return WriteStat(
         fileId=target.file_id,
         path=relative,

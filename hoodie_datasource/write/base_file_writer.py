@@ -1,8 +1,10 @@
-"""Writing a parquet base file with Hudi's footer: bloom filter and min/max record key."""
+"""Writing a parquet base file with Hudi's footer: bloom filter and min/max record key.
+
+The file is encoded in memory and stored whole through the table's ``Storage`` (one PUT on an object
+store), so no reader ever sees a partial base file.
+"""
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +20,7 @@ from hoodie_datasource.index.bloom_filter import (
     BloomFilter,
     new_bloom_filter,
 )
+from hoodie_datasource.storage.storage import Storage
 
 
 def new_filter_for(index: IndexConfig, keys: pa.Array | pa.ChunkedArray) -> BloomFilter:
@@ -56,9 +59,9 @@ def _looks_unique(column: pa.ChunkedArray) -> bool:
     return pc.count_distinct(sample, mode="all").as_py() >= len(sample)
 
 
-def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compression: str,
+def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str], compression: str,
                     unique_columns: tuple[str, ...] = (), first_new_row: int = 0) -> int:
-    """Write ``table`` to ``path`` (which must not exist) and return the file size in bytes.
+    """Write ``table`` to ``rel`` (which must not exist) and return the file size in bytes.
 
     Rows from ``first_new_row`` on (the rows a merge writes in this commit) get row groups of their
     own, apart from the rows carried over, so their ``_hoodie_commit_time`` statistics let an
@@ -73,7 +76,6 @@ def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compress
     values are all distinct, skip dictionary encoding, which cannot pay off for them (writes are
     faster and files smaller); the sequence number also skips column statistics, which no reader
     uses."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
     names = table.column_names
     options = {
@@ -81,9 +83,12 @@ def write_base_file(path: str, table: pa.Table, footer: dict[str, str], compress
         "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
     }
     table = table.replace_schema_metadata(None)
-    with pq.ParquetWriter(path, table.schema, compression=compression, **options) as writer:
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression=compression, **options) as writer:
         for part in (table.slice(0, first_new_row), table.slice(first_new_row)):
             if part.num_rows:
                 writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
         writer.add_key_value_metadata(footer)
-    return os.path.getsize(path)
+    data = sink.getvalue()
+    storage.write(rel, data)
+    return data.size

@@ -6,15 +6,14 @@ once, so it can merge them with the stored records in a single pass.
 
 from __future__ import annotations
 
-import os
-import posixpath
 import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hoodie_datasource.index import base_file_cache
+from hoodie_datasource.storage.parquet import read_parquet
+from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
@@ -47,9 +46,8 @@ def write_file_group(
     stored_bloom = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        base_path = os.path.join(ctx.base_path, target.base_file)
-        existing = pq.ParquetFile(base_path).read()
-        stored_bloom = base_file_cache.bloom_filter(base_path, ctx.index.bloom_max_entries)
+        existing = read_parquet(ctx.storage, target.base_file)
+        stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -61,7 +59,7 @@ def write_file_group(
         return None
 
     file_name = base_file_name(target.file_id, token, ctx.instant)
-    relative = posixpath.join(target.partition, file_name) if target.partition else file_name
+    relative = join(target.partition, file_name)
     full_schema = pa.unify_schemas([meta_schema(), ctx.data_schema])
 
     incoming_rows = -plan.sources[plan.num_kept:] - 1
@@ -96,8 +94,8 @@ def write_file_group(
     else:
         bloom = new_filter_for(ctx.index, keys)
     footer = footer_metadata(keys, bloom)
-    create_marker(ctx.base_path, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
-    size = write_base_file(os.path.join(ctx.base_path, relative), output, footer, ctx.compression,
+    create_marker(ctx.storage, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
+    size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
                            ctx.record_key_fields, first_new_row=plan.num_kept)
     finished = time.monotonic()
     return WriteStat(

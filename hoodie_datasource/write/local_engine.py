@@ -8,6 +8,8 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
@@ -15,9 +17,13 @@ from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
 
-def write_local(path: str, data: pa.Table, options: Mapping[str, str]) -> str:
-    """Write ``data`` with the operation in ``options``; return the committed instant time."""
-    session = start_write(path, options, data.schema)
+def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]) -> str:
+    """Write ``data`` with the operation in ``options``; return the committed instant time.
+
+    ``table`` is the table's storage, or its URI (a Python API entry point: the storage is then
+    opened with the ``hoodie.storage.*`` keys of ``options``)."""
+    storage = open_storage(table, options) if isinstance(table, str) else table
+    session = start_write(storage, options, data.schema)
     try:
         return _run(session, data)
     except BaseException:

@@ -1,45 +1,37 @@
 """Marker files: every data file a write is about to create is recorded first.
 
 ``.hoodie/.temp/<instant>/<partition>/<file>.marker.<CREATE|MERGE|APPEND>`` (Hudi's direct
-markers). A rollback deletes exactly the marked files of a failed instant, and a commit deletes
-marked files that are not in its write stats (left by failed or retried task attempts).
+markers, ``DirectWriteMarkers``): an empty file, or an empty object on an object store. A rollback
+deletes exactly the marked files of a failed instant, and a commit deletes marked files that are not
+in its write stats (left by failed or retried task attempts).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER
 
 MARKER_SUFFIX = ".marker."
 
 
-def marker_dir(base_path: str, instant: str) -> str:
-    return os.path.join(base_path, METAFOLDER, ".temp", instant)
+def marker_dir(instant: str) -> str:
+    """The markers of ``instant``, relative to the table."""
+    return join(METAFOLDER, ".temp", instant)
 
 
-def create_marker(base_path: str, instant: str, partition: str, file_name: str, io_type: str) -> None:
-    directory = os.path.join(marker_dir(base_path, instant), partition) if partition else marker_dir(
-        base_path, instant
-    )
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, f"{file_name}{MARKER_SUFFIX}{io_type}"), "wb"):
-        pass
+def create_marker(storage: Storage, instant: str, partition: str, file_name: str, io_type: str) -> None:
+    storage.write(join(marker_dir(instant), partition, f"{file_name}{MARKER_SUFFIX}{io_type}"), b"")
 
 
-def marked_files(base_path: str, instant: str) -> list[str]:
-    """Relative paths of the data files marked for ``instant``."""
-    root = marker_dir(base_path, instant)
+def marked_files(storage: Storage, instant: str) -> list[str]:
+    """Paths (relative to the table) of the data files marked for ``instant``: one listing."""
+    root = marker_dir(instant)
     found = []
-    for directory, _, files in os.walk(root):
-        rel_dir = os.path.relpath(directory, root)
-        for name in files:
-            if MARKER_SUFFIX in name:
-                data_name = name.split(MARKER_SUFFIX, 1)[0]
-                found.append(data_name if rel_dir == "." else f"{rel_dir.replace(os.sep, '/')}/{data_name}")
+    for info in storage.list_tree(root):
+        if MARKER_SUFFIX in info.name:
+            found.append(info.path[len(root) + 1:].split(MARKER_SUFFIX, 1)[0])
     return sorted(found)
 
 
-def delete_marker_dir(base_path: str, instant: str) -> None:
-    shutil.rmtree(marker_dir(base_path, instant), ignore_errors=True)
+def delete_marker_dir(storage: Storage, instant: str) -> None:
+    storage.delete_tree(marker_dir(instant))

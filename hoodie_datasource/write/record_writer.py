@@ -7,7 +7,6 @@ process (local engine) and inside a Spark task that owns one partition's records
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -17,6 +16,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
@@ -45,11 +45,10 @@ class RecordWriter:
         if self.new_table:
             return []
         if partitions is None:
-            view = FileSystemView(self.ctx.base_path, self.timeline)
+            view = FileSystemView(self.timeline)
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
-            wanted = [p for p in partitions if os.path.isdir(os.path.join(self.ctx.base_path, p))]
-            view = FileSystemView(self.ctx.base_path, self.timeline, partitions=wanted)
-        return load_key_ranges(self.ctx.base_path, view.latest_file_slices())
+            view = FileSystemView(self.timeline, partitions=list(partitions))
+        return load_key_ranges(self.ctx.storage, view.latest_file_slices())
 
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
         return self.timeline.pending_compactions() if self.config.is_mor else {}
@@ -86,8 +85,9 @@ class RecordWriter:
             return tagging.untagged(records), files
         cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
         # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-        locations = tagging.confirm(self.ctx.base_path, cands, index.uses_bloom,
-                                    trust_single_claims=True, global_index=index.is_global)
+        listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
+        locations = tagging.confirm(self.ctx.storage, cands, index.uses_bloom, trust_single_claims=True,
+                                    global_index=index.is_global, listed=listed)
         records = tagging.apply_tags(records, locations, index.is_global)
         return (tagging.split_partition_moves(records) if index.is_global else records), files
 

@@ -18,13 +18,12 @@ double; float -> double). Any other type change, and dropping a column, is refus
 from __future__ import annotations
 
 import logging
-import os
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
+from hoodie_datasource.storage.parquet import read_parquet_schema
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write.records import data_schema_of
@@ -82,10 +81,12 @@ def _base_file_schema(timeline: Timeline, stat: dict) -> pa.Schema | None:
     if not path.endswith(".parquet") and stat.get("baseFile"):
         partition = stat.get("partitionPath") or ""
         path = f"{partition}/{stat['baseFile']}" if partition else stat["baseFile"]
-    full = os.path.join(timeline.base_path, path)
-    if path.endswith(".parquet") and os.path.exists(full):
-        return data_schema_of(pq.read_schema(full)).remove_metadata()
-    return None
+    if not path.endswith(".parquet"):
+        return None
+    try:
+        return data_schema_of(read_parquet_schema(timeline.storage, path)).remove_metadata()
+    except FileNotFoundError:  # cleaned since (the commit's metadata still names it)
+        return None
 
 
 def table_data_schema(timeline: Timeline) -> pa.Schema | None:

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,7 @@ from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
+from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.records import (
@@ -99,9 +100,11 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     )
 
 
-def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
-            global_index: bool = False) -> pa.Table:
-    """Exact locations among ``cands`` (which may span several files).
+def confirm(storage: Storage, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
+            global_index: bool = False, listed: Mapping[str, FileInfo] | None = None) -> pa.Table:
+    """Exact locations among ``cands`` (which may span several files). ``listed``: the candidate
+    files' listing entries by relative path, when the caller has them (saves a HEAD per file on an
+    object store).
 
     With ``trust_single_claims`` (the caller holds every candidate of its keys) a key whose bloom
     filters point at a single file is sent to that file's group without reading the file's keys.
@@ -121,17 +124,18 @@ def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claim
     names = encoded.dictionary.to_pylist()
     rows_of = [np.nonzero(codes == code)[0] for code in range(len(names))]
     keys = cands.column(RECORD_KEY_COLUMN).combine_chunks()
+    info = (listed or {}).get
     if not trust_single_claims:
         keep = np.zeros(cands.num_rows, dtype=bool)
         for base_file, rows in zip(names, rows_of):
-            keep[rows] = confirm_in_file(base_path, base_file, pc.take(keys, pa.array(rows)), use_bloom)
+            keep[rows] = confirm_in_file(storage, base_file, pc.take(keys, pa.array(rows)), use_bloom, info(base_file))
         return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
     maybe = np.ones(cands.num_rows, dtype=bool)
     filtered = np.zeros(cands.num_rows, dtype=bool)
     if use_bloom:
         for base_file, rows in zip(names, rows_of):
-            checked = bloom_check(base_path, base_file, pc.take(keys, pa.array(rows)))
+            checked = bloom_check(storage, base_file, pc.take(keys, pa.array(rows)), info(base_file))
             if checked is not None:
                 maybe[rows] = checked
                 filtered[rows] = True
@@ -149,7 +153,7 @@ def confirm(base_path: str, cands: pa.Table, use_bloom: bool, trust_single_claim
     for base_file, rows in zip(names, rows_of):
         check = rows[exact[rows]]
         if len(check):
-            keep[check] = stored_key_check(base_path, base_file, pc.take(keys, pa.array(check)))
+            keep[check] = stored_key_check(storage, base_file, pc.take(keys, pa.array(check)), info(base_file))
     return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -23,11 +22,11 @@ import pyarrow as pa
 
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
-from hoodie_datasource.errors import InvalidTablePathError, SchemaMismatchError
+from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import run_inline_services
-from hoodie_datasource.storage.local import local_path
+from hoodie_datasource.storage.storage import Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.properties import format_properties
@@ -66,25 +65,33 @@ REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_part
 TAGGING_OPERATIONS = ("upsert", "delete")
 
 
-def _check_path(base_path: str) -> None:
-    if os.path.exists(base_path) and not os.path.isdir(base_path):
-        raise InvalidTablePathError(f"{base_path} is a file, not a table directory")
-    if os.path.isdir(base_path) and not table_exists(base_path):
-        stray = [n for n in os.listdir(base_path) if not n.startswith(".")]
-        meta = os.path.join(base_path, METAFOLDER)
-        # a .hoodie holding only .temp is the staging area of the first write through the data source
-        if not stray and os.path.isdir(meta):
-            stray = [f"{METAFOLDER}/{n}" for n in os.listdir(meta) if n != ".temp"]
-        if stray:
-            raise InvalidTablePathError(
-                f"{base_path} is not empty and holds no Hudi table (found e.g. {sorted(stray)[:3]}); "
-                "write a hoodie table to an empty or new directory"
-            )
+def _names(listing: Listing) -> list[str]:
+    return [f.name for f in listing.files] + listing.dirs
+
+
+def _check_path(storage: Storage) -> bool:
+    """Whether a table exists at ``storage``; refuses a table path that is a file, or a non-empty
+    directory holding no table."""
+    if storage.stat("") is not None:
+        raise InvalidTablePathError(f"{storage.uri} is a file, not a table directory")
+    if table_exists(storage):
+        return True
+    top = storage.list_dir("")
+    stray = [n for n in _names(top) if not n.startswith(".")]
+    # a .hoodie holding only .temp is the staging area of the first write through the data source
+    if not stray and METAFOLDER in top.dirs:
+        stray = [f"{METAFOLDER}/{n}" for n in _names(storage.list_dir(METAFOLDER)) if n != ".temp"]
+    if stray:
+        raise InvalidTablePathError(
+            f"{storage.uri} is not empty and holds no Hudi table (found e.g. {sorted(stray)[:3]}); "
+            "write a hoodie table to an empty or new directory"
+        )
+    return False
 
 
 @dataclass
 class WriteSession:
-    base_path: str
+    storage: Storage
     config: WriteConfig
     table: TableConfig
     timeline: Timeline
@@ -115,7 +122,7 @@ class WriteSession:
 
     def context(self) -> WriteContext:
         return WriteContext(
-            base_path=self.base_path,
+            storage=self.storage,
             instant=self.instant_time,
             data_schema=self.data_schema,
             index=self.config.index,
@@ -130,7 +137,7 @@ class WriteSession:
         )
 
     def file_system_view(self) -> FileSystemView:
-        return FileSystemView(self.base_path, self.timeline)
+        return FileSystemView(self.timeline)
 
     def record_writer(self) -> RecordWriter:
         """What tagging, planning and writing need, in a picklable object (for Spark tasks too)."""
@@ -174,14 +181,11 @@ class WriteSession:
         The time until the metadata is written is the ``commit`` stage."""
         timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path}
-        for relative in marked_files(self.base_path, self.instant_time):
-            if relative not in written:
-                path = os.path.join(self.base_path, relative)
-                if os.path.exists(path):
-                    logger.info("Removing %s: written by a task attempt that did not succeed", relative)
-                    os.unlink(path)
+        for relative in marked_files(self.storage, self.instant_time):
+            if relative not in written and self.storage.delete(relative):
+                logger.info("Removed %s: written by a task attempt that did not succeed", relative)
         for partition in {s.partitionPath for s in stats}:
-            _write_partition_metafile(self.base_path, partition, self.instant_time)
+            _write_partition_metafile(self.storage, partition, self.instant_time)
         schema_json = to_avro_json(
             arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
         )
@@ -197,7 +201,7 @@ class WriteSession:
         if self.instant.state.value == "requested":
             self.mark_inflight({})
         transition_to_completed(self.timeline, self.instant, metadata.to_json())
-        delete_marker_dir(self.base_path, self.instant_time)
+        delete_marker_dir(self.storage, self.instant_time)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
         self.run_table_services()
         return self.instant_time
@@ -206,7 +210,7 @@ class WriteSession:
         """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival.
         The write is already committed; a failing service is logged and retried by the next write."""
         try:
-            run_inline_services(self.base_path, self.table, self.services)
+            run_inline_services(self.storage, self.table, self.services)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
 
@@ -227,34 +231,32 @@ def _summary(stats: list[WriteStat]) -> str:
             f"{len(stats)} files written, {rewritten} unchanged rows rewritten")
 
 
-def _write_partition_metafile(base_path: str, partition: str, instant_time: str) -> None:
-    directory = os.path.join(base_path, partition) if partition else base_path
-    path = os.path.join(directory, PARTITION_METAFILE)
-    if os.path.exists(path):
+def _write_partition_metafile(storage: Storage, partition: str, instant_time: str) -> None:
+    """``.hoodie_partition_metadata``, written once: Hudi's ``HoodiePartitionMetadata.trySave``
+    writes it only when absent and leaves a concurrent writer's copy in place."""
+    rel = join(partition, PARTITION_METAFILE)
+    if storage.exists(rel):
         return
     depth = 0 if not partition else partition.count("/") + 1
     text = format_properties({"commitTime": instant_time, "partitionDepth": str(depth)})
     text = text.replace(text.split("\n", 1)[0], "#partition metadata", 1)
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{path}.{instant_time}.tmp"
-    with open(tmp, "w", encoding="latin-1") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    try:
+        storage.create_once(rel, text.encode("latin-1"))
+    except CommitConflictError:
+        logger.debug("%s was written by a concurrent writer", storage.uri_of(rel))
 
 
 @dataclass(frozen=True)
 class _CheckedWrite:
-    base_path: str
+    storage: Storage
     config: WriteConfig
     existing: TableConfig | None
     data_schema: pa.Schema
 
 
-def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
+def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
     """Resolve and validate the options and schema of a write, changing nothing."""
-    base_path = local_path(path)
-    _check_path(base_path)
-    existing = load_table_config(base_path) if table_exists(base_path) else None
+    existing = load_table_config(storage) if _check_path(storage) else None
     config = resolve_write_config(options, existing)
     config.keygen.validate_schema(incoming_schema.names)
     if IS_DELETED_COLUMN in incoming_schema.names and not pa.types.is_boolean(incoming_schema.field(IS_DELETED_COLUMN).type):
@@ -266,12 +268,12 @@ def _check_write(path: str, options: Mapping[str, str], incoming_schema: pa.Sche
     deleting = config.operation in ("delete", "delete_partition")
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
-    table_schema = table_data_schema(Timeline.load(base_path, existing)) if existing else None
+    table_schema = table_data_schema(Timeline.load(storage, existing)) if existing else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
-    return _CheckedWrite(base_path, config, existing, data_schema)
+    return _CheckedWrite(storage, config, existing, data_schema)
 
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
@@ -292,32 +294,32 @@ def _create_table(checked: _CheckedWrite) -> TableConfig:
     config, name = checked.config, checked.config.table_name
     avro = arrow_to_avro_schema(checked.data_schema, f"{name}_record", f"hoodie.{name}")
     table = config.table_config(to_avro_json(avro))
-    write_table_config(checked.base_path, table)
+    write_table_config(checked.storage, table)
     return table
 
 
-def create_table(path: str, options: Mapping[str, str], schema: pa.Schema) -> None:
+def create_table(storage: Storage, options: Mapping[str, str], schema: pa.Schema) -> None:
     """What SQL ``CREATE TABLE`` does: ``hoodie.properties`` with the schema, and no commit.
 
     An existing table is left as it is, once the options are known to agree with it."""
-    checked = _check_write(path, options, schema)
+    checked = _check_write(storage, options, schema)
     if checked.existing is None:
         _create_table(checked)
-        logger.info("Created table %s at %s", checked.config.table_name, checked.base_path)
+        logger.info("Created table %s at %s", checked.config.table_name, storage.uri)
 
 
-def start_write(path: str, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
+def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
     """Validate everything, then create the requested instant. Nothing is written before the
     options and schema are known to be good, so a bad call leaves the table unchanged."""
-    checked = _check_write(path, options, incoming_schema)
-    base_path, config, data_schema = checked.base_path, checked.config, checked.data_schema
+    checked = _check_write(storage, options, incoming_schema)
+    config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     table = checked.existing or _create_table(checked)
-    timeline = Timeline.load(base_path, table)
+    timeline = Timeline.load(storage, table)
     if rollback_failed_writes(timeline):
-        timeline = Timeline.load(base_path, table)
+        timeline = Timeline.load(storage, table)
     action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
-    logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, base_path)
-    return WriteSession(base_path, config, table, Timeline.load(base_path, table), instant, data_schema,
+    logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
+    return WriteSession(storage, config, table, Timeline.load(storage, table), instant, data_schema,
                         not timeline.completed(), services)

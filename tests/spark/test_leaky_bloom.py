@@ -15,6 +15,7 @@ from pyspark.sql import Row
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.index.bloom_filter import read_bloom_filter
+from hoodie_datasource.storage.local import LocalStorage
 from tests.conftest import require_module
 
 # a 1-entry SIMPLE filter at fpp 0.9 has a handful of bits: nearly every key is a "maybe"
@@ -75,7 +76,8 @@ def test_leaky_bloom_filters_never_misplace_a_key(spark, table_path, table_type,
     # a global index finds candidates in every partition: new keys of another partition must stay there
     new_part = "y" if partitioned else ""
     inserts = [(k, 2, new_part, 5000 + i) for i, k in enumerate(new_keys)]
-    claims = [int(read_bloom_filter(f).might_contain(pa.array(new_keys)).sum()) for f in files]
+    filters = [read_bloom_filter(LocalStorage(os.path.dirname(f)), os.path.basename(f)) for f in files]
+    claims = [int(bloom.might_contain(pa.array(new_keys)).sum()) for bloom in filters]
     assert all(c >= len(new_keys) // 2 for c in claims), claims  # false positives, in every file's filter
     assert sum(claims) > len(new_keys)  # so new keys are claimed by several file groups at once
 

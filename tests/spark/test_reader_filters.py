@@ -8,6 +8,7 @@ from pyspark.sql.datasource import DataSourceReader, EqualTo, GreaterThan, In, S
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write.local_engine import write_local
 
 OPTS = {"table.name": "t", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
@@ -17,7 +18,7 @@ def _table(tmp_path, **extra):
     path = str(tmp_path / "t")
     rows = pa.table({"uuid": ["a", "b", "c"], "ts": [1, 1, 1], "fare": [10.0, 20.0, 30.0], "city": ["sf", "sf", "nyc"]})
     write_local(path, rows, {**OPTS, **extra})
-    return plan_read(path, ReadConfig())
+    return plan_read(open_storage(path), ReadConfig())
 
 
 def _read(reader) -> list[str]:

@@ -17,6 +17,7 @@ from hoodie_datasource.index.bloom_filter import (
     read_bloom_filter,
 )
 from hoodie_datasource.index.murmur_hash import murmur2
+from hoodie_datasource.storage.local import LocalStorage
 from tests.conftest import unzip_table
 
 TABLES_WITH_FOOTERS = [
@@ -67,7 +68,7 @@ def test_real_footers_round_trip_and_rebuild_byte_for_byte(tmp_path):
         assert stored.might_contain(keys).all()
         others = pa.array([f"not-a-key-{i}" for i in range(2000)])
         assert stored.might_contain(others).sum() == 0
-        assert read_bloom_filter(path).serialize() == serialized
+        assert read_bloom_filter(LocalStorage(os.path.dirname(path)), os.path.basename(path)).serialize() == serialized
 
 
 def test_sizing_simple_type_and_dynamic_growth():

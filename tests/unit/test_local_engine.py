@@ -13,6 +13,7 @@ import pytest
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.write_client import start_write
@@ -37,9 +38,9 @@ def test_upsert_delete_incremental_time_travel(tmp_path):
 def test_files_of_pending_instants_are_invisible_and_rolled_back(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
-    session = start_write(path, OPTS, batch([("a", 2, "x", 2)]).schema)
+    session = start_write(open_storage(path), OPTS, batch([("a", 2, "x", 2)]).schema)
     stray = os.path.join(path, "x", f"f-0_0-1-1_{session.instant_time}.parquet")
-    create_marker(path, session.instant_time, "x", os.path.basename(stray), "CREATE")
+    create_marker(open_storage(path), session.instant_time, "x", os.path.basename(stray), "CREATE")
     with open(stray, "wb") as handle:
         handle.write(b"not even parquet")
     assert read(path) == [("a", 1)]  # pending instant: its files are not read
@@ -51,9 +52,9 @@ def test_files_of_pending_instants_are_invisible_and_rolled_back(tmp_path):
 def test_commit_drops_files_of_failed_task_attempts(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
-    session = start_write(path, OPTS, batch([("a", 2, "x", 2)]).schema)
+    session = start_write(open_storage(path), OPTS, batch([("a", 2, "x", 2)]).schema)
     retried = f"f-0_0-1-2_{session.instant_time}.parquet"
-    create_marker(path, session.instant_time, "x", retried, "CREATE")
+    create_marker(open_storage(path), session.instant_time, "x", retried, "CREATE")
     open(os.path.join(path, "x", retried), "wb").close()
     session.commit([])
     assert not os.path.exists(os.path.join(path, "x", retried))
@@ -103,7 +104,7 @@ def test_every_base_file_footer_covers_its_keys_after_merges(tmp_path):
     file = os.path.join(path, "x", name)
     keys = pq.read_table(file, columns=["_hoodie_record_key"]).column(0)
     assert len(keys) == 51 and "k3" not in keys.to_pylist()
-    assert read_bloom_filter(file).might_contain(keys).all()
+    assert read_bloom_filter(open_storage(path), f"x/{name}").might_contain(keys).all()
     footer = pq.read_metadata(file).metadata
     assert footer[b"hoodie_min_record_key"] == b"k0" and footer[b"hoodie_max_record_key"] == b"new2"
 
@@ -145,7 +146,7 @@ def test_dictionary_encoding_only_for_columns_with_repeating_values(tmp_path):
                       "fare": np.round(rng.uniform(3, 90, n), 1), "city": [f"c{i % 7}" for i in range(n)],
                       "paid": rng.integers(0, 2, n).astype(bool), "note": pa.nulls(n, pa.string())})
     path = str(tmp_path / "p" / "f.parquet")
-    write_base_file(path, table, {"k": "v"}, "snappy")
+    assert write_base_file(open_storage(str(tmp_path)), "p/f.parquet", table, {"k": "v"}, "snappy") == os.path.getsize(path)
     row_group = pq.read_metadata(path).row_group(0)
     dictionary = {row_group.column(i).path_in_schema: row_group.column(i).has_dictionary_page
                   for i in range(row_group.num_columns)}
@@ -161,7 +162,7 @@ def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
     t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
     t2 = write_local(path, batch([("k050", 2, "x", -50), ("k007", 2, "x", -7), ("new", 2, "x", 1)]), OPTS)
     t3 = write_local(path, batch([("k090", 3, "x", -90)]), OPTS)
-    (slice_,) = plan_read(path, ReadConfig()).slices
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
     file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
     commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
     stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]

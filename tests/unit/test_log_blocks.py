@@ -15,7 +15,7 @@ import pytest
 from hoodie_datasource.log.command_block import encode_rollback_command_block
 from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import decode_delete_block, encode_delete_block
-from hoodie_datasource.log.log_format import BlockType, HeaderKey, append_blocks, encode_block, read_log_file
+from hoodie_datasource.log.log_format import BlockType, HeaderKey, encode_block, read_log_bytes
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from tests.conftest import SHARED_TABLES, unzip_table
 
@@ -68,13 +68,13 @@ def test_every_real_log_file_parses_and_reencodes_byte_for_byte(tmp_path):
     assert kinds >= {BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE, BlockType.COMMAND}
 
 
-def read_log_file_bytes(data: bytes):
-    import tempfile
+def read_log_file(path: str):
+    with open(path, "rb") as handle:
+        return read_log_bytes(handle.read(), path)
 
-    with tempfile.NamedTemporaryFile() as handle:
-        handle.write(data)
-        handle.flush()
-        [block] = read_log_file(handle.name).blocks
+
+def read_log_file_bytes(data: bytes):
+    [block] = read_log_bytes(data).blocks
     return block
 
 
@@ -96,8 +96,9 @@ def test_our_data_blocks_round_trip(tmp_path, encode):
     data_fields = pa.schema([f for f in TABLE.schema if not f.name.startswith("_hoodie")])
     schema = with_meta_fields(arrow_to_avro_schema(data_fields, "t_record", "hoodie.t"))
     path = str(tmp_path / ".f_1.log.1_0-0-0")
-    append_blocks(path, [encode(TABLE, "20240101000000000", schema),
-                         encode_delete_block(pa.array(["b"]), pa.array(["p"]), "20240101000000001")])
+    with open(path, "wb") as handle:
+        handle.write(encode(TABLE, "20240101000000000", schema)
+                     + encode_delete_block(pa.array(["b"]), pa.array(["p"]), "20240101000000001"))
     blocks = read_log_file(path).blocks
     assert [b.block_type for b in blocks][1] == BlockType.DELETE
     assert decode_data_block(blocks[0]).to_pylist() == TABLE.to_pylist()

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.avro_blocks import records as avro_block_records
-from hoodie_datasource.errors import CorruptFileError, SchemaMismatchError, UnsupportedTableError
+from hoodie_datasource.errors import CommitConflictError, CorruptFileError, SchemaMismatchError, UnsupportedTableError
 from hoodie_datasource.log.avro_codec import decode_avro_records, encode_avro_records
 from hoodie_datasource.log.command_block import decode_command_block, encode_rollback_command_block
 from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block, encode_parquet_data_block
@@ -34,13 +34,15 @@ from hoodie_datasource.log.log_format import (
     BlockType,
     HeaderKey,
     LogBlock,
-    append_blocks,
+    LogFileContents,
     encode_block,
     read_log_blocks,
     read_log_bytes,
     read_log_file,
+    write_log_file,
 )
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, avro_to_arrow_schema, with_meta_fields
+from hoodie_datasource.storage.local import LocalStorage
 from tests.conftest import SHARED_TABLES, require_shared
 
 SHARED = SHARED_TABLES
@@ -48,6 +50,21 @@ FIXTURES = SHARED / "core_fixtures" / "log_files"
 needs_shared = pytest.mark.usefixtures("shared_tables")
 
 INSTANT = "20250101000000000"
+
+
+def _read(path: Path) -> LogFileContents:
+    """``read_log_file`` of a log file anywhere on disk (its directory as the storage)."""
+    return read_log_file(LocalStorage(str(path.parent)), path.name)
+
+
+def _stream(path: Path) -> list[LogBlock]:
+    return list(read_log_blocks(LocalStorage(str(path.parent)), path.name))
+
+
+def _append_raw(path: Path, data: bytes) -> None:
+    """Append bytes the way a log file on HDFS grows (Hudi's writers append there); ours never do."""
+    with open(path, "ab") as handle:
+        handle.write(data)
 
 
 def _fixture(name: str) -> Path:
@@ -83,7 +100,7 @@ def test_every_real_log_file_frames_strictly_and_reencodes_byte_for_byte(real_lo
     assert len(real_logs["data"]) >= 30 and len(real_logs["metadata"]) >= 100
     for path in files:
         raw = path.read_bytes()
-        contents = read_log_file(str(path))
+        contents = _read(path)
         assert contents.corrupt_blocks == 0, path
         assert contents.blocks, path
         assert b"".join(encode_block(b.block_type, b.header, b.content, b.footer) for b in contents.blocks) == raw
@@ -94,14 +111,14 @@ def test_every_real_log_file_frames_strictly_and_reencodes_byte_for_byte(real_lo
             assert block.instant_time and block.instant_time.isdigit()
             offset += block.size
             counts[block.block_type] = counts.get(block.block_type, 0) + 1
-        assert list(read_log_blocks(str(path))) == contents.blocks
+        assert _stream(path) == contents.blocks
     assert set(counts) == {BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE, BlockType.COMMAND,
                            BlockType.HFILE_DATA}
 
 
 @needs_shared
 def test_real_avro_contents_reencode_byte_for_byte(real_logs):
-    blocks = [b for p in real_logs["data"] for b in read_log_blocks(str(p)) if b.block_type == BlockType.AVRO_DATA]
+    blocks = [b for p in real_logs["data"] for b in _stream(p) if b.block_type == BlockType.AVRO_DATA]
     assert len(blocks) >= 15
     for block in blocks:
         table = decode_data_block(block)
@@ -119,7 +136,7 @@ def test_real_avro_contents_reencode_byte_for_byte(real_logs):
 
 @needs_shared
 def test_real_delete_contents_reencode_byte_for_byte(real_logs):
-    blocks = [b for p in real_logs["data"] + real_logs["metadata"] for b in read_log_blocks(str(p))
+    blocks = [b for p in real_logs["data"] + real_logs["metadata"] for b in _stream(p)
               if b.block_type == BlockType.DELETE]
     assert len(blocks) >= 100
     for block in blocks:
@@ -132,7 +149,7 @@ def test_real_delete_contents_reencode_byte_for_byte(real_logs):
 @needs_shared
 def test_avro_data_fixture_values():
     path = _fixture("valid_log_avro_data")
-    [block] = read_log_file(str(path)).blocks
+    [block] = _read(path).blocks
     assert block.block_type == BlockType.AVRO_DATA and block.instant_time == "20250316025828811"
     table = decode_data_block(block)
     assert table.num_rows == 1
@@ -153,7 +170,7 @@ def test_avro_data_fixture_values():
 def test_delete_fixture_decodes_and_reencodes():
     path = _fixture("valid_log_delete")
     raw = path.read_bytes()
-    [block] = read_log_file(str(path)).blocks
+    [block] = _read(path).blocks
     assert block.block_type == BlockType.DELETE and block.instant_time == "20250618054714114"
     deleted = decode_delete_block(block)
     assert deleted.schema == pa.schema([("_hoodie_record_key", pa.string()), ("_hoodie_partition_path", pa.string()),
@@ -174,7 +191,7 @@ def test_delete_fixture_decodes_and_reencodes():
 def test_rollback_fixture_decodes_and_reencodes():
     path = _fixture("valid_log_rollback")
     raw = path.read_bytes()
-    [block] = read_log_file(str(path)).blocks
+    [block] = _read(path).blocks
     assert (block.block_type, block.size, block.content) == (BlockType.COMMAND, 105, b"")
     command = decode_command_block(block)
     assert command.target_instant_time == block.target_instant_time == "20250126040826878"
@@ -184,7 +201,7 @@ def test_rollback_fixture_decodes_and_reencodes():
 
 @needs_shared
 def test_parquet_data_fixture_decodes():
-    [block] = read_log_file(str(_fixture("valid_log_parquet_data"))).blocks
+    [block] = _read(_fixture("valid_log_parquet_data")).blocks
     assert block.block_type == BlockType.PARQUET_DATA and block.content[:4] == block.content[-4:] == b"PAR1"
     table = decode_data_block(block)
     assert table.num_rows == 1
@@ -195,7 +212,7 @@ def test_parquet_data_fixture_decodes():
 
 @needs_shared
 def test_metadata_table_hfile_blocks_are_reported_unsupported(real_logs):
-    block = next(b for p in real_logs["metadata"] for b in read_log_blocks(str(p)) if b.block_type == BlockType.HFILE_DATA)
+    block = next(b for p in real_logs["metadata"] for b in _stream(p) if b.block_type == BlockType.HFILE_DATA)
     with pytest.raises(UnsupportedTableError, match="HFILE"):
         decode_data_block(block)
 
@@ -249,8 +266,8 @@ def test_a_damaged_middle_block_is_skipped_and_the_rest_read(tmp_path, caplog, m
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
     path.write_bytes(first + bad + last)
     with caplog.at_level(logging.WARNING, logger="hoodie_datasource.log.log_format"):
-        contents = read_log_file(str(path))
-        streamed = list(read_log_blocks(str(path)))
+        contents = _read(path)
+        streamed = _stream(path)
     assert [b.instant_time for b in contents.blocks] == [b.instant_time for b in streamed] == ["1", "3"]
     assert contents.corrupt_blocks == 1
     assert contents.corrupt_ranges == [(len(first), len(first) + len(bad))]
@@ -266,16 +283,15 @@ def test_a_truncated_append_to_a_real_log_file_is_skipped(tmp_path, caplog):
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
     _, _, good = _three_blocks()
     path.write_bytes(original)
-    append_blocks(str(path), [original[:len(original) // 2]])  # a writer died mid-append
+    _append_raw(path, original[:len(original) // 2])  # a writer died mid-append
     with caplog.at_level(logging.WARNING):
-        contents = read_log_file(str(path))
+        contents = _read(path)
     assert [b.offset for b in contents.blocks] == [0] and contents.corrupt_blocks == 1
     assert decode_data_block(contents.blocks[0]).column("rider").to_pylist() == ["rider-A"]
     assert f"Corrupt log block in {path} at offset {len(original)}" in caplog.text
     # a later writer appends after the damage: its block is found at the next magic
-    size = append_blocks(str(path), [good])
-    assert size == path.stat().st_size
-    contents = read_log_file(str(path))
+    _append_raw(path, good)
+    contents = _read(path)
     assert [b.block_type for b in contents.blocks] == [BlockType.AVRO_DATA, BlockType.DELETE]
     assert contents.corrupt_blocks == 1 and contents.blocks[1].offset == len(original) + len(original) // 2
 
@@ -287,7 +303,7 @@ def test_a_magic_inside_damaged_content_does_not_derail_the_scan(tmp_path, caplo
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
     path.write_bytes(_set(tricky, 6, ">q", 1 << 40) + last)
     with caplog.at_level(logging.WARNING):
-        contents = read_log_file(str(path))
+        contents = _read(path)
     assert [b.instant_time for b in contents.blocks] == ["3"]
     assert contents.corrupt_blocks == 2  # the block, then the false start at the magic in its string
 
@@ -297,7 +313,7 @@ def test_leading_garbage_and_trailing_partial_magic(tmp_path, caplog):
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
     path.write_bytes(b"junk" + b"".join(blocks) + b"#HU")
     with caplog.at_level(logging.WARNING):
-        contents = read_log_file(str(path))
+        contents = _read(path)
     assert [b.instant_time for b in contents.blocks] == ["1", "2", "3"]
     assert contents.corrupt_ranges == [(0, 4), (path.stat().st_size - 3, path.stat().st_size)]
 
@@ -305,9 +321,9 @@ def test_leading_garbage_and_trailing_partial_magic(tmp_path, caplog):
 def test_empty_and_missing_files(tmp_path):
     empty = tmp_path / ".f1-0_1.log.1_0-1-0"
     empty.write_bytes(b"")
-    assert read_log_file(str(empty)).blocks == []
+    assert _read(empty).blocks == []
     with pytest.raises(CorruptFileError, match="does not exist"):
-        read_log_file(str(tmp_path / "missing"))
+        _read(tmp_path / "missing")
 
 
 @pytest.mark.parametrize("at,value,message", [(14, 2, "log format version 2"), (18, 42, "unknown block type 42")])
@@ -316,14 +332,14 @@ def test_well_framed_but_unknown_blocks_raise(tmp_path, at, value, message):
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
     path.write_bytes(first + _set(first, at, ">i", value))
     with pytest.raises(UnsupportedTableError, match=f"{path}: block at offset {len(first)} has {message}"):
-        read_log_file(str(path))
+        _read(path)
 
 
 def test_damaged_avro_content_raises_naming_file_and_offset(tmp_path):
     first, _, _ = _three_blocks()
     path = tmp_path / ".f1-0_1.log.1_0-1-0"
-    append_blocks(str(path), [first, first])
-    block = read_log_file(str(path)).blocks[1]
+    path.write_bytes(first + first)
+    block = _read(path).blocks[1]
     content = block.content
     (length,) = struct.unpack_from(">i", content, 8)
     cases = {
@@ -407,12 +423,14 @@ def test_our_data_blocks_round_trip_through_a_log_file(tmp_path, encode):
     table = _round_trip_table()
     schema = _avro_schema()
     path = tmp_path / ".f1-0_20250101000000000.log.1_0-1-0"
-    size = append_blocks(str(path), [encode(table, INSTANT, schema)])
-    size = append_blocks(str(path), [encode(table.slice(1, 3), "20250101000000001", schema),
-                                     encode_delete_block(pa.array(["k1"]), pa.array(["p=1"]), "20250101000000002",
-                                                         avro_schema=schema)])
+    size = write_log_file(LocalStorage(str(tmp_path)), path.name, [
+        encode(table, INSTANT, schema), encode(table.slice(1, 3), "20250101000000001", schema),
+        encode_delete_block(pa.array(["k1"]), pa.array(["p=1"]), "20250101000000002", avro_schema=schema)])
     assert size == path.stat().st_size
-    blocks = list(read_log_blocks(str(path)))
+    with pytest.raises(CommitConflictError):  # a log file version is written once, never appended to
+        write_log_file(LocalStorage(str(tmp_path)), path.name, [encode(table, INSTANT, schema)])
+    assert path.stat().st_size == size
+    blocks = _stream(path)
     assert [b.instant_time for b in blocks] == [INSTANT, "20250101000000001", "20250101000000002"]
     assert all(json.loads(b.schema) == schema for b in blocks)
     first, second = decode_data_block(blocks[0]), decode_data_block(blocks[1])

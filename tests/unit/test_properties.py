@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.properties import format_properties, parse_properties
 from hoodie_datasource.table.table_config import load_table_config
 from tests.conftest import unzip_table
@@ -22,7 +23,7 @@ def test_continuation_lines_and_comments():
 
 def test_real_table_properties(tmp_path):
     base = unzip_table("sample_table/cow/v6_complexkeygen_hivestyle.zip", tmp_path)
-    config = load_table_config(str(base))
+    config = load_table_config(open_storage(str(base)))
     assert config.record_key_fields == ("id", "name")
     assert config.partition_fields == ("byteField", "shortField")
     assert config.hive_style_partitioning and config.version == 6 and not config.is_mor

@@ -74,7 +74,7 @@ def test_fourteen_upserts_with_default_cleaning(tmp_path):
 
 
 def _view(path):
-    return FileSystemView(path, HoodieTable(path).timeline())
+    return FileSystemView(HoodieTable(path).timeline())
 
 
 @pytest.mark.parametrize("policy", [

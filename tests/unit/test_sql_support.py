@@ -11,6 +11,7 @@ from hoodie_datasource import HoodieConfigError, HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write.local_engine import write_local
 from hoodie_datasource.write.records import IS_DELETE_COLUMN
 from hoodie_datasource.write.write_client import create_table
@@ -34,16 +35,16 @@ def test_a_bad_sql_table_type_names_every_spelling():
 def test_create_table_writes_properties_and_no_commit(tmp_path):
     path = str(tmp_path / "t")
     schema = batch([("a", 1, "x", 1)]).schema
-    create_table(path, OPTS, schema)
+    create_table(open_storage(path), OPTS, schema)
     table = HoodieTable(path)
     assert table.completed_commits() == []
     assert table.config.record_key_fields == ("id",)
     empty = read_table(path, ReadConfig())
     assert empty.num_rows == 0 and {"id", "ts", "p", "v"} <= set(empty.column_names)
 
-    create_table(path, OPTS, schema)  # an existing table that agrees is left alone
+    create_table(open_storage(path), OPTS, schema)  # an existing table that agrees is left alone
     with pytest.raises(HoodieConfigError):  # one that does not is an error, and nothing changes
-        create_table(path, {**OPTS, "recordkey.field": "v"}, schema)
+        create_table(open_storage(path), {**OPTS, "recordkey.field": "v"}, schema)
     assert HoodieTable(path).config.record_key_fields == ("id",)
 
 

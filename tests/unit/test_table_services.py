@@ -79,7 +79,7 @@ def test_compaction_that_died_midway_is_resumed(mor):
     instant = table.schedule_compaction()
     timeline = table.timeline()
     inflight = timeline.find(instant).with_state(State.INFLIGHT)
-    open(timeline.path_of(inflight), "wb").close()  # started, then died before writing anything
+    timeline.storage.write(timeline.path_of(inflight), b"")  # started, then died before writing anything
     stray = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
     open(stray, "wb").close()
     assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]  # still readable
@@ -139,7 +139,7 @@ def test_compaction_is_not_scheduled_while_a_write_is_in_flight(mor):
     from hoodie_datasource.write.write_client import start_write
 
     write_local(mor, batch([("a", 2, "x", 10)]), MOR)
-    session = start_write(mor, MOR, batch([("a", 3, "x", 11)]).schema)
+    session = start_write(HoodieTable(mor).storage, MOR, batch([("a", 3, "x", 11)]).schema)
     assert HoodieTable(mor).schedule_compaction() is None
     session.abort()
     assert HoodieTable(mor).schedule_compaction() is not None

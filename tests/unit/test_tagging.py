@@ -14,6 +14,7 @@ from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.index import lookup
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.local_engine import write_local
 from tests.unit.small_tables import batch
@@ -29,9 +30,9 @@ def _key_reads(monkeypatch) -> list[int]:
     reads: list[int] = []
     real = tagging.stored_key_check
 
-    def counting(base_path, base_file, keys):
+    def counting(storage, base_file, keys, info=None):
         reads.append(len(keys))
-        return real(base_path, base_file, keys)
+        return real(storage, base_file, keys, info)
 
     monkeypatch.setattr(tagging, "stored_key_check", counting)
     monkeypatch.setattr(lookup, "stored_key_check", counting)
@@ -122,15 +123,15 @@ def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
     cands = pa.table({"_hoodie_record_key": ["k003", "k003", "zzz"], "_hoodie_partition_path": ["x"] * 3,
                       "_hoodie_file_id": ["f0", "f1", "f2"], "_hoodie_location_partition": ["x"] * 3,
                       "_hoodie_base_file": files}, schema=tagging.CANDIDATE_SCHEMA)
-    found = tagging.confirm(path, cands, use_bloom=False, trust_single_claims=True)
+    found = tagging.confirm(open_storage(path), cands, use_bloom=False, trust_single_claims=True)
     assert sorted(reads) == [1, 1, 1]  # no filter used: every candidate is checked
     reads.clear()
-    found = tagging.confirm(path, cands, use_bloom=True, trust_single_claims=True)
+    found = tagging.confirm(open_storage(path), cands, use_bloom=True, trust_single_claims=True)
     assert sorted(reads) == [1, 1]  # k003 in files 0 and 1; zzz goes to file 2 unchecked
     assert found.column("_hoodie_record_key").to_pylist() == ["k003", "zzz"]
     assert found.column("_hoodie_file_id").to_pylist()[1] == "f2"
     reads.clear()
-    exact = tagging.confirm(path, cands, use_bloom=True)
+    exact = tagging.confirm(open_storage(path), cands, use_bloom=True)
     assert exact.column("_hoodie_record_key").to_pylist() == ["k003"]
 
 
@@ -140,25 +141,25 @@ def test_base_file_reads_are_remembered_until_the_file_changes(tmp_path, monkeyp
     path = str(tmp_path / "t")
     options = {**LEAKY, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
     expected = _three_overlapping_file_groups(path, options)
-    files = sorted(os.path.join(path, "x", n) for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet"))
+    files = sorted(f"x/{n}" for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet"))
     reads = []
-    real = pq.read_table
-    monkeypatch.setattr(base_file_cache.pq, "read_table", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    real = base_file_cache.read_parquet
+    monkeypatch.setattr(base_file_cache, "read_parquet", lambda *a, **k: reads.append(a[1]) or real(*a, **k))
     for version in (2, 3):  # merge-on-read: both upserts tag against the same base files
         # every filter claims these keys, so each file's stored keys are read, the first time only
         write_local(path, batch([("k005", version, "x", version), ("k070", version, "x", version)]), options)
     assert sorted(reads) == files
     assert read(path) == sorted((expected | {"k005": 3, "k070": 3}).items())
-    file = files[0]
+    storage, file = open_storage(path), files[0]
 
-    bloom = base_file_cache.bloom_filter(file)
+    bloom = base_file_cache.bloom_filter(storage, file)
     assert bloom.might_contain(["k001"]).all()
     fresh = [f"z{i}" for i in range(50)]
     before = bloom.might_contain(fresh).tolist()
     bloom.add_keys(fresh)  # a copy: the remembered filter is unchanged
-    assert base_file_cache.bloom_filter(file).might_contain(fresh).tolist() == before
+    assert base_file_cache.bloom_filter(storage, file).might_contain(fresh).tolist() == before
 
     # the same path with other content is read again
-    pq.write_table(pa.table({"_hoodie_record_key": ["only"]}), file)
-    assert base_file_cache.stored_keys(file).to_pylist() == ["only"]
-    assert base_file_cache.bloom_filter(file) is None
+    pq.write_table(pa.table({"_hoodie_record_key": ["only"]}), os.path.join(path, file))
+    assert base_file_cache.stored_keys(storage, file).to_pylist() == ["only"]
+    assert base_file_cache.bloom_filter(storage, file) is None

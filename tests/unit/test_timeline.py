@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hoodie_datasource.errors import CommitConflictError, TimelineError
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_checksum
 from hoodie_datasource.timeline.instant import Instant, State, validate_instant_time
 from hoodie_datasource.timeline.instant_time import new_instant_time
@@ -56,7 +57,7 @@ def test_instant_time_validation_and_generation():
     ],
 )
 def test_load_real_timelines(tmp_path, zip_name, commits, version):
-    base = str(unzip_table(zip_name, tmp_path))
+    base = open_storage(str(unzip_table(zip_name, tmp_path)))
     config = load_table_config(base)
     assert config.version == version
     timeline = Timeline.load(base, config)
@@ -66,8 +67,7 @@ def test_load_real_timelines(tmp_path, zip_name, commits, version):
 
 
 def test_checksum_matches_a_real_table(tmp_path):
-    base = str(unzip_table("sample_table/cow/v6_nonpartitioned.zip", tmp_path))
-    config = load_table_config(base)
+    config = load_table_config(open_storage(str(unzip_table("sample_table/cow/v6_nonpartitioned.zip", tmp_path))))
     raw = dict(config.raw)
     assert str(table_checksum(config.database, config.name)) == raw["hoodie.table.checksum"]
 
@@ -76,13 +76,14 @@ def test_transitions_are_create_once(tmp_path):
     from hoodie_datasource.table.table_config import TableConfig, write_table_config
 
     config = TableConfig("t", "COPY_ON_WRITE", 6, 1, ("id",), (), None, "", False, False, True, "PARQUET", "p")
-    write_table_config(str(tmp_path), config)
-    timeline = Timeline.load(str(tmp_path), config)
+    storage = open_storage(str(tmp_path))
+    write_table_config(storage, config)
+    timeline = Timeline.load(storage, config)
     requested = create_requested(timeline, "20240101000000000", "commit")
     inflight = transition_to_inflight(timeline, requested)
     transition_to_completed(timeline, inflight, b"{}")
     with pytest.raises(CommitConflictError, match="never overwritten"):
         transition_to_completed(timeline, inflight, b"{}")
-    loaded = Timeline.load(str(tmp_path), config)
+    loaded = Timeline.load(storage, config)
     assert [i.state for i in loaded.instants] == [State.COMPLETED]
     assert not [p for p in (tmp_path / ".hoodie").iterdir() if p.name.endswith(".tmp")]

@@ -3,7 +3,10 @@ package org.apache.spark.sql.hoodie
 import java.util
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
 
 import org.apache.spark.sql.{classic, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
@@ -201,19 +204,23 @@ object HoodieCatalog {
 
   /** The data schema of the table at `location` (the Python source's, meta columns left out), or None while
    * it has no completed write (a table `CREATE TABLE` just made holds no schema but the statement's). */
-  def storageSchema(location: String, stored: Map[String, String]): Option[StructType] = {
-    val meta = new java.io.File(location.stripPrefix("file:"), ".hoodie")
-    val timeline = Some(new java.io.File(meta, stored.getOrElse("hoodie.timeline.path", "timeline")))
-      .filter(_.isDirectory).getOrElse(meta)
-    val completed = Option(timeline.list()).toSeq.flatten
-      .filterNot(n => n.endsWith(".requested") || n.endsWith(".inflight")).sorted
-    if (!completed.exists(n => WriteActions.contains(n.substring(n.lastIndexOf('.') + 1)))) return None
-    Option(schemas.get(location)).filter(_._1 == completed).map(_._2).orElse {
-      val schema = HoodieSource.dataSchema(location)
-      schemas.put(location, (completed, schema))
-      Some(schema)
+  def storageSchema(location: String, stored: Map[String, String]): Option[StructType] =
+    HoodieSource.hadoopFileSystem(location) match {
+      case None =>  // Hadoop cannot list the timeline here: the Python source answers every time (no cache)
+        if (stored.isEmpty) None else Some(HoodieSource.dataSchema(location)).filter(_.nonEmpty)
+      case Some(fs) =>
+        val meta = new Path(location, ".hoodie")
+        val timeline = Some(new Path(meta, stored.getOrElse("hoodie.timeline.path", "timeline")))
+          .filter(p => Try(fs.getFileStatus(p).isDirectory).getOrElse(false)).getOrElse(meta)
+        val completed = Try(fs.listStatus(timeline).toSeq).getOrElse(Nil).filter(_.isFile).map(_.getPath.getName)
+          .filterNot(n => n.endsWith(".requested") || n.endsWith(".inflight")).sorted
+        if (!completed.exists(n => WriteActions.contains(n.substring(n.lastIndexOf('.') + 1)))) None
+        else Option(schemas.get(location)).filter(_._1 == completed).map(_._2).orElse {
+          val schema = HoodieSource.dataSchema(location)
+          schemas.put(location, (completed, schema))
+          Some(schema)
+        }
     }
-  }
 
   private def partitionOption(columns: Seq[String]): Map[String, String] =
     if (columns.isEmpty) Map.empty else Map("hoodie.datasource.write.partitionpath.field" -> columns.mkString(","))
@@ -247,8 +254,8 @@ object HoodieCatalog {
       case other => throw HoodieErrors.alterColumns(table.name(), s"unsupported change $other")
     }
     val requested = CatalogV2Util.applySchemaChanges(table.schema, changes, Some(HoodieSource.Name), "ALTER TABLE")
-    HoodieSource.dataSource().inferSchema(HoodieSource.options(
-      Map("path" -> table.location, HoodieSource.AlterSchemaOption -> requested.json)))
+    HoodieSource.dataSource().inferSchema(HoodieSource.options(HoodieSource.overlay(HoodieSource.storageOptions(),
+      Map("path" -> table.location, HoodieSource.AlterSchemaOption -> requested.json))))
     val partitionColumns = table.catalogTable.partitionColumnNames.toSet
     StructType(requested.filterNot(f => partitionColumns.contains(f.name)))
   }

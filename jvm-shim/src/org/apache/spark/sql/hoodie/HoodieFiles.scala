@@ -1,6 +1,9 @@
 package org.apache.spark.sql.hoodie
 
-import org.apache.hadoop.fs.{FileStatus, Path}
+import scala.util.Try
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
@@ -14,12 +17,23 @@ import org.apache.spark.sql.types.StructType
  * the table format stays in Python.
  */
 object HoodieFiles {
-  /** One file slice (of file group `partition/fileId`): its base file (absolute path and bytes) when `native`, else a slice the Python reader merges. */
+  /** One file slice (of file group `partition/fileId`): its base file (absolute local path or full URI, and
+   * bytes) when `native`, else a slice the Python reader merges. */
   case class Planned(group: String, path: String, size: Long, native: Boolean)
 
   /** What a read plans: its file slices, the newest completed write it shows, and for an incremental
    * pull the commit time its rows come after. */
   case class Listing(files: Seq[Planned], instant: String, begin: Option[String])
+
+  /** A planned file's Hadoop path: local files are plain absolute paths, others full URIs. */
+  def path(planned: String): Path = if (planned.startsWith("/")) new Path("file", null, planned) else new Path(planned)
+
+  /** Spark's Hadoop file system can read this planned file (local files always; an object store only with
+   * its Hadoop connector, e.g. hadoop-aws's S3AFileSystem, on the classpath). */
+  def hadoopReads(planned: String, hadoopConf: Configuration): Boolean = {
+    val scheme = path(planned).toUri.getScheme
+    scheme == "file" || Try(FileSystem.getFileSystemClass(scheme, hadoopConf)).isSuccess
+  }
 
   def list(options: Map[String, String]): Listing = {
     val schema = HoodieSource.inferSchema(options + (HoodieSource.PlanFilesOption -> "true"))
@@ -35,7 +49,7 @@ object HoodieFiles {
 /** Exactly the planned base files, with the sizes the listing measured (no file system calls here). */
 private class HoodieFileIndex(files: Seq[HoodieFiles.Planned]) extends FileIndex {
   private val statuses: Array[FileStatus] =
-    files.map(f => new FileStatus(f.size, false, 1, 0L, 0L, new Path("file", null, f.path))).toArray
+    files.map(f => new FileStatus(f.size, false, 1, 0L, 0L, HoodieFiles.path(f.path))).toArray
 
   override def rootPaths: Seq[Path] = statuses.map(_.getPath.getParent).distinct.toSeq
 

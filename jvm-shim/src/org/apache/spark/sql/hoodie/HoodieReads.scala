@@ -52,7 +52,15 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
   private def native(relation: DataSourceV2Relation, readable: StructType, options: Map[String, String]): LogicalPlan = {
     val listing = HoodieFiles.list(options)
     if (listing.files.isEmpty) return LocalRelation(relation.output)
-    val (parquet, merged) = listing.files.partition(_.native)
+    val hadoopConf = session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
+    val (parquet, merged) = listing.files.partition(_.native) match {
+      case (base, rest) if base.nonEmpty && !HoodieFiles.hadoopReads(base.head.path, hadoopConf) =>
+        HoodieReads.log.info(s"hoodie read of ${relation.table.name()}: Spark's Hadoop file system cannot read " +
+          s"${HoodieFiles.path(base.head.path).toUri.getScheme}:// files (no connector such as hadoop-aws on the " +
+          "classpath), so the Python reader reads all its files")
+        (Nil, base ++ rest)
+      case split => split
+    }
     val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) ++
       (if (parquet.nonEmpty) Map(HoodieSource.FileGroupsOption -> merged.map(_.group).mkString("\n")) else Map.empty)
     val python = (output: Seq[AttributeReference]) =>
@@ -89,6 +97,8 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
 }
 
 object HoodieReads {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[HoodieReads])
+
   /** The columns a hoodie relation can read (meta columns included) and the options of its read (over
    * the session's `SET hoodie.*` options, as Hudi's reads take them); None for relations of other sources. */
   private def read(relation: DataSourceV2Relation): Option[(StructType, Map[String, String])] = {

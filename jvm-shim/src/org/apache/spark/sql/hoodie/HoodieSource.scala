@@ -1,12 +1,13 @@
 package org.apache.spark.sql.hoodie
 
-import java.io.{File, FileInputStream}
 import java.util.Properties
 
 import scala.jdk.CollectionConverters._
-import scala.util.Using
+import scala.util.{Try, Using}
 
-import org.apache.spark.sql.SparkSession
+import org.apache.hadoop.fs.{FileSystem, Path}
+
+import org.apache.spark.sql.{classic, SparkSession}
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -36,6 +37,8 @@ object HoodieSource {
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
   /** Tells the Python source to commit these columns (a `StructType` as JSON) as the table's schema first. */
   val AlterSchemaOption = "hoodie.datasource.write.alter.schema"
+  /** Tells the Python source to return the table's `hoodie.properties` as schema metadata. */
+  val TablePropertiesOption = "hoodie.datasource.read.table.properties"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
 
@@ -52,9 +55,18 @@ object HoodieSource {
   val SqlTableProperties: Set[String] =
     Set("primarykey", "precombinefield", "type", "payloadclass")
 
-  /** The session's `SET hoodie.*` options, which reach every SQL read and write as in Hudi's SQL. */
+  /** The session's Hadoop object-store keys: the Python source reads a table's endpoint and credentials from them. */
+  private val HadoopStorageKeys = Seq("spark.hadoop.fs.s3a.", "spark.hadoop.fs.azure.")
+
+  /** The session's Hadoop object-store keys (`spark.hadoop.fs.s3a.*`, `spark.hadoop.fs.azure.*`): every call into
+   * the Python source carries them, since it runs without a session to ask for the table's endpoint and credentials. */
+  def storageOptions(): Map[String, String] =
+    SparkSession.active.conf.getAll.filter { case (k, _) => HadoopStorageKeys.exists(k.toLowerCase.startsWith) }
+
+  /** The session's `SET hoodie.*` options, which reach every SQL read and write as in Hudi's SQL, and its
+   * Hadoop object-store keys. */
   def sessionOptions(): Map[String, String] =
-    SparkSession.active.conf.getAll.filter { case (k, _) => k.toLowerCase.startsWith("hoodie.") }
+    SparkSession.active.conf.getAll.filter { case (k, _) => k.toLowerCase.startsWith("hoodie.") } ++ storageOptions()
 
   /** What defines the table (Hudi's `overridingOpts` in `ProvidesHoodieConfig`): the catalog's, never a session's. */
   private val TableDefining = Set("path", "hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
@@ -86,21 +98,35 @@ object HoodieSource {
   def options(map: Map[String, String]): CaseInsensitiveStringMap = new CaseInsensitiveStringMap(map.asJava)
 
   /** The schema the Python source infers with these options (its errors message first: [[HoodieErrors.fromPython]]). */
-  def inferSchema(opts: Map[String, String]): StructType = HoodieErrors.fromPython(dataSource().inferSchema(options(opts)))
+  def inferSchema(opts: Map[String, String]): StructType =
+    HoodieErrors.fromPython(dataSource().inferSchema(options(overlay(storageOptions(), opts))))
 
   /** The columns of the table at `path` as the Python source reads them, without the meta columns. */
   def dataSchema(path: String): StructType =
     StructType(inferSchema(Map("path" -> path)).filterNot(f => MetaColumns.contains(f.name)))
 
+  /** Hadoop's file system of `location` when Spark has one for its scheme (local files; s3a:// only with
+   * hadoop-aws on the classpath), else None: then the Python source, which reads every store the table
+   * format supports, answers. */
+  def hadoopFileSystem(location: String): Option[FileSystem] = {
+    val conf = SparkSession.active.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
+    Try(new Path(location).getFileSystem(conf)).toOption
+  }
+
   /** `.hoodie/hoodie.properties` of the table at `location`, empty when there is no table there yet. */
-  def tableProperties(location: String): Map[String, String] = {
-    val file = new File(new File(location.stripPrefix("file:"), ".hoodie"), "hoodie.properties")
-    if (!file.isFile) Map.empty
-    else {
-      val props = new Properties()
-      Using.resource(new FileInputStream(file))(props.load)
-      props.asScala.toMap
-    }
+  def tableProperties(location: String): Map[String, String] = hadoopFileSystem(location) match {
+    case Some(fs) =>
+      val file = new Path(new Path(location, ".hoodie"), "hoodie.properties")
+      if (!Try(fs.getFileStatus(file).isFile).getOrElse(false)) Map.empty
+      else {
+        val props = new Properties()
+        Using.resource(fs.open(file))(props.load)
+        props.asScala.toMap
+      }
+    case None =>
+      val m = inferSchema(Map("path" -> location, TablePropertiesOption -> "true")).fields.head.metadata
+      if (m.getLong("count") == 0) Map.empty
+      else m.getStringArray("keys").zip(m.getStringArray("values")).toMap
   }
 
   /** Fields of a comma separated field list property (`city:SIMPLE` names the field `city`). */
