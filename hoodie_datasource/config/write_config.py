@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import (
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
 )
-from hoodie_datasource.write.keygen import KeyGenerator
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

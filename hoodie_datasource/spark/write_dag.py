@@ -34,13 +34,19 @@ from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import write_token
 from hoodie_datasource.table.fs_view import list_partitions
+from hoodie_datasource.table.keygen import KeyGenerator
+from hoodie_datasource.table.meta_columns import (
+    FILE_ID_COLUMN,
+    IS_DELETE_COLUMN,
+    LOCATION_PARTITION_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+)
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
 from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.record_writer import RecordWriter
-from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 from hoodie_datasource.write.write_client import WriteSession, start_write

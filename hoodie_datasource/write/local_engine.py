@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
+from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.write_client import WriteSession, start_write
 

@@ -18,13 +18,12 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
-from hoodie_datasource.write.records import FILE_ID_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
 

@@ -21,14 +21,16 @@ from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.storage.storage import FileInfo, Storage
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
-from hoodie_datasource.write.partitioner import InsertPlan
-from hoodie_datasource.write.records import (
+from hoodie_datasource.table.keygen import KeyGenerator
+from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
     IS_DELETE_COLUMN,
     IS_DELETED_COLUMN,
     LOCATION_PARTITION_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
 )
+from hoodie_datasource.write.partitioner import InsertPlan
 
 CANDIDATE_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),

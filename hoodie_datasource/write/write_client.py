@@ -24,11 +24,12 @@ from hoodie_datasource.config.services_config import ServicesConfig, resolve_ser
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
 from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
-from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.markers import delete_marker_dir, marked_files
+from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import (
     METAFOLDER,
@@ -37,17 +38,16 @@ from hoodie_datasource.table.table_config import (
     table_exists,
     write_table_config,
 )
+from hoodie_datasource.table.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
-from hoodie_datasource.write.records import IS_DELETED_COLUMN
+from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
