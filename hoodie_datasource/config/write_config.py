@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import (
@@ -47,7 +48,7 @@ class FileSizing:
 class WriteConfig:
     table_name: str
     table_type: str
-    operation: str
+    operation: WriteOperation
     keygen: KeyGenerator
     precombine_field: str | None
     payload_class: str
@@ -69,7 +70,7 @@ class WriteConfig:
 
     @property
     def dedupes(self) -> bool:
-        if self.operation in ("upsert", "delete"):
+        if self.operation in (WriteOperation.UPSERT, WriteOperation.DELETE):
             return self.combine_before_upsert
         return self.combine_before_insert
 

@@ -57,7 +57,6 @@ STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
                                      + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES])
-PER_PARTITION_OPERATIONS = ("upsert", "insert", "delete")
 
 
 def _add_keys(keygen: KeyGenerator, is_delete: bool, ordering_field: str | None):
@@ -157,7 +156,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema)
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation.deletes_records, session.combine_field), keyed_schema)
     tasks = _write_tasks(session, df)
     keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
     with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
@@ -196,17 +195,17 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
-    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation in PER_PARTITION_OPERATIONS:
+    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation.runs_per_partition:
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema).persist(
+    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation.deletes_records, session.combine_field), keyed_schema).persist(
         StorageLevel.MEMORY_AND_DISK
     )
     persisted.append(keyed)
     with _step(session, df, "keys and partitions"):
         partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
     timer.lap("keys")
-    if cfg.operation == "delete_partition":
+    if cfg.operation.drops_partitions:
         session.mark_inflight({})
         return session.commit([], session.replaced_file_groups(partitions))
 

@@ -33,9 +33,9 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
 
 def _run(session: WriteSession, data: pa.Table) -> str:
     cfg = session.config
-    records = tagging.with_keys(data, cfg.keygen, cfg.operation == "delete", session.combine_field)
+    records = tagging.with_keys(data, cfg.keygen, cfg.operation.deletes_records, session.combine_field)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
-    if cfg.operation == "delete_partition":
+    if cfg.operation.drops_partitions:
         session.mark_inflight({})
         return session.commit([], session.replaced_file_groups(partitions))
     timer = StageTimer(session.stage_seconds)

@@ -27,8 +27,6 @@ from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
 
-NO_PACKING_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete_partition")
-
 
 @dataclass(frozen=True)
 class RecordWriter:
@@ -55,7 +53,7 @@ class RecordWriter:
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
         pending = self._pending_compactions()
-        packable = [] if self.config.operation in NO_PACKING_OPERATIONS else [
+        packable = [] if not self.config.operation.packs_small_files else [
             f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
         return plan_inserts(insert_counts, packable, self.avg_record_size, self.config.sizing, self.ctx.instant)
 

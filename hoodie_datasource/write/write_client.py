@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
@@ -51,18 +52,6 @@ from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
-
-OPERATION_TYPES = {
-    "upsert": "UPSERT",
-    "insert": "INSERT",
-    "bulk_insert": "BULK_INSERT",
-    "delete": "DELETE",
-    "insert_overwrite": "INSERT_OVERWRITE",
-    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-    "delete_partition": "DELETE_PARTITION",
-}
-REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
-TAGGING_OPERATIONS = ("upsert", "delete")
 
 
 def _names(listing: Listing) -> list[str]:
@@ -106,19 +95,19 @@ class WriteSession:
         return self.instant.timestamp
 
     @property
-    def operation(self) -> str:
+    def operation(self) -> WriteOperation:
         return self.config.operation
 
     @property
     def combine_field(self) -> str | None:
         """The ordering field every incoming record must have a value of: the write combines records by it."""
-        if self.operation in ("delete", "delete_partition") or not self.config.dedupes:
+        if self.operation.is_delete or not self.config.dedupes:
             return None
         return self.config.precombine_field
 
     @property
     def needs_tagging(self) -> bool:
-        return self.operation in TAGGING_OPERATIONS and not self.new_table
+        return self.operation.needs_tagging and not self.new_table
 
     def context(self) -> WriteContext:
         return WriteContext(
@@ -153,10 +142,10 @@ class WriteSession:
 
     def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
         """File groups an overwrite replaces: all in the written partitions, or the whole table."""
-        if self.operation not in REPLACE_OPERATIONS or self.new_table:
+        if not self.operation.replaces_file_groups or self.new_table:
             return {}
         view = self.file_system_view()
-        partitions = None if self.operation == "insert_overwrite_table" else list(written_partitions)
+        partitions = None if self.operation.replaces_table else list(written_partitions)
         replaced: dict[str, list[str]] = {}
         for s in view.latest_file_slices(partitions=partitions):
             replaced.setdefault(s.partition_path, []).append(s.file_id)
@@ -172,7 +161,7 @@ class WriteSession:
             },
             "compacted": False,
             "extraMetadata": {},
-            "operationType": OPERATION_TYPES[self.operation],
+            "operationType": self.operation.commit_type,
         }
         self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
 
@@ -193,7 +182,7 @@ class WriteSession:
         timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
         metadata = CommitMetadata(
-            OPERATION_TYPES[self.operation],
+            self.operation.commit_type,
             sorted(stats, key=lambda s: (s.partitionPath, s.fileId)),
             extra,
             replaced_file_ids=replaced if self.instant.action == REPLACE_COMMIT else None,
@@ -265,7 +254,7 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
             f"{IS_DELETED_COLUMN} marks soft deletes and must be boolean; the data has it as "
             f"{incoming_schema.field(IS_DELETED_COLUMN).type}"
         )
-    deleting = config.operation in ("delete", "delete_partition")
+    deleting = config.operation.is_delete
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
     table_schema = table_data_schema(Timeline.load(storage, existing)) if existing else None
@@ -318,7 +307,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     timeline = Timeline.load(storage, table)
     if rollback_failed_writes(timeline):
         timeline = Timeline.load(storage, table)
-    action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else (DELTA_COMMIT if config.is_mor else COMMIT)
+    action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     return WriteSession(storage, config, table, Timeline.load(storage, table), instant, data_schema,
