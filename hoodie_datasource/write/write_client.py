@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -241,6 +241,7 @@ class _CheckedWrite:
     config: WriteConfig
     existing: TableConfig | None
     data_schema: pa.Schema
+    timeline: Timeline | None  # the existing table's timeline, loaded once for the whole start of the write
 
 
 def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
@@ -257,12 +258,13 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     deleting = config.operation.is_delete
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
-    table_schema = table_data_schema(Timeline.load(storage, existing)) if existing else None
+    timeline = Timeline.load(storage, existing) if existing else None
+    table_schema = table_data_schema(timeline) if timeline else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
-    return _CheckedWrite(storage, config, existing, data_schema)
+    return _CheckedWrite(storage, config, existing, data_schema, timeline)
 
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
@@ -304,11 +306,19 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     table = checked.existing or _create_table(checked)
-    timeline = Timeline.load(storage, table)
-    if rollback_failed_writes(timeline):
+    timeline = checked.timeline or Timeline.load(storage, table)
+    if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+        rollback_failed_writes(timeline)
         timeline = Timeline.load(storage, table)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    return WriteSession(storage, config, table, Timeline.load(storage, table), instant, data_schema,
+    return WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
                         not timeline.completed(), services)
+
+
+def _with_own_instant(timeline: Timeline, instant: Instant) -> Timeline:
+    """``timeline`` plus the write's just-requested instant, without listing the timeline again: the
+    instant's time is later than every instant of ``timeline`` (``new_instant_time``), so the instants
+    stay sorted, and a requested write is no compaction (``actions_seen`` tells those apart)."""
+    return replace(timeline, instants=(*timeline.instants, instant))
