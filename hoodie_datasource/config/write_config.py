@@ -74,6 +74,13 @@ class WriteConfig:
             return self.combine_before_upsert
         return self.combine_before_insert
 
+    @property
+    def combine_field(self) -> str | None:
+        """The ordering field every incoming record must have a value of: the write combines records by it."""
+        if self.operation.is_delete or not self.dedupes:
+            return None
+        return self.precombine_field
+
     def table_config(self, create_schema: str | None) -> TableConfig:
         return TableConfig(
             name=self.table_name,

@@ -58,9 +58,7 @@ class PartitionWriter(DataSourceArrowWriter):
         if not batches:
             return PartitionStats()
         timer = StageTimer()
-        cfg = self.session.config
-        records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation.deletes_records,
-                                    self.session.combine_field)
+        records = tagging.keyed(pa.Table.from_batches(batches), self.session.config)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
         return PartitionStats([s.as_dict() for s in stats], timer.seconds)

@@ -1,6 +1,7 @@
 """Record-level steps of a write that every engine applies to whole Arrow batches.
 
     with_keys        compute _hoodie_record_key / _hoodie_partition_path
+    keyed            with_keys as a write's config asks (every engine's first step)
     candidates       (record key, partition, file) pairs by key range       [index step 1]
     confirm          per file: bloom filter, then exact key check            [index step 2]
     apply_tags       join confirmed locations back onto the records
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
@@ -67,6 +69,11 @@ def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False,
         deletes = pc.or_(deletes, pc.fill_null(batch.column(IS_DELETED_COLUMN), False))
     out = batch.append_column(RECORD_KEY_COLUMN, keys).append_column(PARTITION_PATH_COLUMN, partitions)
     return out.append_column(IS_DELETE_COLUMN, deletes)
+
+
+def keyed(records: pa.Table, config: WriteConfig) -> pa.Table:
+    """``records`` keyed as the write ``config`` asks (``with_keys``): the first step of every engine."""
+    return with_keys(records, config.keygen, config.operation.deletes_records, config.combine_field)
 
 
 def _check_ordering_values(batch: pa.Table, ordering_field: str, hard_deletes: pa.Array) -> None:

@@ -2,20 +2,23 @@
 
     start_write()  resolve options once, create the table if needed, roll back failed writes,
                    create ``T.<action>.requested``
+    session.run(engine)                     run an engine; any failure (interrupts too) aborts the instant
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats)                   ``T.commit``: the one atomic commit point
+    session.commit(stats, partitions)       ``T.commit``: the one atomic commit point
+    session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
     session.abort()                         roll the instant back (also done by the next writer)
 
-Engines: ``local_engine`` (pyarrow, one process) and ``spark.write_dag`` (distributed).
+Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.write_dag`` (distributed),
+``spark.partition_writer`` (Spark's writer API, input clustered by partition).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -99,13 +102,6 @@ class WriteSession:
         return self.config.operation
 
     @property
-    def combine_field(self) -> str | None:
-        """The ordering field every incoming record must have a value of: the write combines records by it."""
-        if self.operation.is_delete or not self.config.dedupes:
-            return None
-        return self.config.precombine_field
-
-    @property
     def needs_tagging(self) -> bool:
         return self.operation.needs_tagging and not self.new_table
 
@@ -165,9 +161,25 @@ class WriteSession:
         }
         self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
 
-    def commit(self, stats: list[WriteStat], replaced: dict[str, list[str]] | None = None) -> str:
+    def run(self, engine: Callable[[WriteSession], str]) -> str:
+        """``engine(self)``: move the records and commit, returning the instant time. Any failure, an
+        interrupt too, rolls the instant back before it is raised again."""
+        try:
+            return engine(self)
+        except BaseException:
+            self.abort()
+            raise
+
+    def drop_partitions(self, partitions: Iterable[str]) -> str:
+        """``delete_partition``: the partitions' file groups are replaced by nothing; no file is written."""
+        self.mark_inflight({})
+        return self.commit([], partitions)
+
+    def commit(self, stats: list[WriteStat], written_partitions: Iterable[str] | None = None) -> str:
         """Finalize: drop files of failed task attempts, write partition markers, complete the instant.
+        ``written_partitions`` (the partitions of the incoming records) are those an overwrite replaces.
         The time until the metadata is written is the ``commit`` stage."""
+        replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path}
         for relative in marked_files(self.storage, self.instant_time):
