@@ -27,7 +27,7 @@ from hoodie_datasource.errors import (  # noqa: E402
     TimelineError,
     UnsupportedTableError,
 )
-from hoodie_datasource.table.hoodie_table import HoodieTable  # noqa: E402
+from hoodie_datasource.hoodie_table import HoodieTable  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

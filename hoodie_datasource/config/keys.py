@@ -10,18 +10,10 @@ from hoodie_datasource.config.property import (
     parse_float,
     parse_int,
 )
+from hoodie_datasource.config.write_operation import WriteOperation
 
 MB = 1024 * 1024
 
-WRITE_OPERATIONS = (
-    "upsert",
-    "insert",
-    "bulk_insert",
-    "delete",
-    "insert_overwrite",
-    "insert_overwrite_table",
-    "delete_partition",
-)
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE")
 BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
@@ -43,7 +35,8 @@ PRECOMBINE = ConfigProperty(
     "hoodie.datasource.write.precombine.field", None, ("precombine.field", "hoodie.table.ordering.fields", "preCombineField")
 )
 OPERATION = ConfigProperty(
-    "hoodie.datasource.write.operation", "upsert", ("operation", "hoodie.operation"), choices=WRITE_OPERATIONS
+    "hoodie.datasource.write.operation", WriteOperation.UPSERT, ("operation", "hoodie.operation"),
+    choices=tuple(WriteOperation)
 )
 TABLE_TYPE = ConfigProperty(
     "hoodie.datasource.write.table.type",

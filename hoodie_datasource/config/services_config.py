@@ -1,4 +1,7 @@
-"""Table-service settings (compaction, cleaning, archival), resolved once from options."""
+"""Table-service settings (compaction, cleaning, archival), resolved once from options.
+
+Why in ``config/``: the settings are plain validated values; keeping them beside the other configs
+lets the write path and the table facade resolve them without importing the services themselves."""
 
 from __future__ import annotations
 
@@ -7,9 +10,49 @@ from dataclasses import dataclass, field
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import IndexConfig
-from hoodie_datasource.services.archival import ArchiveConfig
-from hoodie_datasource.services.cleaner import CleanConfig
-from hoodie_datasource.services.compaction import CompactionConfig
+from hoodie_datasource.errors import HoodieConfigError
+
+POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
+STRATEGIES = ("LogFileSizeBasedCompactionStrategy", "DayBasedCompactionStrategy", "UnBoundedCompactionStrategy")
+
+
+@dataclass(frozen=True)
+class CleanConfig:
+    policy: str = "KEEP_LATEST_COMMITS"
+    commits_retained: int = 10
+    file_versions_retained: int = 3
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise HoodieConfigError(f"Unknown cleaner policy {self.policy!r}; valid values: {', '.join(POLICIES)}")
+        if self.commits_retained < 1 or self.file_versions_retained < 1:
+            raise HoodieConfigError("hoodie.cleaner.commits.retained and ...fileversions.retained must be >= 1")
+
+
+@dataclass(frozen=True)
+class CompactionConfig:
+    strategy: str = "LogFileSizeBasedCompactionStrategy"
+    max_delta_commits: int = 5
+    target_partitions: int = 10
+    target_io_mb: int = 500 * 1024
+    index: IndexConfig = IndexConfig()
+    compression: str = "snappy"
+
+    def __post_init__(self) -> None:
+        name = self.strategy.rsplit(".", 1)[-1]
+        if name not in STRATEGIES:
+            raise HoodieConfigError(f"Unknown compaction strategy {self.strategy!r}; valid values: {', '.join(STRATEGIES)}")
+        object.__setattr__(self, "strategy", name)
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    min_commits: int = 20
+    max_commits: int = 30
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_commits < self.max_commits:
+            raise HoodieConfigError("hoodie.keep.min.commits must be > 0 and < hoodie.keep.max.commits")
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import (
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
 )
-from hoodie_datasource.write.keygen import KeyGenerator
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -47,7 +48,7 @@ class FileSizing:
 class WriteConfig:
     table_name: str
     table_type: str
-    operation: str
+    operation: WriteOperation
     keygen: KeyGenerator
     precombine_field: str | None
     payload_class: str
@@ -69,9 +70,16 @@ class WriteConfig:
 
     @property
     def dedupes(self) -> bool:
-        if self.operation in ("upsert", "delete"):
+        if self.operation in (WriteOperation.UPSERT, WriteOperation.DELETE):
             return self.combine_before_upsert
         return self.combine_before_insert
+
+    @property
+    def combine_field(self) -> str | None:
+        """The ordering field every incoming record must have a value of: the write combines records by it."""
+        if self.operation.is_delete or not self.dedupes:
+            return None
+        return self.precombine_field
 
     def table_config(self, create_schema: str | None) -> TableConfig:
         return TableConfig(

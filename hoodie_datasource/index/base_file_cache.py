@@ -25,7 +25,7 @@ import pyarrow as pa
 from hoodie_datasource.index.bloom_filter import BloomFilter, read_bloom_filter
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import FileInfo, Storage
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
+from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 
 KEYS_BUDGET = 128 << 20
 BLOOM_BUDGET = 32 << 20

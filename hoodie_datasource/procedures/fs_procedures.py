@@ -19,13 +19,13 @@ import pyarrow as pa
 
 from hoodie_datasource.config.property import parse_bool, parse_int
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.procedures.procedure import LIMIT, TABLE, Parameter, Procedure, Rows, refuse_unsupported
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.storage.storage import FileInfo, Storage, join
 from hoodie_datasource.storage.uri import parse_table_uri, scheme_of
 from hoodie_datasource.table.file_group import LogFile
 from hoodie_datasource.table.fs_view import FileSystemView
-from hoodie_datasource.table.hoodie_table import HoodieTable
 from hoodie_datasource.timeline.instant import COMPACTION, WRITE_ACTIONS
 from hoodie_datasource.timeline.timeline import Timeline
 

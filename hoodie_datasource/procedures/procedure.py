@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from hoodie_datasource.config.property import parse_int
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.table.hoodie_table import HoodieTable
+from hoodie_datasource.hoodie_table import HoodieTable
 
 Rows = list[tuple[Any, ...]]
 

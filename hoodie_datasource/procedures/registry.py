@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.procedures.fs_procedures import FS_PROCEDURES
 from hoodie_datasource.procedures.procedure import Procedure
 from hoodie_datasource.procedures.timeline_procedures import TIMELINE_PROCEDURES
-from hoodie_datasource.table.hoodie_table import HoodieTable
 
 PROCEDURES = {p.name: p for p in (*TIMELINE_PROCEDURES, *FS_PROCEDURES)}
 

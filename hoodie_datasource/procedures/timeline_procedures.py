@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from hoodie_datasource.config.property import parse_bool, parse_int
 from hoodie_datasource.errors import HoodieConfigError, TimelineError
+from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.procedures.procedure import (
     LIMIT,
     TABLE,
@@ -25,7 +26,6 @@ from hoodie_datasource.procedures.procedure import (
     parse_options,
     refuse_unsupported,
 )
-from hoodie_datasource.table.hoodie_table import HoodieTable
 from hoodie_datasource.timeline.instant import CLEAN, COMPACTION, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
 

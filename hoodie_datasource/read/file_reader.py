@@ -18,7 +18,7 @@ from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.write.records import conform
+from hoodie_datasource.table.meta_columns import conform
 
 BATCH_ROWS = 262144
 

@@ -22,8 +22,7 @@ from hoodie_datasource.log.log_format import BlockType, read_log_blocks
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
-from hoodie_datasource.write.records import conform
+from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN, conform
 
 logger = logging.getLogger(__name__)
 

@@ -25,11 +25,11 @@ from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, META_COLUMNS, meta_schema
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
+from hoodie_datasource.table.table_schema import table_data_schema
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.write.records import COMMIT_TIME_COLUMN, META_COLUMNS, meta_schema
-from hoodie_datasource.write.table_schema import table_data_schema
 
 logger = logging.getLogger(__name__)
 

@@ -14,25 +14,14 @@ window (files of archived commits are still read as part of the latest snapshot)
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.instant import State
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ArchiveConfig:
-    min_commits: int = 20
-    max_commits: int = 30
-
-    def __post_init__(self) -> None:
-        if not 0 < self.min_commits < self.max_commits:
-            raise HoodieConfigError("hoodie.keep.min.commits must be > 0 and < hoodie.keep.max.commits")
 
 
 def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | None = None) -> list[str]:

@@ -19,9 +19,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 
-from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.config.services_config import CleanConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
@@ -31,22 +30,6 @@ from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 
 logger = logging.getLogger(__name__)
-
-POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
-
-
-@dataclass(frozen=True)
-class CleanConfig:
-    policy: str = "KEEP_LATEST_COMMITS"
-    commits_retained: int = 10
-    file_versions_retained: int = 3
-
-    def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise HoodieConfigError(f"Unknown cleaner policy {self.policy!r}; valid values: {', '.join(POLICIES)}")
-        if self.commits_retained < 1 or self.file_versions_retained < 1:
-            raise HoodieConfigError("hoodie.cleaner.commits.retained and ...fileversions.retained must be >= 1")
-
 
 def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
     """Files to delete per partition, and the earliest instant retained."""

@@ -23,20 +23,20 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
-from hoodie_datasource.services.rollback import delete_instant_data_files
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.markers import create_marker, delete_marker_dir
+from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, data_schema_of
 from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, State
@@ -44,30 +44,9 @@ from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
-from hoodie_datasource.write.markers import create_marker, delete_marker_dir
-from hoodie_datasource.write.records import FILE_NAME_COLUMN, data_schema_of
+from hoodie_datasource.write.rollback import delete_instant_data_files
 
 logger = logging.getLogger(__name__)
-
-STRATEGIES = ("LogFileSizeBasedCompactionStrategy", "DayBasedCompactionStrategy", "UnBoundedCompactionStrategy")
-
-
-@dataclass(frozen=True)
-class CompactionConfig:
-    strategy: str = "LogFileSizeBasedCompactionStrategy"
-    max_delta_commits: int = 5
-    target_partitions: int = 10
-    target_io_mb: int = 500 * 1024
-    index: IndexConfig = IndexConfig()
-    compression: str = "snappy"
-
-    def __post_init__(self) -> None:
-        name = self.strategy.rsplit(".", 1)[-1]
-        if name not in STRATEGIES:
-            raise HoodieConfigError(f"Unknown compaction strategy {self.strategy!r}; valid values: {', '.join(STRATEGIES)}")
-        object.__setattr__(self, "strategy", name)
-
 
 def delta_commits_since_last_compaction(timeline: Timeline) -> int:
     count = 0

@@ -22,21 +22,27 @@ logger = logging.getLogger(__name__)
 
 def compact_now(storage: Storage, table: TableConfig, services: ServicesConfig) -> list[str]:
     """Finish pending compactions, then schedule and run a new one if any slice has logs."""
-    done = run_pending_compactions(Timeline.load(storage, table), services.compaction)
-    instant = schedule_compaction(Timeline.load(storage, table), services.compaction)
+    timeline = Timeline.load(storage, table)
+    done = run_pending_compactions(timeline, services.compaction)
+    instant = schedule_compaction(Timeline.load(storage, table) if done else timeline, services.compaction)
     if instant is not None:
         done.append(execute_compaction(Timeline.load(storage, table), instant, services.compaction))
     return done
 
 
 def run_inline_services(storage: Storage, table: TableConfig, services: ServicesConfig) -> None:
-    if table.is_mor and services.inline_compact:
-        timeline = Timeline.load(storage, table)
+    """Compaction (when due), cleaning, archival. The timeline is listed once, and again only after a
+    service that changed it (each listing is a LIST request on an object store)."""
+    compacting = table.is_mor and services.inline_compact
+    if not (compacting or services.auto_clean or services.auto_archive):
+        return
+    timeline = Timeline.load(storage, table)
+    if compacting:
         if delta_commits_since_last_compaction(timeline) >= services.compaction.max_delta_commits:
             compact_now(storage, table, services)
-    if services.auto_clean:
-        clean(Timeline.load(storage, table), services.clean)
-    if services.auto_archive:
+            timeline = Timeline.load(storage, table)
+    if services.auto_clean and clean(timeline, services.clean) is not None:
         timeline = Timeline.load(storage, table)
+    if services.auto_archive:
         _, retained = files_to_clean(timeline, services.clean)
         archive(timeline, services.archive, retained or None)

@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
-from hoodie_datasource.spark.write_dag import PER_PARTITION_OPERATIONS, task_token
+from hoodie_datasource.spark.write_dag import task_token
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
     """The input is clustered by partition and the write can run per partition."""
     return (is_set(options, CLUSTERED_OPTION) and bool(config.keygen.partition_fields) and not config.index.is_global
-            and config.operation in PER_PARTITION_OPERATIONS)
+            and config.operation.runs_per_partition)
 
 
 @dataclass
@@ -58,9 +58,7 @@ class PartitionWriter(DataSourceArrowWriter):
         if not batches:
             return PartitionStats()
         timer = StageTimer()
-        cfg = self.session.config
-        records = tagging.with_keys(pa.Table.from_batches(batches), cfg.keygen, cfg.operation == "delete",
-                                    self.session.combine_field)
+        records = tagging.keyed(pa.Table.from_batches(batches), self.session.config)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
         return PartitionStats([s.as_dict() for s in stats], timer.seconds)

@@ -35,8 +35,8 @@ from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.spark.filters import ConvertedFilter, convert
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.write.keygen import DEFAULT_PARTITION
-from hoodie_datasource.write.records import COMMIT_TIME_COLUMN, conform
+from hoodie_datasource.table.keygen import DEFAULT_PARTITION
+from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, conform
 
 logger = logging.getLogger(__name__)
 

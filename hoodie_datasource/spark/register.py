@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import read_check, save_modes
 from hoodie_datasource.spark.datasource import HoodieDataSource
@@ -29,25 +30,26 @@ logger = logging.getLogger(__name__)
 _ERROR_MODES = (None, "error", "errorifexists", "default")
 
 
-def _operation(options: dict[str, str], mode: str | None) -> str | None:
-    """The Hudi operation a save mode asks for, or None when the save is a no-op (ignore)."""
-    given = k.CATALOG.resolve(options, k.OPERATION) if any(
+def _operation(options: dict[str, str], mode: str | None) -> WriteOperation:
+    """The Hudi operation a save mode asks for."""
+    given: WriteOperation | None = k.CATALOG.resolve(options, k.OPERATION) if any(
         n.lower() in options for n in k.OPERATION.names) else None
     if mode in save_modes.HOODIE_WRITE_OPERATIONS:
         if given and given != mode:
-            raise HoodieConfigError(f"mode({mode!r}) conflicts with option hoodie.datasource.write.operation={given!r}")
-        return mode
-    if mode == "overwrite":
-        if given and given not in ("insert_overwrite", "insert_overwrite_table"):
             raise HoodieConfigError(
-                f"mode('overwrite') replaces the table; it cannot run operation {given!r} "
+                f"mode({mode!r}) conflicts with option hoodie.datasource.write.operation={given.value!r}")
+        return WriteOperation(mode)
+    if mode == "overwrite":
+        if given and given not in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE):
+            raise HoodieConfigError(
+                f"mode('overwrite') replaces the table; it cannot run operation {given.value!r} "
                 "(use mode('append') with that operation, or insert_overwrite / insert_overwrite_table)"
             )
-        return given or "insert_overwrite_table"
+        return given or WriteOperation.INSERT_OVERWRITE_TABLE
     if mode == "append":
-        return given or "upsert"
+        return given or WriteOperation.UPSERT
     if mode in _ERROR_MODES or mode == "ignore":
-        return given or "upsert"
+        return given or WriteOperation.UPSERT
     raise save_modes.unknown_mode_error(mode)
 
 
@@ -68,7 +70,7 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
                 f"A hoodie table already exists at {path}; use mode('append') (with an operation), "
                 "mode('upsert') / mode('insert') / ..., or mode('overwrite')"
             )
-    opts[k.OPERATION.key] = operation
+    opts[k.OPERATION.key] = operation.value
     for alias in k.OPERATION.aliases:
         opts.pop(alias, None)
     write_dataframe(df, path, opts)

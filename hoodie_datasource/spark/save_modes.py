@@ -39,11 +39,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql.utils import to_str
 
 from hoodie_datasource.config.property import did_you_mean
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 
-HOODIE_WRITE_OPERATIONS = frozenset(
-    {"upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table", "delete_partition"}
-)
+HOODIE_WRITE_OPERATIONS = frozenset(op.value for op in WriteOperation)
 SPARK_SAVE_MODES = ("append", "overwrite", "ignore", "error", "errorifexists", "default")
 PARTITION_FIELD_OPTION = "hoodie.datasource.write.partitionpath.field"
 

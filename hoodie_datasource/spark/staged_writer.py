@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import resolve_write_config
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet
@@ -53,10 +54,11 @@ class StagedWriter(DataSourceArrowWriter):
         if overwrite:
             # INSERT OVERWRITE replaces the table, or with dynamic partition overwrite (the shim asks for
             # operation insert_overwrite) only the partitions the new rows fall in
-            dynamic = k.CATALOG.resolve(options, k.OPERATION) == "insert_overwrite"
+            dynamic = k.CATALOG.resolve(options, k.OPERATION) is WriteOperation.INSERT_OVERWRITE
             for name in k.OPERATION.names:
                 options.pop(name.lower(), None)
-            options[k.OPERATION.key] = "insert_overwrite" if dynamic else "insert_overwrite_table"
+            replace = WriteOperation.INSERT_OVERWRITE if dynamic else WriteOperation.INSERT_OVERWRITE_TABLE
+            options[k.OPERATION.key] = replace.value
         # fail now, in the planning worker, rather than after every task ran
         resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
         staging = join(METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import pyarrow as pa
 from pyspark import StorageLevel, TaskContext
@@ -28,19 +28,24 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
+from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import write_token
 from hoodie_datasource.table.fs_view import list_partitions
+from hoodie_datasource.table.meta_columns import (
+    FILE_ID_COLUMN,
+    IS_DELETE_COLUMN,
+    LOCATION_PARTITION_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+)
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
-from hoodie_datasource.write.partitioner import InsertPlan
 from hoodie_datasource.write.record_writer import RecordWriter
-from hoodie_datasource.write.records import FILE_ID_COLUMN, IS_DELETE_COLUMN, LOCATION_PARTITION_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 from hoodie_datasource.write.write_client import WriteSession, start_write
@@ -51,22 +56,18 @@ STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
                                      + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES])
-PER_PARTITION_OPERATIONS = ("upsert", "insert", "delete")
 
 
-def _add_keys(keygen: KeyGenerator, is_delete: bool, ordering_field: str | None):
+def _per_batch(step: Callable[[pa.Table], pa.Table]):
+    """A ``mapInArrow`` function applying ``step`` to each batch on its own."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            yield from tagging.with_keys(pa.Table.from_batches([batch]), keygen, is_delete,
-                                         ordering_field).to_batches()
+            yield from step(pa.Table.from_batches([batch])).to_batches()
     return run
 
 
-def _candidates(files, prune: bool, global_index: bool):
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield from tagging.candidates(pa.Table.from_batches([batch]), files, prune, global_index).to_batches()
-    return run
+def _add_keys(cfg: WriteConfig):
+    return _per_batch(lambda records: tagging.keyed(records, cfg))
 
 
 def _confirm(storage: Storage, use_bloom: bool):
@@ -77,16 +78,6 @@ def _confirm(storage: Storage, use_bloom: bool):
     return run
 
 
-def _split_moves(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield from tagging.split_partition_moves(pa.Table.from_batches([batch])).to_batches()
-
-
-def _route(plan: InsertPlan):
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield from tagging.route(pa.Table.from_batches([batch]), plan).to_batches()
-    return run
 
 
 def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarget]):
@@ -151,7 +142,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema)
+    keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
     tasks = _write_tasks(session, df)
     keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
     with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
@@ -172,9 +163,8 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str
     session = start_write(open_storage(path, options), options, arrow_schema)
     persisted: list[DataFrame] = []
     try:
-        return _run(session, df, persisted)
-    except BaseException as exc:
-        session.abort()
+        return session.run(lambda s: _run(s, df, persisted))
+    except BaseException as exc:  # the session has rolled the instant back
         raised_in_task = task_error(exc)
         if raised_in_task is not None:
             raise raised_in_task from exc
@@ -190,19 +180,16 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
-    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation in PER_PARTITION_OPERATIONS:
+    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation.runs_per_partition:
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
-    keyed = df.mapInArrow(_add_keys(cfg.keygen, cfg.operation == "delete", session.combine_field), keyed_schema).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(keyed)
     with _step(session, df, "keys and partitions"):
         partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]
     timer.lap("keys")
-    if cfg.operation == "delete_partition":
-        session.mark_inflight({})
-        return session.commit([], session.replaced_file_groups(partitions))
+    if cfg.operation.drops_partitions:
+        return session.drop_partitions(partitions)
 
     writer = session.record_writer()
     files = writer.key_ranges(None if cfg.index.is_global else partitions)
@@ -210,7 +197,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     if session.needs_tagging and files:
         cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)
         cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
-            _candidates(files, cfg.index.prune_by_ranges, cfg.index.is_global), cand_schema
+            _per_batch(lambda records: tagging.candidates(records, files, cfg.index.prune_by_ranges,
+                                                          cfg.index.is_global)), cand_schema
         )
         locations = cands.repartition(max(1, min(len(files), 200)), "_hoodie_base_file").mapInArrow(
             _confirm(session.storage, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
@@ -222,7 +210,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         tagged = keyed.join(F.broadcast(locations), on=on, how="left").select(*keyed_schema.names, FILE_ID_COLUMN,
                                                                  LOCATION_PARTITION_COLUMN)
         if cfg.index.is_global:
-            tagged = tagged.mapInArrow(_split_moves, tagged.schema)
+            tagged = tagged.mapInArrow(_per_batch(tagging.split_partition_moves), tagged.schema)
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(tagged)
     else:  # nothing to look up: a projection of the persisted keyed records
@@ -240,11 +228,11 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     targets = writer.targets(files, plan)
     timer.lap("profile")
 
-    routed = tagged.mapInArrow(_route(plan), tagged.schema)
+    routed = tagged.mapInArrow(_per_batch(lambda records: tagging.route(records, plan)), tagged.schema)
     stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
         _write_groups(session.context(), targets), STAT_SCHEMA
     )
     with _step(session, df, f"writing file groups ({sum(counts.values())} inserts)"):
         stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
     timer.lap("write")
-    return session.commit(stats, session.replaced_file_groups(partitions))
+    return session.commit(stats, partitions)

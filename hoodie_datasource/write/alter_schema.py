@@ -4,7 +4,7 @@ Hudi's ``AlterHoodieTableAddColumnsCommand.commitWithSchema`` (which ``AlterHood
 uses for type changes too) completes an instant that writes no file and whose commit metadata has operation
 ``ALTER_SCHEMA`` and ``extraMetadata.schema`` = the new Avro schema: a commit on copy-on-write, a
 deltacommit on merge-on-read (``CommitUtils.getCommitActionType``). Readers (ours through
-``write.table_schema``, hudi-rs, Hudi's ``TableSchemaResolver``) and later writes take the table schema
+``table.table_schema``, hudi-rs, Hudi's ``TableSchemaResolver``) and later writes take the table schema
 from the latest commit's metadata, so older rows read an added column as null and a widened column in
 its new type.
 
@@ -23,12 +23,12 @@ from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, avro_record_name_and_namespace, to_avro_json
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.table.table_schema import allowed_widenings, is_widening, storable_type, table_data_schema, type_name
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.table_schema import allowed_widenings, is_widening, storable_type, table_data_schema, type_name
 
 logger = logging.getLogger(__name__)
 

@@ -21,10 +21,16 @@ from hoodie_datasource.log.log_format import write_log_file
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import LogFileName
+from hoodie_datasource.table.markers import create_marker
+from hoodie_datasource.table.meta_columns import (
+    IS_DELETE_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    conform,
+    with_meta_columns,
+)
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
-from hoodie_datasource.write.markers import create_marker
-from hoodie_datasource.write.records import IS_DELETE_COLUMN, conform, dedupe, with_meta_columns
+from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
 

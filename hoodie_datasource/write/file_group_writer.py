@@ -15,19 +15,13 @@ from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import base_file_name
+from hoodie_datasource.table.markers import create_marker
+from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
-from hoodie_datasource.write.markers import create_marker
 from hoodie_datasource.write.merge import merge_positions
-from hoodie_datasource.write.records import (
-    FILE_NAME_COLUMN,
-    conform,
-    dedupe,
-    meta_schema,
-    with_meta_columns,
-)
+from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
 

@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
+from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.write_client import WriteSession, start_write
 
@@ -23,21 +23,14 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
     ``table`` is the table's storage, or its URI (a Python API entry point: the storage is then
     opened with the ``hoodie.storage.*`` keys of ``options``)."""
     storage = open_storage(table, options) if isinstance(table, str) else table
-    session = start_write(storage, options, data.schema)
-    try:
-        return _run(session, data)
-    except BaseException:
-        session.abort()
-        raise
+    return start_write(storage, options, data.schema).run(lambda session: _run(session, data))
 
 
 def _run(session: WriteSession, data: pa.Table) -> str:
-    cfg = session.config
-    records = tagging.with_keys(data, cfg.keygen, cfg.operation == "delete", session.combine_field)
+    records = tagging.keyed(data, session.config)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
-    if cfg.operation == "delete_partition":
-        session.mark_inflight({})
-        return session.commit([], session.replaced_file_groups(partitions))
+    if session.operation.drops_partitions:
+        return session.drop_partitions(partitions)
     timer = StageTimer(session.stage_seconds)
     writer = session.record_writer()
     tagged, files = writer.tag(records)
@@ -47,4 +40,4 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     timer.lap("profile")
     stats = writer.write_groups(routed, targets, UNKNOWN_WRITE_TOKEN, 0)
     timer.lap("write")
-    return session.commit(stats, session.replaced_file_groups(partitions))
+    return session.commit(stats, partitions)

@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.write.keygen import RECORD_KEY_COLUMN
-from hoodie_datasource.write.records import IS_DELETE_COLUMN
+from hoodie_datasource.table.meta_columns import IS_DELETE_COLUMN, RECORD_KEY_COLUMN
 
 
 @dataclass(frozen=True)

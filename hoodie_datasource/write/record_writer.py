@@ -18,17 +18,14 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
-from hoodie_datasource.write.records import FILE_ID_COLUMN
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
-
-NO_PACKING_OPERATIONS = ("bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ class RecordWriter:
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
         pending = self._pending_compactions()
-        packable = [] if self.config.operation in NO_PACKING_OPERATIONS else [
+        packable = [] if not self.config.operation.packs_small_files else [
             f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
         return plan_inserts(insert_counts, packable, self.avg_record_size, self.config.sizing, self.ctx.instant)
 

@@ -1,6 +1,7 @@
 """Record-level steps of a write that every engine applies to whole Arrow batches.
 
     with_keys        compute _hoodie_record_key / _hoodie_partition_path
+    keyed            with_keys as a write's config asks (every engine's first step)
     candidates       (record key, partition, file) pairs by key range       [index step 1]
     confirm          per file: bloom filter, then exact key check            [index step 2]
     apply_tags       join confirmed locations back onto the records
@@ -16,19 +17,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.storage.storage import FileInfo, Storage
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, KeyGenerator
-from hoodie_datasource.write.partitioner import InsertPlan
-from hoodie_datasource.write.records import (
+from hoodie_datasource.table.keygen import KeyGenerator
+from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
     IS_DELETE_COLUMN,
     IS_DELETED_COLUMN,
     LOCATION_PARTITION_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
 )
+from hoodie_datasource.write.partitioner import InsertPlan
 
 CANDIDATE_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
@@ -65,6 +69,11 @@ def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False,
         deletes = pc.or_(deletes, pc.fill_null(batch.column(IS_DELETED_COLUMN), False))
     out = batch.append_column(RECORD_KEY_COLUMN, keys).append_column(PARTITION_PATH_COLUMN, partitions)
     return out.append_column(IS_DELETE_COLUMN, deletes)
+
+
+def keyed(records: pa.Table, config: WriteConfig) -> pa.Table:
+    """``records`` keyed as the write ``config`` asks (``with_keys``): the first step of every engine."""
+    return with_keys(records, config.keygen, config.operation.deletes_records, config.combine_field)
 
 
 def _check_ordering_values(batch: pa.Table, ordering_field: str, hard_deletes: pa.Array) -> None:

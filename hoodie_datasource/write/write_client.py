@@ -2,33 +2,38 @@
 
     start_write()  resolve options once, create the table if needed, roll back failed writes,
                    create ``T.<action>.requested``
+    session.run(engine)                     run an engine; any failure (interrupts too) aborts the instant
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats)                   ``T.commit``: the one atomic commit point
+    session.commit(stats, partitions)       ``T.commit``: the one atomic commit point
+    session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
     session.abort()                         roll the instant back (also done by the next writer)
 
-Engines: ``local_engine`` (pyarrow, one process) and ``spark.write_dag`` (distributed).
+Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.write_dag`` (distributed),
+``spark.partition_writer`` (Spark's writer API, input clustered by partition).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
-from hoodie_datasource.services.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.markers import delete_marker_dir, marked_files
+from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import (
     METAFOLDER,
@@ -37,32 +42,19 @@ from hoodie_datasource.table.table_config import (
     table_exists,
     write_table_config,
 )
+from hoodie_datasource.table.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
-from hoodie_datasource.write.records import IS_DELETED_COLUMN
+from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
-
-OPERATION_TYPES = {
-    "upsert": "UPSERT",
-    "insert": "INSERT",
-    "bulk_insert": "BULK_INSERT",
-    "delete": "DELETE",
-    "insert_overwrite": "INSERT_OVERWRITE",
-    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-    "delete_partition": "DELETE_PARTITION",
-}
-REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
-TAGGING_OPERATIONS = ("upsert", "delete")
 
 
 def _names(listing: Listing) -> list[str]:
@@ -106,19 +98,12 @@ class WriteSession:
         return self.instant.timestamp
 
     @property
-    def operation(self) -> str:
+    def operation(self) -> WriteOperation:
         return self.config.operation
 
     @property
-    def combine_field(self) -> str | None:
-        """The ordering field every incoming record must have a value of: the write combines records by it."""
-        if self.operation in ("delete", "delete_partition") or not self.config.dedupes:
-            return None
-        return self.config.precombine_field
-
-    @property
     def needs_tagging(self) -> bool:
-        return self.operation in TAGGING_OPERATIONS and not self.new_table
+        return self.operation.needs_tagging and not self.new_table
 
     def context(self) -> WriteContext:
         return WriteContext(
@@ -153,10 +138,10 @@ class WriteSession:
 
     def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
         """File groups an overwrite replaces: all in the written partitions, or the whole table."""
-        if self.operation not in REPLACE_OPERATIONS or self.new_table:
+        if not self.operation.replaces_file_groups or self.new_table:
             return {}
         view = self.file_system_view()
-        partitions = None if self.operation == "insert_overwrite_table" else list(written_partitions)
+        partitions = None if self.operation.replaces_table else list(written_partitions)
         replaced: dict[str, list[str]] = {}
         for s in view.latest_file_slices(partitions=partitions):
             replaced.setdefault(s.partition_path, []).append(s.file_id)
@@ -172,13 +157,29 @@ class WriteSession:
             },
             "compacted": False,
             "extraMetadata": {},
-            "operationType": OPERATION_TYPES[self.operation],
+            "operationType": self.operation.commit_type,
         }
         self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
 
-    def commit(self, stats: list[WriteStat], replaced: dict[str, list[str]] | None = None) -> str:
+    def run(self, engine: Callable[[WriteSession], str]) -> str:
+        """``engine(self)``: move the records and commit, returning the instant time. Any failure, an
+        interrupt too, rolls the instant back before it is raised again."""
+        try:
+            return engine(self)
+        except BaseException:
+            self.abort()
+            raise
+
+    def drop_partitions(self, partitions: Iterable[str]) -> str:
+        """``delete_partition``: the partitions' file groups are replaced by nothing; no file is written."""
+        self.mark_inflight({})
+        return self.commit([], partitions)
+
+    def commit(self, stats: list[WriteStat], written_partitions: Iterable[str] | None = None) -> str:
         """Finalize: drop files of failed task attempts, write partition markers, complete the instant.
+        ``written_partitions`` (the partitions of the incoming records) are those an overwrite replaces.
         The time until the metadata is written is the ``commit`` stage."""
+        replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path}
         for relative in marked_files(self.storage, self.instant_time):
@@ -193,7 +194,7 @@ class WriteSession:
         timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
         metadata = CommitMetadata(
-            OPERATION_TYPES[self.operation],
+            self.operation.commit_type,
             sorted(stats, key=lambda s: (s.partitionPath, s.fileId)),
             extra,
             replaced_file_ids=replaced if self.instant.action == REPLACE_COMMIT else None,
@@ -252,6 +253,7 @@ class _CheckedWrite:
     config: WriteConfig
     existing: TableConfig | None
     data_schema: pa.Schema
+    timeline: Timeline | None  # the existing table's timeline, loaded once for the whole start of the write
 
 
 def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
@@ -265,15 +267,16 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
             f"{IS_DELETED_COLUMN} marks soft deletes and must be boolean; the data has it as "
             f"{incoming_schema.field(IS_DELETED_COLUMN).type}"
         )
-    deleting = config.operation in ("delete", "delete_partition")
+    deleting = config.operation.is_delete
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
-    table_schema = table_data_schema(Timeline.load(storage, existing)) if existing else None
+    timeline = Timeline.load(storage, existing) if existing else None
+    table_schema = table_data_schema(timeline) if timeline else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
-    return _CheckedWrite(storage, config, existing, data_schema)
+    return _CheckedWrite(storage, config, existing, data_schema, timeline)
 
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
@@ -315,11 +318,19 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     table = checked.existing or _create_table(checked)
-    timeline = Timeline.load(storage, table)
-    if rollback_failed_writes(timeline):
+    timeline = checked.timeline or Timeline.load(storage, table)
+    if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+        rollback_failed_writes(timeline)
         timeline = Timeline.load(storage, table)
-    action = REPLACE_COMMIT if config.operation in REPLACE_OPERATIONS else (DELTA_COMMIT if config.is_mor else COMMIT)
+    action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
     instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    return WriteSession(storage, config, table, Timeline.load(storage, table), instant, data_schema,
+    return WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
                         not timeline.completed(), services)
+
+
+def _with_own_instant(timeline: Timeline, instant: Instant) -> Timeline:
+    """``timeline`` plus the write's just-requested instant, without listing the timeline again: the
+    instant's time is later than every instant of ``timeline`` (``new_instant_time``), so the instants
+    stay sorted, and a requested write is no compaction (``actions_seen`` tells those apart)."""
+    return replace(timeline, instants=(*timeline.instants, instant))

@@ -44,8 +44,8 @@ def run_compaction(path: str, instant: str, signals: str, name: str, stale: bool
     point and completes only when ``go`` appears. ``stale``: the run reads the timeline, says
     ``<name>.loaded`` and goes on only at ``first.done`` (it acts on a timeline read before the other
     run completed). Returns "completed" or the error's class and message."""
+    from hoodie_datasource import hoodie_table
     from hoodie_datasource.services import compaction
-    from hoodie_datasource.table import hoodie_table
 
     complete = compaction.transition_to_completed
     if stale:

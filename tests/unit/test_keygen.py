@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
-from hoodie_datasource.write.keygen import KeyGenerator
+from hoodie_datasource.table.keygen import KeyGenerator
 
 TABLE = pa.table({
     "id": pa.array([1, 2, 3], pa.int32()),

@@ -8,10 +8,10 @@ import pyarrow as pa
 from hoodie_datasource.config.write_config import FileSizing
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.murmur_hash import hash_strings
-from hoodie_datasource.write.keygen import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.table.meta_columns import IS_DELETE_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.write.merge import merge_positions
 from hoodie_datasource.write.partitioner import average_record_size, plan_inserts
-from hoodie_datasource.write.records import IS_DELETE_COLUMN, dedupe
+from hoodie_datasource.write.records import dedupe
 
 
 def incoming(keys, deletes=None, ts=None):

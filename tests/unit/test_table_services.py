@@ -224,9 +224,9 @@ def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
     assert rollback_time == t2
 
     # a rollback that died after its plan: the next writer finishes it
-    from hoodie_datasource.services.rollback import instant_data_files
     from hoodie_datasource.timeline.avro_metadata import ROLLBACK_PLAN, encode
     from hoodie_datasource.timeline.transitions import create_requested
+    from hoodie_datasource.write.rollback import instant_data_files
 
     t3 = write_local(mor, batch([("b", 3, "x", 20)]), MOR)
     timeline = HoodieTable(mor).timeline()

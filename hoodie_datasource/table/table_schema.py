@@ -24,9 +24,9 @@ import pyarrow as pa
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet_schema
+from hoodie_datasource.table.meta_columns import data_schema_of
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.write.records import data_schema_of
 
 logger = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
+from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.timeline.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State
@@ -29,7 +30,6 @@ from hoodie_datasource.timeline.transitions import (
     transition_to_completed,
     transition_to_inflight,
 )
-from hoodie_datasource.write.markers import delete_marker_dir, marked_files
 
 logger = logging.getLogger(__name__)
 

@@ -19,8 +19,6 @@ import pyarrow.compute as pc
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
 from hoodie_datasource.table.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE
 
-RECORD_KEY_COLUMN = "_hoodie_record_key"
-PARTITION_PATH_COLUMN = "_hoodie_partition_path"
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_PART = "__null__"
 EMPTY_PART = "__empty__"

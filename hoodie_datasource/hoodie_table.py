@@ -12,13 +12,13 @@ from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
-from hoodie_datasource.services.rollback import rollback_completed, rollback_failed_writes, rollback_pending
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.write.rollback import rollback_completed, rollback_failed_writes, rollback_pending
 
 
 @dataclass(frozen=True)
