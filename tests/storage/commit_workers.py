@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
+from hoodie_datasource.services import rollback
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import COMMIT, Instant, State
@@ -96,4 +97,19 @@ def write_until_commit_point(uri: str, options: Mapping[str, str], data: pa.Tabl
         raise AssertionError("not killed")
 
     write_client.transition_to_completed = stop_here
+    write_local(uri, data, options)
+
+
+def write_until_rollback_midway(uri: str, options: Mapping[str, str], data: pa.Table, midway: Event) -> None:
+    """A write whose rollback of a failed write stops midway: the rollback is planned and inflight and
+    the failed write's data files are deleted, but not its markers nor its instant files. It sets
+    ``midway`` and sleeps there until the test kills it."""
+
+    def stop_here(storage: Any, instant_time: str) -> None:
+        logger.info("Rolling back %s: its data files are deleted; waiting to be killed", instant_time)
+        midway.set()
+        time.sleep(3600)
+        raise AssertionError("not killed")
+
+    rollback.delete_marker_dir = stop_here
     write_local(uri, data, options)
