@@ -3,7 +3,8 @@ tests/storage/test_writer_kill.py).
 
 Each function is the whole life of one child started with the ``spawn`` context: it opens the table
 itself (a separate process, as a second writer on another machine would), meets the other child at a
-``multiprocessing.Barrier`` so both act at the same moment, and reports through a queue. Patching a
+``multiprocessing.Barrier`` so both act at the same moment or stops at a given point and sets an
+``Event`` (to be killed there or let go), and reports through a queue. Patching a
 module attribute here changes only this child.
 """
 
@@ -113,3 +114,22 @@ def write_until_rollback_midway(uri: str, options: Mapping[str, str], data: pa.T
 
     rollback.delete_marker_dir = stop_here
     write_local(uri, data, options)
+
+
+def write_paused_at_commit_point(uri: str, options: Mapping[str, str], data: pa.Table, at_commit_point: Event,
+                                 go: Event, results: Any) -> None:
+    """A write that waits at its commit point (as ``write_until_commit_point``) until ``go``, then
+    completes its instant; puts ``"committed"`` or the error on ``results``."""
+    complete = write_client.transition_to_completed
+
+    def pause_here(timeline: Timeline, inflight: Instant, content: bytes) -> Instant:
+        at_commit_point.set()
+        go.wait(BARRIER_TIMEOUT_S)
+        return complete(timeline, inflight, content)
+
+    write_client.transition_to_completed = pause_here
+    try:
+        write_local(uri, data, options)
+        results.put("committed")
+    except Exception as exc:  # the outcome is what the test checks
+        results.put(_outcome(exc))

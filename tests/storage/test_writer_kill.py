@@ -5,7 +5,9 @@ The writer runs in its own process and stops just before creating its completed 
 files, markers, partition metadata and inflight instant exist. Killed there, it never runs its own
 rollback. Readers must not see its files (no completed instant names them); the next writer finds the
 pending instant and rolls it back (``rollback_failed_writes``: a pending write belongs to a dead writer
-in the single-writer model), deleting its data files and markers, before writing its own rows.
+in the single-writer model), deleting its data files and markers, before writing its own rows. The
+same holds when that next writer dies midway through the rollback. A writer that is merely slow is
+taken for a dead one too (an expected failure until heartbeats).
 """
 
 from __future__ import annotations
@@ -121,3 +123,33 @@ def test_rollback_killed_midway_is_finished_by_the_next_write(place: Place) -> N
 
     assert snapshot(place) == sorted(before + pairs(rows("next", 2)))
     assert_cleaned_up(place, dead, dead_files)
+
+
+@pytest.mark.xfail(strict=True, reason="single-writer model: a writer starting while another is in flight rolls "
+                   "it back as dead (heartbeats will tell live writers from dead ones), and the live writer then "
+                   "completes an instant whose files were deleted")
+def test_a_live_writer_is_not_taken_for_a_dead_one(place: Place) -> None:
+    """A writer waits at its commit point while a second writer runs a whole write, then completes.
+    Whatever the outcome, every completed commit's files exist and its rows are readable."""
+    before = two_commits(place, "COPY_ON_WRITE")
+    context = multiprocessing.get_context("spawn")
+    at_commit_point, go, results = context.Event(), context.Event(), context.Queue()
+    slow = context.Process(target=commit_workers.write_paused_at_commit_point,
+                           args=(place.uri, place.write_options(), DEAD, at_commit_point, go, results))
+    slow.start()
+    try:
+        assert at_commit_point.wait(STOP_TIMEOUT_S), f"the writer never reached its commit point ({slow.exitcode})"
+        write_local(place.uri, rows("next", 2, ts=3), place.write_options())
+        go.set()
+        outcome = results.get(timeout=STOP_TIMEOUT_S)
+        slow.join(30)
+    finally:
+        if slow.is_alive():
+            slow.kill()
+            slow.join()
+    storage = place.storage()
+    assert committed_files(storage) <= data_files(storage)
+    expected = dict(before) | dict(pairs(rows("next", 2)))
+    if outcome == "committed":
+        expected |= dict(pairs(DEAD))
+    assert snapshot(place) == sorted(expected.items())
