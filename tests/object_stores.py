@@ -23,6 +23,7 @@ Azurite always checks the shared key; a SAS without write permission is its "no 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -261,17 +262,23 @@ def moto_auth(tmp_path_factory) -> Iterator[MotoAuth]:
         server.stop()
 
 
-class _StripIfNoneMatch(http.server.BaseHTTPRequestHandler):
-    """Forwards every request to ``upstream`` without its If-None-Match header: a store that ignores
-    conditional puts."""
+class _Proxy(http.server.BaseHTTPRequestHandler):
+    """Forwards every request to ``upstream`` without the headers in ``dropped`` (If-None-Match: a store
+    that ignores conditional puts), and answers a PUT whose path matches ``refused`` with 403 Access
+    Denied instead of forwarding it (a store that fails one write in the middle of others)."""
 
     upstream: tuple[str, int]
+    dropped: tuple[str, ...] = ()
+    refused: re.Pattern | None = None
     protocol_version = "HTTP/1.1"
 
     def _forward(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("if-none-match", "connection")}
+        if self.command == "PUT" and self.refused is not None and self.refused.search(self.path):
+            self._refuse()
+            return
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in (*self.dropped, "connection")}
         conn = http.client.HTTPConnection(*self.upstream, timeout=30)
         try:
             conn.request(self.command, self.path, body=body, headers=headers)
@@ -283,10 +290,20 @@ class _StripIfNoneMatch(http.server.BaseHTTPRequestHandler):
         for key, value in response.getheaders():
             if key.lower() not in ("transfer-encoding", "connection", "content-length", "date", "server"):
                 self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
+        # a HEAD answer has no body but the object's length
+        length = response.getheader("Content-Length") if self.command == "HEAD" else None
+        self.send_header("Content-Length", length or str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
+
+    def _refuse(self) -> None:
+        data = b"<Error><Code>AccessDenied</Code><Message>Access Denied (refused by the test proxy)</Message></Error>"
+        self.send_response(403)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = _forward
 
@@ -294,16 +311,27 @@ class _StripIfNoneMatch(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def proxy(server: Server, dropped: tuple[str, ...] = (), refused: str | None = None) -> Iterator[str]:
+    """The URL of a ``_Proxy`` in front of ``server`` while the block runs."""
+    attrs = {"upstream": ("127.0.0.1", server.port), "dropped": dropped,
+             "refused": re.compile(refused) if refused else None}
+    handler = type("Handler", (_Proxy,), attrs)
+    running = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=running.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{running.server_address[1]}"
+    finally:
+        running.shutdown()
+        running.server_close()
+
+
 @pytest.fixture
 def no_conditional_put_proxy(moto: Server) -> Iterator[str]:
     """The URL of a proxy in front of ``moto`` that strips If-None-Match."""
-    handler = type("Handler", (_StripIfNoneMatch,), {"upstream": ("127.0.0.1", moto.port)})
-    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{proxy.server_address[1]}"
-    proxy.shutdown()
-    proxy.server_close()
+    with proxy(moto, dropped=("if-none-match",)) as url:
+        yield url
 
 
 def azure_shared_key_request(url: str, method: str = "PUT", key: str = AZURE_KEY) -> int:

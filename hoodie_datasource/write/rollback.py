@@ -110,13 +110,14 @@ def rollback_pending(timeline: Timeline, instant: Instant) -> str:
 
 
 def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
-    """A rollback that died midway: delete what its plan lists, then complete it."""
+    """A rollback that died midway: delete what its plan lists and the target's markers, then complete it."""
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
     for request in plan.get("RollbackRequests") or ():
         partition = request["partitionPath"]
         for name in request.get("filesToBeDeleted") or ():
             timeline.storage.delete(join(partition, name))
     target = plan["instantToRollback"]
+    delete_marker_dir(timeline.storage, target["commitTime"])
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
         timeline.storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
