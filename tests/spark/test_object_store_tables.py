@@ -5,8 +5,12 @@ credentials fail with a HoodieError naming the URI and never the secret, leaving
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -241,3 +245,17 @@ def test_azure_wrong_key_fails_naming_the_uri_not_the_key_and_leaves_the_table_u
         assert wrong_key not in full_text(raised.value)
     assert (ours(spark, place), [(i.timestamp, i.action, i.state) for i in place.table().instants()]) == before
     assert before[0] == FEW
+
+
+def test_s3_upsert_and_read_over_spark_connect(s3_bucket):
+    require_module("grpc")  # Spark Connect's client (pyspark[connect])
+    script = Path(__file__).with_name("connect_object_store.py")
+    done = subprocess.run([sys.executable, str(script), s3_bucket.uri("trips"), json.dumps(s3_bucket.options)],
+                          capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result["session"].startswith("pyspark.sql.connect")
+    assert result["rows"] == [["a", 2, 5.0], ["b", 1, 2.0]]
+    rows = theirs(s3_bucket.uri("trips"), hudi_rs_options(s3_bucket))
+    assert [(r[0], r[1], r[3]) for r in rows] == [("a", 2, 5.0), ("b", 1, 2.0)]
