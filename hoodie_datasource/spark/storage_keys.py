@@ -4,7 +4,9 @@ Why: a job that already reads s3a:// or abfs:// with Spark sets its endpoint and
 ``spark.hadoop.fs.s3a.*`` / ``spark.hadoop.fs.azure.*`` session settings. The Python data source runs
 in a worker that has no SparkSession, so ``storage.options.resolve_storage_options`` only sees those
 keys when they travel in the options; the entry points that hold the session (the save handler,
-the ``DataFrameReader.load`` check) copy them in, a key the user gave as an option winning.
+the ``DataFrameReader.load`` check) copy them in, a key the user gave as an option winning. The same
+holds for the driver's ``AWS_*`` / ``AZURE_STORAGE_*`` environment variables: the workers inherit the
+environment the JVM started with, so credentials exported later in the driver travel as options too.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from hoodie_datasource.storage.options import environment_options
+
 HADOOP_STORAGE_PREFIXES = ("spark.hadoop.fs.s3a.", "spark.hadoop.fs.azure.")
 
 
 def session_storage_keys(spark: SparkSession, options: Mapping[str, str]) -> dict[str, str]:
-    """The session's Hadoop object-store keys that ``options`` (keys in any case) do not set already.
+    """The session's Hadoop object-store keys and the driver's storage environment variables
+    (``environment_options``) that ``options`` (keys in any case) do not set already.
 
     ``spark.conf.getAll`` answers on classic Spark and on Spark Connect alike (PySpark 4)."""
     given = {key.lower() for key in options}
-    return {key: value for key, value in spark.conf.getAll.items()
-            if key.lower().startswith(HADOOP_STORAGE_PREFIXES) and key.lower() not in given and value is not None}
+    found = {key: value for key, value in spark.conf.getAll.items()
+             if key.lower().startswith(HADOOP_STORAGE_PREFIXES) and value is not None}
+    found.update(environment_options())
+    return {key: value for key, value in found.items() if key.lower() not in given}

@@ -48,6 +48,16 @@ STORAGE_PROPERTIES = (
 SECRET_KEYS = frozenset({"secret_access_key", "session_token", "account_key", "access_key", "sas_key", "token",
                          "service_account_key"})
 HADOOP_PREFIX = "spark.hadoop."
+ENV_PREFIX = "hoodie.storage.env."
+"""An option ``hoodie.storage.env.<VARIABLE>`` carries one of the driver's ``STORAGE_ENV`` variables to
+Spark's Python workers: they inherit the environment the JVM started with, not one set later in the
+driver (``os.environ[...] = ...`` in a notebook), so the driver's value wins over the worker's."""
+STORAGE_ENV = (
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+    "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_CONNECTION_STRING", "GOOGLE_APPLICATION_CREDENTIALS",
+)
 
 
 @dataclass(frozen=True)
@@ -96,12 +106,19 @@ def aws_profile(environ: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
+def environment_options(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's ``STORAGE_ENV`` variables as ``hoodie.storage.env.*`` options (to carry to workers)."""
+    env = os.environ if environ is None else environ
+    return {f"{ENV_PREFIX}{name.lower()}": env[name] for name in STORAGE_ENV if env.get(name)}
+
+
 def resolve_storage_options(table: TableUri, options: Mapping[str, str] | None = None,
                             environ: Mapping[str, str] | None = None) -> StorageOptions:
     """The store settings for ``table`` from the profile, the environment, the Hadoop keys in
     ``options`` (``spark.hadoop.fs.*``) and the ``hoodie.storage.*`` options, later ones winning."""
     opts = _lower(options or {})
     env = dict(os.environ if environ is None else environ)
+    env.update({k[len(ENV_PREFIX):].upper(): v for k, v in opts.items() if k.startswith(ENV_PREFIX)})
     unsafe = bool(_pick(opts, UNSAFE_CONDITIONAL_CREATE))
     allow_http = _pick(opts, ALLOW_HTTP)
     if table.backend == "s3":
