@@ -81,11 +81,13 @@ def _remember(key: tuple[tuple[str, str], ...], pinned: str | None, plan: ReadPl
         _recent_plans.popitem(last=False)
 
 
-def _still_current(plan: ReadPlan, cfg: ReadConfig) -> bool:
-    """The table's completed writes the plan shows are still those on its timeline (one listing)."""
+def _newer_timeline(plan: ReadPlan, cfg: ReadConfig) -> Timeline | None:
+    """The table's timeline (one listing) when its completed writes are no longer those the plan shows;
+    None while they are."""
     upto = cfg.end_instant if cfg.query_type == "incremental" else cfg.as_of_instant
     timeline = Timeline.load(plan.storage, plan.table)
-    return frozenset(i.timestamp for i in timeline.completed_writes_upto(upto)) == plan.visible_instants
+    current = frozenset(i.timestamp for i in timeline.completed_writes_upto(upto)) == plan.visible_instants
+    return None if current else timeline
 
 
 def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
@@ -96,10 +98,13 @@ def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
         cfg = cfg.pinned_to(pinned)
     key = _read_key(options)
     plan = _recent_plans.get((key, pinned))
-    if plan is not None and (pinned or _still_current(plan, cfg)):
-        _recent_plans.move_to_end((key, pinned))
-        return plan, cfg
-    plan = plan_read(open_storage(table_path(options), options), cfg)
+    timeline = None
+    if plan is not None:
+        timeline = None if pinned else _newer_timeline(plan, cfg)
+        if timeline is None:
+            _recent_plans.move_to_end((key, pinned))
+            return plan, cfg
+    plan = plan_read(timeline.storage if timeline else open_storage(table_path(options), options), cfg, timeline)
     _remember(key, pinned, plan)
     return plan, cfg
 
