@@ -138,15 +138,16 @@ class Server:
 
     def requests_since(self, mark: int) -> Counter:
         """Requests by verb since ``mark``: GET, PUT, HEAD, DELETE, POST, and LIST (a listing GET)."""
+        return Counter(verb for verb, _ in self.request_log_since(mark))
+
+    def request_log_since(self, mark: int) -> list[tuple[str, str]]:
+        """(verb, path with query) of every request since ``mark``, in order."""
         self._sync()
         with open(self.log_path, "rb") as handle:
             handle.seek(mark)
             text = _ANSI.sub("", handle.read().decode(errors="replace"))
-        counts: Counter = Counter()
-        for method, path, _status in _ACCESS_LINE.findall(text):
-            if not path.startswith(_INTERNAL):
-                counts[_verb(method, path)] += 1
-        return counts
+        return [(_verb(method, path), path) for method, path, _status in _ACCESS_LINE.findall(text)
+                if not path.startswith(_INTERNAL)]
 
 
 def _moto_bin() -> str:

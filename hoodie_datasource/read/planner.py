@@ -69,9 +69,11 @@ def table_schema(timeline: Timeline) -> pa.Schema:
     return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
 
 
-def plan_read(storage: Storage, cfg: ReadConfig) -> ReadPlan:
-    table = load_table_config(storage)
-    timeline = Timeline.load(storage, table)
+def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> ReadPlan:
+    """The plan of ``cfg``'s read; ``timeline``: the table's timeline, when the caller has just loaded it."""
+    if timeline is None:
+        timeline = Timeline.load(storage, load_table_config(storage))
+    table = timeline.config
     schema = table_schema(timeline)
     view = FileSystemView(timeline)
     commit_range = None

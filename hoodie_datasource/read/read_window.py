@@ -37,18 +37,14 @@ from dataclasses import dataclass, field
 
 from hoodie_datasource.config.keys import INCR_FALLBACK_FULL_SCAN
 from hoodie_datasource.errors import ReadWindowError
-from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.fs_view import FileSystemView
-from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
 FALLBACK_KEY = INCR_FALLBACK_FULL_SCAN.key
-HUDI_HISTORY_FOLDER = "history"  # layout 2: Hudi's LSM archived timeline (hoodie.timeline.history.path)
-HUDI_ARCHIVE_LOG_PREFIX = ".commits_.archive"  # layout 1: Hudi's archive log files
 
 Group = tuple[str, str]  # (partition path, file id)
 
@@ -70,15 +66,6 @@ class ReadWindow:
         if self.timeline_start:
             bounds.append(self.timeline_start)
         return max(bounds, default=None)
-
-
-def hudi_archived(timeline: Timeline) -> bool:
-    """Apache Hudi has archived instants of this table into its archive log (which is not read here)."""
-    if timeline.config.timeline_layout_version >= 2:
-        listing = timeline.storage.list_dir(join(timeline.directory, HUDI_HISTORY_FOLDER))
-        return bool(listing.files or listing.dirs)
-    archive = join(METAFOLDER, timeline.config.archive_folder)
-    return any(name.startswith(HUDI_ARCHIVE_LOG_PREFIX) for name in timeline.storage.list_names(archive))
 
 
 def load_read_window(timeline: Timeline, view: FileSystemView, timeline_start: str | None = None) -> ReadWindow:
@@ -171,7 +158,7 @@ def check_as_of(timeline: Timeline, view: FileSystemView, as_of: str) -> None:
     writes = timeline.completed()
     if not writes or as_of >= writes[-1].timestamp:
         return
-    start = writes[0].timestamp if hudi_archived(timeline) else None
+    start = writes[0].timestamp if timeline.hudi_archive else None
     if start is None and as_of < writes[0].timestamp:
         logger.warning("as.of.instant %s is before the table's first commit %s: the table had no rows then",
                        as_of, writes[0].timestamp)
@@ -197,7 +184,7 @@ def is_exact_range(timeline: Timeline, view: FileSystemView, begin: str, end: st
     hoodie.datasource.read.incr.fallback.fulltablescan.enable) say so in a warning and return False,
     else raise ``ReadWindowError``."""
     writes = timeline.completed()
-    start = writes[0].timestamp if writes and hudi_archived(timeline) else None
+    start = writes[0].timestamp if writes and timeline.hudi_archive else None
     archived = start is not None and begin < start
     if not archived and (not writes or end >= writes[-1].timestamp):
         return True

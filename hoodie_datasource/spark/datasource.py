@@ -6,9 +6,16 @@ Reads go straight through it. Writes made with ``df.write.format("hoodie").save(
 without ``register``) are staged by the tasks and written in ``commit()`` by the local engine,
 so they are correct whatever their input partitioning; except when the jvm-shim had Spark cluster
 the input by the table's partition columns: then each task writes its partitions itself.
+
+A read is planned once per data source: PySpark calls ``schema()`` and hands the same instance, pickled,
+to ``reader()``, so the plan made for the schema travels with it (planning lists the timeline and the
+table, and reads instant files: on an object store each of those is a request). A DataFrame is read
+again on every action, so an unpinned plan is checked against one listing of the timeline first.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.types import StructType
@@ -37,6 +44,7 @@ from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
+from hoodie_datasource.timeline.timeline import Timeline
 
 
 def table_path(options: dict[str, str]) -> str:
@@ -47,19 +55,74 @@ def table_path(options: dict[str, str]) -> str:
     return path
 
 
+# Recent plans by (read options, instant or None), newest last. A shim read plans three times: the
+# DataFrame's schema, the listing of its files (PySpark runs both in one Python worker: the second takes
+# the first's plan), and the read pinned to the listing's instant (in another worker: it plans again).
+# A plan pinned to an instant shows the same files and commits whenever it is made, so it is reused as it
+# is; an unpinned one once a listing of the timeline shows the same completed writes (a DataFrame is read
+# again on every action, after commits too).
+_recent_plans: OrderedDict[tuple[tuple[tuple[str, str], ...], str | None], ReadPlan] = OrderedDict()
+_RECENT_PLANS = 8
+_NOT_IN_KEY = frozenset({PLAN_FILES_OPTION, PLAN_INSTANT_OPTION, FILE_GROUPS_OPTION, PUSHDOWN_OPTION})
+
+
+def _read_key(options: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The options that shape a plan (not those saying what to do with it)."""
+    return tuple(sorted((k, str(v)) for k, v in options.items() if k not in _NOT_IN_KEY))
+
+
+def _remember(key: tuple[tuple[str, str], ...], pinned: str | None, plan: ReadPlan) -> None:
+    """Keep ``plan`` for reads with these options, and for reads pinned to the instant it shows."""
+    instants = [pinned] if pinned else [None] + ([plan.instant] if plan.instant else [])
+    for instant in instants:
+        _recent_plans[(key, instant)] = plan
+        _recent_plans.move_to_end((key, instant))
+    while len(_recent_plans) > _RECENT_PLANS:
+        _recent_plans.popitem(last=False)
+
+
+def _newer_timeline(plan: ReadPlan, cfg: ReadConfig) -> Timeline | None:
+    """The table's timeline (one listing) when its completed writes are no longer those the plan shows;
+    None while they are."""
+    upto = cfg.end_instant if cfg.query_type == "incremental" else cfg.as_of_instant
+    timeline = Timeline.load(plan.storage, plan.table)
+    current = frozenset(i.timestamp for i in timeline.completed_writes_upto(upto)) == plan.visible_instants
+    return None if current else timeline
+
+
 def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
-    """The read plan of the options, pinned and restricted as the jvm-shim asks (see ``spark.shim_options``)."""
+    """The whole read plan of the options, pinned as the jvm-shim asks (see ``spark.shim_options``)."""
     cfg = resolve_read_config(options)
-    if options.get(PLAN_INSTANT_OPTION):
-        cfg = cfg.pinned_to(options[PLAN_INSTANT_OPTION])
-    plan = plan_read(open_storage(table_path(options), options), cfg)
-    if options.get(FILE_GROUPS_OPTION):
-        plan = plan.only(frozenset(options[FILE_GROUPS_OPTION].split("\n")))
+    pinned = options.get(PLAN_INSTANT_OPTION) or None
+    if pinned:
+        cfg = cfg.pinned_to(pinned)
+    key = _read_key(options)
+    plan = _recent_plans.get((key, pinned))
+    timeline = None
+    if plan is not None:
+        timeline = None if pinned else _newer_timeline(plan, cfg)
+        if timeline is None:
+            _recent_plans.move_to_end((key, pinned))
+            return plan, cfg
+    plan = plan_read(timeline.storage if timeline else open_storage(table_path(options), options), cfg, timeline)
+    _remember(key, pinned, plan)
     return plan, cfg
 
 
 class HoodieDataSource(DataSource):
     """Hudi tables as ``format("hoodie")``."""
+
+    def _planned(self) -> tuple[ReadPlan, ReadConfig]:
+        """The read plan, restricted to the file groups the jvm-shim asks for. The plan ``schema()`` made
+        travels with this instance (PySpark pickles it for ``reader()``, maybe in another worker)."""
+        made: ReadPlan | None = getattr(self, "_made_plan", None)
+        if made is not None:
+            _remember(_read_key(self.options), self.options.get(PLAN_INSTANT_OPTION) or None, made)
+        plan, cfg = _plan(self.options)
+        self._made_plan = plan
+        if self.options.get(FILE_GROUPS_OPTION):
+            plan = plan.only(frozenset(self.options[FILE_GROUPS_OPTION].split("\n")))
+        return plan, cfg
 
     @classmethod
     def name(cls) -> str:
@@ -72,7 +135,7 @@ class HoodieDataSource(DataSource):
             return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
             alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
-        plan, _ = _plan(self.options)
+        plan, _ = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
         return spark_schema(plan.schema)
@@ -80,7 +143,7 @@ class HoodieDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         if self.options.get(PROCEDURE_OPTION):
             return ProcedureReader(self.options)
-        plan, cfg = _plan(self.options)
+        plan, cfg = self._planned()
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:
             raise HoodieConfigError(

@@ -2,21 +2,27 @@
 
 A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
 state. Queries return plain lists; nothing here writes (see ``timeline.transitions``).
+
+On an object store every listing and every instant file read is a request, so a load lists the timeline
+folder once (the archive folder only when that listing shows it), and a ``Timeline`` decodes each
+instant file at most once (its instants' files never change once written): an operation that loads the
+timeline once and passes it down reads each instant file once, however many questions it asks.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import fastavro
 
 from hoodie_datasource.errors import CorruptFileError, TimelineError
-from hoodie_datasource.storage.storage import Storage, join
+from hoodie_datasource.storage.storage import Listing, Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,
@@ -29,12 +35,18 @@ from hoodie_datasource.timeline.instant import (
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 AVRO_MAGIC = b"Obj\x01"
+HUDI_HISTORY_FOLDER = "history"  # layout 2: Hudi's LSM archived timeline (hoodie.timeline.history.path)
+HUDI_ARCHIVE_LOG_PREFIX = ".commits_.archive"  # layout 1: Hudi's archive log files
 _STARTS_TIMELINE = WRITE_ACTIONS | {COMPACTION, CLUSTERING}
 
 
 def timeline_dir(config: TableConfig) -> str:
     """The timeline's folder relative to the table: ``.hoodie`` (layout 1) or ``.hoodie/timeline``."""
     return join(METAFOLDER, config.timeline_dir) if config.timeline_dir else METAFOLDER
+
+
+def _holds_anything(listing: Listing) -> bool:
+    return bool(listing.files or listing.dirs)
 
 
 def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
@@ -62,6 +74,9 @@ class Timeline:
     actions_seen: tuple[tuple[str, frozenset[str]], ...] = ()
 
     archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
+    hudi_archive: bool = False  # Apache Hudi archived instants into its archive log (not read here)
+    # instant file path -> decoded content, filled by reads (not part of the timeline's identity)
+    _decoded: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def load(storage: Storage, config: TableConfig) -> Timeline:
@@ -70,10 +85,19 @@ class Timeline:
         directory = timeline_dir(config)
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
-        layout_1 = config.timeline_layout_version < 2
-        archived_names = storage.list_names(join(METAFOLDER, config.archive_folder)) if layout_1 else []
+        listing = storage.list_dir(directory)
+        archived_names: list[str] = []
+        if config.timeline_layout_version < 2:
+            archive = join(METAFOLDER, config.archive_folder)
+            # object stores have no empty folders: an archive folder absent from the listing holds nothing
+            if posixpath.relpath(archive, directory).split("/", 1)[0] in listing.dirs:
+                archived_names = storage.list_names(archive)
+            hudi_archive = any(name.startswith(HUDI_ARCHIVE_LOG_PREFIX) for name in archived_names)
+        else:
+            hudi_archive = HUDI_HISTORY_FOLDER in listing.dirs and _holds_anything(
+                storage.list_dir(join(directory, HUDI_HISTORY_FOLDER)))
         archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
-        for name in storage.list_names(directory) + archived_names:
+        for name in [f.name for f in listing.files] + archived_names:
             instant = Instant.parse(name)
             if instant is None:
                 continue
@@ -84,7 +108,7 @@ class Timeline:
         # A pending compaction whose completed file exists is recorded as the completed commit.
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
         return Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
-                        frozenset(archived))
+                        frozenset(archived), hudi_archive)
 
     @property
     def base_path(self) -> str:
@@ -161,17 +185,23 @@ class Timeline:
         return pending
 
     def read_plan(self, instant: Instant) -> dict[str, Any]:
-        path = self.path_of(instant)
-        return decode_instant_content(self.storage.read(path), self.storage.uri_of(path))
+        """A requested instant's plan (``FileNotFoundError`` when it is gone). Do not modify the result:
+        it is this timeline's copy."""
+        return self._decode(self.path_of(instant))
 
     def read_metadata(self, instant: Instant) -> dict[str, Any]:
-        path = self.path_of(instant)
+        """A completed instant's metadata. Do not modify the result: it is this timeline's copy."""
         try:
-            content = self.storage.read(path)
+            return self._decode(self.path_of(instant))
         except FileNotFoundError:
+            path = self.path_of(instant)
             raise TimelineError(f"Instant file {self.storage.uri_of(path)} is missing; was the instant archived or "
                                 f"rolled back?") from None
-        return decode_instant_content(content, self.storage.uri_of(path))
+
+    def _decode(self, path: str) -> dict[str, Any]:
+        if path not in self._decoded:
+            self._decoded[path] = decode_instant_content(self.storage.read(path), self.storage.uri_of(path))
+        return self._decoded[path]
 
     def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:
         """(partition, fileId) pairs replaced by completed replacecommits up to ``as_of``."""

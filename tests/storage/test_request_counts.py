@@ -1,0 +1,73 @@
+"""The requests a read makes on S3 (moto's server, counted from its access log), pinning the cuts measured
+with benchmarks/object_store.py: a snapshot read lists the timeline once per call into the Python source
+(``schema()``, then ``reader()``, which checks the plan ``schema()`` made is still current), walks the
+table once, and reads each instant file it needs once; so its requests grow with the files it reads,
+not with the number of commits on the timeline.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections import Counter
+
+import pytest
+
+from tests.object_stores import S3Bucket, Server
+
+pytestmark = pytest.mark.spark
+
+OPTS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "city"}
+SCHEMA = "uuid string, ts bigint, fare double, city string"
+ROWS = [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
+
+
+def listings(server: Server, mark: int) -> Counter:
+    """LIST requests since ``mark`` by what they list: the timeline (``.hoodie/``, one level), the table
+    (every file, at any depth), or another folder."""
+    kinds: Counter = Counter()
+    for verb, path in server.request_log_since(mark):
+        if verb != "LIST":
+            continue
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+        prefix = query.get("prefix", [""])[0]
+        deep = "delimiter" not in query
+        if prefix.endswith("/.hoodie/") and not deep:
+            kinds["timeline"] += 1
+        elif deep and prefix.count("/") == 1:
+            kinds["table"] += 1
+        else:
+            kinds[prefix] += 1
+    return kinds
+
+
+def upsert(spark, bucket: S3Bucket, uri: str, rows: list[tuple], mode: str = "upsert") -> None:
+    spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **bucket.options).mode(mode).save(uri)
+
+
+def counted_read(spark, moto: Server, bucket: S3Bucket, uri: str) -> tuple[list[tuple], Counter, Counter]:
+    mark = moto.mark()
+    df = spark.read.format("hoodie").options(**bucket.options).load(uri)
+    rows = sorted(tuple(r) for r in df.select("uuid", "ts", "fare", "city").collect())
+    return rows, moto.requests_since(mark), listings(moto, mark)
+
+
+def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to_it(spark, moto, s3_bucket):
+    uri = s3_bucket.uri("trips")
+    upsert(spark, s3_bucket, uri, ROWS, "overwrite")
+    upsert(spark, s3_bucket, uri, [("a", 2, 11.0, "sf")])
+    counted_read(spark, moto, s3_bucket, uri)  # a first read: later reads of the table find its plan stale
+    upsert(spark, s3_bucket, uri, [("a", 3, 12.0, "sf")])
+    rows, before, listed = counted_read(spark, moto, s3_bucket, uri)
+    assert rows == [("a", 3, 12.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
+    # schema() plans (one timeline listing, one walk of the table); reader() checks the timeline once
+    assert listed == Counter({"timeline": 2, "table": 1}), listed
+
+    for ts in range(4, 14):  # ten commits rewriting the file of "a": the read still reads three files
+        upsert(spark, s3_bucket, uri, [("a", ts, float(ts), "sf")])
+    rows, after, listed_after = counted_read(spark, moto, s3_bucket, uri)
+    assert rows == [("a", 13, 13.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
+    assert listed_after == listed
+    assert {v: after[v] for v in ("LIST", "GET", "HEAD")} == {v: before[v] for v in ("LIST", "GET", "HEAD")}, \
+        (before, after)
+    assert not (after["PUT"] or after["DELETE"] or after["POST"])
