@@ -20,13 +20,12 @@ from typing import Any
 import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
-from hoodie_datasource.services import rollback
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import COMMIT, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import transition_to_completed
-from hoodie_datasource.write import write_client
+from hoodie_datasource.write import rollback, write_client
 from hoodie_datasource.write.local_engine import write_local
 
 logger = logging.getLogger(__name__)
