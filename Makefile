@@ -42,6 +42,7 @@ install: java-check $(STAMP) $(SHIM_JAR) azurite  ## create .venv with the libra
 test: install  ## run the whole test suite (the SQL tests in a process of their own)
 	$(PY) -m pytest -q --ignore=tests/sql
 	$(PY) -m pytest -q tests/sql
+	$(PY) -m pytest -q -m object_store --ignore=tests/sql
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
