@@ -1,7 +1,10 @@
 """Tables on object stores through real Spark: every operation on an S3 table (moto) gives the rows the same
 operations give on a local table, and hudi-rs reads the S3 table from S3 with the same rows; the key cases
 on Azure (Azurite); credentials from the environment and from Spark's Hadoop keys; bad URIs, buckets and
-credentials fail with a HoodieError naming the URI and never the secret, leaving the table unchanged."""
+credentials fail with a HoodieError naming the URI and never the secret, leaving the table unchanged.
+
+The walks and the Spark Connect run take minutes: they are marked ``object_store`` and run apart
+(``pytest -m object_store``; ``make test`` does)."""
 
 from __future__ import annotations
 
@@ -135,6 +138,7 @@ def assert_same_walk(local: dict[str, object], remote: dict[str, object]) -> Non
         assert remote[key] == local[key], f"{key}: the object-store table differs from the local one"
 
 
+@pytest.mark.object_store
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_every_operation_on_s3_gives_the_local_rows_and_hudi_rs_reads_them_from_s3(spark, tmp_path, s3_bucket,
                                                                                     table_type):
@@ -247,6 +251,7 @@ def test_azure_wrong_key_fails_naming_the_uri_not_the_key_and_leaves_the_table_u
     assert before[0] == FEW
 
 
+@pytest.mark.object_store
 def test_s3_upsert_and_read_over_spark_connect(s3_bucket):
     require_module("grpc")  # Spark Connect's client (pyspark[connect])
     script = Path(__file__).with_name("connect_object_store.py")

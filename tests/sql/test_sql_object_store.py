@@ -58,3 +58,20 @@ def test_dataframe_and_sql_writes_and_reads_of_an_s3_table(sql, s3, name):
                                                                     ("c", 30.0, "sf")]
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=f"{name}/")["Contents"]]
     assert not [k for k in keys if "/.hoodie/.temp/" in k]  # no staged rows or markers left
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_an_s3_table_is_read_by_the_python_reader_and_equals_the_local_table(sql, s3, name, tmp_path, table_type):
+    """Spark's Hadoop file system cannot read s3:// here: the jvm-shim plans no parquet scan for the table
+    (it logs why once, at INFO on the ``HoodieReads`` logger, to the JVM's own stderr, which this process
+    cannot capture), and the rows equal those of the same writes to a local table, read natively."""
+    plans, found = {}, {}
+    for where, path in (("s3", f"s3://{BUCKET}/{name}"), ("local", str(tmp_path / name))):
+        for batch in ([("a", 1, 10.0, "sf"), ("b", 1, 20.0, "nyc")], [("a", 2, 11.0, "sf")]):
+            sql.createDataFrame(batch, SCHEMA).write.format("hoodie").options(**OPTS) \
+                .option("hoodie.datasource.write.table.type", table_type).mode("upsert").save(path)
+        df = sql.read.format("hoodie").load(path).select("uuid", "ts", "fare", "city")
+        found[where], plans[where] = rows(df), df._jdf.queryExecution().executedPlan().toString()
+    assert found["s3"] == found["local"] == [("a", 2, 11.0, "sf"), ("b", 1, 20.0, "nyc")]
+    assert "FileScan parquet" not in plans["s3"] and "BatchScan " in plans["s3"], plans["s3"]
+    assert "FileScan parquet" in plans["local"], plans["local"]  # the same table, local, is read natively

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hoodie_datasource.storage.options import StorageOptions, parse_connection_string, resolve_storage_options
+from hoodie_datasource.storage.options import (
+    StorageOptions,
+    environment_options,
+    parse_connection_string,
+    resolve_storage_options,
+)
 from hoodie_datasource.storage.registry import open_storage, storage_options
 from hoodie_datasource.storage.uri import parse_table_uri
 
@@ -72,6 +77,20 @@ def test_environment_beats_profile(home: Path) -> None:
     assert config == {"access_key_id": "AKENV", "secret_access_key": "env-secret", "session_token": "tok",
                       "region": "eu-central-1", "endpoint": "https://s3.example.com"}
     assert resolve_storage_options(S3, {}, environ={"AWS_ALLOW_HTTP": "true"}).allow_http
+
+
+def test_the_drivers_environment_carried_as_options_beats_the_workers(home: Path) -> None:
+    """A Spark worker inherits the JVM's environment, not variables the driver set later: the driver's
+    travel as hoodie.storage.env.* options and win over the worker's; Hadoop keys still win over them."""
+    driver = {"AWS_ACCESS_KEY_ID": "AKDRIVER", "AWS_SECRET_ACCESS_KEY": "driver-secret", "HOME": "/ignored"}
+    carried = environment_options(driver)
+    assert carried == {"hoodie.storage.env.aws_access_key_id": "AKDRIVER",
+                       "hoodie.storage.env.aws_secret_access_key": "driver-secret"}
+    worker = {"AWS_ACCESS_KEY_ID": "AKWORKER", "AWS_SECRET_ACCESS_KEY": "worker-secret", "AWS_REGION": "eu-west-1"}
+    config = _config(resolve_storage_options(S3, carried, environ=worker))
+    assert config == {"access_key_id": "AKDRIVER", "secret_access_key": "driver-secret", "region": "eu-west-1"}
+    hadoop = {**carried, "spark.hadoop.fs.s3a.access.key": "AKHADOOP"}
+    assert _config(resolve_storage_options(S3, hadoop, environ=worker))["access_key_id"] == "AKHADOOP"
 
 
 def test_hadoop_s3a_keys_beat_environment(home: Path) -> None:
