@@ -211,6 +211,13 @@ def new_s3_bucket(server: Server) -> S3Bucket:
     return S3Bucket(name, server)
 
 
+def _in_environment(target, monkeypatch):
+    """``target`` (a bucket or container) after putting its ``env`` settings in the environment."""
+    for key, value in target.env.items():
+        monkeypatch.setenv(key, value)
+    return target
+
+
 @pytest.fixture
 def s3_bucket(moto: Server) -> S3Bucket:
     return new_s3_bucket(moto)
@@ -219,9 +226,7 @@ def s3_bucket(moto: Server) -> S3Bucket:
 @pytest.fixture
 def s3_env(s3_bucket: S3Bucket, monkeypatch) -> S3Bucket:
     """``s3_bucket`` with its settings in the environment (and no AWS profile in the way)."""
-    for key, value in s3_bucket.env.items():
-        monkeypatch.setenv(key, value)
-    return s3_bucket
+    return _in_environment(s3_bucket, monkeypatch)
 
 
 @dataclass
@@ -422,6 +427,4 @@ def azure_container(azurite: Server) -> AzureContainer:
 @pytest.fixture
 def azure_env(azure_container: AzureContainer, monkeypatch) -> AzureContainer:
     """``azure_container`` with its connection string in the environment."""
-    for key, value in azure_container.env.items():
-        monkeypatch.setenv(key, value)
-    return azure_container
+    return _in_environment(azure_container, monkeypatch)

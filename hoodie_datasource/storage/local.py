@@ -55,20 +55,11 @@ class LocalStorage(Storage):
 
     def write(self, rel: str, data: bytes) -> None:
         path = self.path(rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
+        os.replace(_temporary_copy(path, data, durable=False), path)
 
     def create_once(self, rel: str, data: bytes) -> None:
         path = self.path(rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        tmp = _temporary_copy(path, data, durable=True)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -130,6 +121,18 @@ class LocalStorage(Storage):
     def move(self, src: str, dst: str) -> None:
         os.makedirs(os.path.dirname(self.path(dst)), exist_ok=True)
         os.replace(self.path(src), self.path(dst))
+
+
+def _temporary_copy(path: str, data: bytes, durable: bool) -> str:
+    """``data`` written to a private name beside ``path`` (fsynced when ``durable``); returns that name."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+    return tmp
 
 
 def _fsync_directory(directory: str) -> None:
