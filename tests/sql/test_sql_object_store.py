@@ -75,3 +75,31 @@ def test_an_s3_table_is_read_by_the_python_reader_and_equals_the_local_table(sql
     assert found["s3"] == found["local"] == [("a", 2, 11.0, "sf"), ("b", 1, 20.0, "nyc")]
     assert "FileScan parquet" not in plans["s3"] and "BatchScan " in plans["s3"], plans["s3"]
     assert "FileScan parquet" in plans["local"], plans["local"]  # the same table, local, is read natively
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_create_insert_merge_update_delete_of_a_new_s3_table_equal_a_local_one(sql, s3, name, tmp_path, table_type):
+    """A table created by SQL on S3 (CREATE TABLE ... LOCATION 's3://...') goes through the DML statements
+    with the rows a local table gets; hudi-rs reads the same rows from S3."""
+    from tests.sql.helpers import create_trips, insert_trips
+
+    sql.createDataFrame([("a", 5, 1.0, "sf"), ("z", 5, 2.0, "la")], "uuid string, ts long, fare double, city string") \
+        .createOrReplaceTempView("s3_updates")
+    results = []
+    for table, location in ((f"{name}_s3", f"s3://{BUCKET}/{name}"), (f"{name}_local", str(tmp_path / "local"))):
+        create_trips(sql, table, location, table_type)
+        insert_trips(sql, table)
+        sql.sql(f"""MERGE INTO {table} t USING s3_updates s ON t.uuid = s.uuid
+                    WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+        sql.sql(f"UPDATE {table} SET fare = fare + 100 WHERE city = 'nyc'")
+        sql.sql(f"DELETE FROM {table} WHERE uuid = 'b'")
+        results.append(rows(sql.sql(f"SELECT uuid, ts, fare, city FROM {table}")))
+    assert results[0] == results[1] == [("a", 5, 1.0, "sf"), ("c", 1, 130.0, "nyc"), ("z", 5, 2.0, "la")]
+
+    endpoint = sql.conf.get("spark.hadoop.fs.s3a.endpoint")
+    hudi = require_module("hudi")
+    table = hudi.HudiTableBuilder.from_base_uri(f"s3://{BUCKET}/{name}").with_storage_options({
+        "aws_endpoint_url": endpoint, "aws_access_key_id": "k", "aws_secret_access_key": "s",
+        "aws_region": "us-east-1", "aws_allow_http": "true"}).build()
+    read = sorted((r["uuid"], r["ts"], r["fare"], r["city"]) for b in table.read() for r in b.to_pylist())
+    assert read == results[0]
