@@ -2,8 +2,8 @@
 
 Whole-file reads fetch the object once (one GET on an object store; a memory map locally) and parse
 it from memory; footer reads (bloom filters, key ranges, schemas) open a random-access input, which
-costs a HEAD and a ranged GET or two on an object store. Writes encode into memory and store the file
-whole, so a reader never sees a partial base file.
+costs a HEAD and a ranged GET or two on an object store. (Writers encode a file into memory and store it
+whole with ``Storage.write``, so a reader never sees a partial base file: ``write.base_file_writer``.)
 """
 
 from __future__ import annotations
@@ -30,13 +30,3 @@ def read_parquet_metadata(storage: Storage, rel: str) -> pq.FileMetaData:
 def read_parquet_schema(storage: Storage, rel: str) -> pa.Schema:
     with storage.open_input(rel) as source:
         return pq.read_schema(source)
-
-
-def write_parquet(storage: Storage, rel: str, table: pa.Table, **writer_options) -> int:
-    """Write ``table`` as one parquet file; returns its size in bytes."""
-    sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema, **writer_options) as writer:
-        writer.write_table(table)
-    data = sink.getvalue()
-    storage.write(rel, data)
-    return data.size

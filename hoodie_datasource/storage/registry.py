@@ -27,11 +27,6 @@ def open_storage(uri: str, options: Mapping[str, str] | StorageOptions | None = 
     return _object(table.uri, options)
 
 
-def storage_options(uri: str, options: Mapping[str, str] | None = None) -> StorageOptions:
-    """The resolved settings for ``uri``, to ship to Spark's workers with the URI."""
-    return resolve_storage_options(parse_table_uri(uri), options)
-
-
 @functools.lru_cache(maxsize=64)
 def _local(path: str) -> Storage:
     return LocalStorage(path)

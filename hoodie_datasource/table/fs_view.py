@@ -7,7 +7,6 @@ writes are never read. File groups replaced by a completed replacecommit are dro
 
 from __future__ import annotations
 
-import logging
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,8 +15,6 @@ from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName, LogFileName
 from hoodie_datasource.timeline.timeline import Timeline
-
-logger = logging.getLogger(__name__)
 
 
 def _is_partition(names: Iterable[str]) -> bool:
@@ -40,7 +37,11 @@ def list_partitions(storage: Storage, partitioned: bool) -> list[str]:
     """Relative partition paths ("" for a non-partitioned table)."""
     if not partitioned:
         return [""]
-    return sorted(d for d, files in list_table_files(storage).items() if d and _is_partition(f.name for f in files))
+    return _partitions(list_table_files(storage))
+
+
+def _partitions(by_dir: dict[str, list[FileInfo]]) -> list[str]:
+    return sorted(d for d, files in by_dir.items() if d and _is_partition(f.name for f in files))
 
 
 @dataclass
@@ -60,7 +61,7 @@ class FileSystemView:
             self.partitions = [""]
             return
         by_dir = list_table_files(self.storage)
-        self.partitions = sorted(d for d, files in by_dir.items() if d and _is_partition(f.name for f in files))
+        self.partitions = _partitions(by_dir)
         for partition in self.partitions:
             self._add_files(partition, by_dir[partition])
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource.errors import (
@@ -26,7 +27,7 @@ from hoodie_datasource.errors import (
     StorageNotFoundError,
     UnsupportedStorageError,
 )
-from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata, read_parquet_schema, write_parquet
+from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata, read_parquet_schema
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from tests.conftest import REPO
@@ -107,7 +108,10 @@ def test_delete_and_move(storage: Storage) -> None:
 
 def test_parquet_through_storage(storage: Storage) -> None:
     table = pa.table({"key": [f"k{i}" for i in range(1000)], "value": list(range(1000))})
-    size = write_parquet(storage, "p/f.parquet", table, compression="snappy")
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    storage.write("p/f.parquet", sink.getvalue())
+    size = sink.getvalue().size
     assert storage.stat("p/f.parquet").size == size
     metadata = read_parquet_metadata(storage, "p/f.parquet")  # a footer read through open_input
     assert metadata.num_rows == 1000 and metadata.num_columns == 2

@@ -17,7 +17,7 @@ from hoodie_datasource.storage.options import (
     parse_connection_string,
     resolve_storage_options,
 )
-from hoodie_datasource.storage.registry import open_storage, storage_options
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.uri import parse_table_uri
 
 S3 = parse_table_uri("s3://bucket/warehouse/t")
@@ -142,7 +142,7 @@ def test_s3a_and_s3_name_the_same_table(home: Path, monkeypatch) -> None:
     assert {parse_table_uri(u).uri for u in uris} == {"s3://bucket/warehouse/t"}
     options = {"hoodie.storage.s3.endpoint": "http://127.0.0.1:9", "hoodie.storage.s3.access.key": "k",
                "hoodie.storage.s3.secret.key": "s"}
-    assert len({storage_options(u, options) for u in uris}) == 1
+    assert len({resolve_storage_options(parse_table_uri(u), options) for u in uris}) == 1
     opened = [open_storage(u, options) for u in uris]  # no request is made until a file is touched
     assert opened[0] is opened[1] is opened[2] and opened[0].uri == "s3://bucket/warehouse/t"
 
