@@ -16,15 +16,21 @@ check_dependencies()
 
 from hoodie_datasource.errors import (  # noqa: E402
     CommitConflictError,
+    ConditionalCreateUnsupportedError,
     CorruptFileError,
     HoodieConfigError,
     HoodieError,
     HoodieIndexError,
     InvalidRecordError,
     InvalidTablePathError,
+    PythonEnvironmentError,
     SchemaMismatchError,
+    StorageAccessError,
+    StorageError,
+    StorageNotFoundError,
     TableNotFoundError,
     TimelineError,
+    UnsupportedStorageError,
     UnsupportedTableError,
 )
 from hoodie_datasource.hoodie_table import HoodieTable  # noqa: E402
@@ -52,7 +58,8 @@ def session(builder: SparkSession.Builder | None = None, metastore: str | None =
 
 
 __all__ = [
-    "CommitConflictError", "CorruptFileError", "HoodieConfigError", "HoodieError", "HoodieIndexError",
-    "HoodieTable", "InvalidRecordError", "InvalidTablePathError", "SchemaMismatchError", "TableNotFoundError",
-    "TimelineError", "UnsupportedTableError", "register", "session",
+    "CommitConflictError", "ConditionalCreateUnsupportedError", "CorruptFileError", "HoodieConfigError",
+    "HoodieError", "HoodieIndexError", "HoodieTable", "InvalidRecordError", "InvalidTablePathError",
+    "PythonEnvironmentError", "SchemaMismatchError", "StorageAccessError", "StorageError", "StorageNotFoundError",
+    "TableNotFoundError", "TimelineError", "UnsupportedStorageError", "UnsupportedTableError", "register", "session",
 ]
