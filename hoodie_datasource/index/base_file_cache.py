@@ -1,4 +1,4 @@
-"""What tagging reads from base files, remembered by the process: bloom filters and record keys.
+"""What tagging reads from base files, remembered by the process: footers, bloom filters and record keys.
 
 A base file never changes once written (a rewrite is a new file, with a new instant in its name),
 so what was read from it stays true. Entries are keyed by the file's full URI and size, so a file
@@ -10,7 +10,11 @@ is never reused for other content.
 
 Merge-on-read upserts keep tagging against the same base files until compaction, and Spark reuses
 its Python workers, so the keys and filters of a table's hot files are read once per worker instead
-of once per write; within one copy-on-write write, the merge reuses the filter tagging decoded.
+of once per write; within one copy-on-write write, the merge reuses the filter tagging decoded. A task
+reads a file's footer once for its key range and its bloom filter (one GET on an object store). A
+small file (up to ``SMALL_FILE`` bytes, where the footer with its bloom filter is a third of the file)
+is fetched whole instead, and its bytes kept for the key read and the copy-on-write merge of the same
+task: one GET per small file for the whole write.
 
 The memory is bounded (least recently used entries go first).
 """
@@ -21,14 +25,18 @@ import threading
 from collections import OrderedDict
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hoodie_datasource.index.bloom_filter import BloomFilter, read_bloom_filter
-from hoodie_datasource.storage.parquet import read_parquet
+from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 
 KEYS_BUDGET = 128 << 20
 BLOOM_BUDGET = 32 << 20
+FOOTER_BUDGET = 64 << 20
+SMALL_FILES_BUDGET = 256 << 20
+SMALL_FILE = 2 << 20
 
 
 class _LruCache:
@@ -59,6 +67,14 @@ class _LruCache:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self.used -= dropped
 
+    def pop(self, key: tuple) -> object | None:
+        with self._lock:
+            found = self._entries.pop(key, None)
+            if found is None:
+                return None
+            self.used -= found[1]
+            return found[0]
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -67,6 +83,8 @@ class _LruCache:
 
 _KEYS = _LruCache(KEYS_BUDGET)
 _BLOOMS = _LruCache(BLOOM_BUDGET)
+_FOOTERS = _LruCache(FOOTER_BUDGET)
+_SMALL_FILES = _LruCache(SMALL_FILES_BUDGET)
 _NO_FILTER = object()
 
 
@@ -78,14 +96,44 @@ def _identity(storage: Storage, rel: str, info: FileInfo | None) -> tuple:
     return storage.uri_of(rel), info.size
 
 
+def _small_file(storage: Storage, rel: str, key: tuple) -> pa.Buffer | None:
+    """The whole content of a small base file (None for a bigger one), fetched once."""
+    if key[1] > SMALL_FILE:
+        return None
+    content = _SMALL_FILES.get(key)
+    if content is None:
+        content = storage.read_buffer(rel)
+        _SMALL_FILES.put(key, content, content.size)
+    return content
+
+
 def stored_keys(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Array:
     """The record keys stored in the base file ``rel`` (``info``: its listing entry, if known)."""
     key = _identity(storage, rel, info)
     keys = _KEYS.get(key)
     if keys is None:
-        keys = read_parquet(storage, rel, columns=[RECORD_KEY_COLUMN], use_threads=False).column(0).combine_chunks()
+        keys = read_parquet(storage, rel, columns=[RECORD_KEY_COLUMN], use_threads=False,
+                            content=_small_file(storage, rel, key)).column(0).combine_chunks()
         _KEYS.put(key, keys, keys.nbytes)
     return keys
+
+
+def footer(storage: Storage, rel: str, info: FileInfo | None = None) -> pq.FileMetaData:
+    """The parquet footer of the base file ``rel`` (``info``: its listing entry, if known)."""
+    key = _identity(storage, rel, info)
+    metadata = _FOOTERS.get(key)
+    if metadata is None:
+        metadata = read_parquet_metadata(storage, rel, key[1], _small_file(storage, rel, key))
+        _FOOTERS.put(key, metadata, metadata.serialized_size)
+    return metadata
+
+
+def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Table:
+    """The whole base file ``rel``, read for a rewrite that supersedes it: its kept bytes, if tagging
+    fetched them, are released."""
+    key = _identity(storage, rel, info) if info is not None else None
+    content = _SMALL_FILES.pop(key) if key is not None else None
+    return read_parquet(storage, rel, content=content)
 
 
 def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,
@@ -95,7 +143,7 @@ def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,
     key = _identity(storage, rel, info)
     bloom = _BLOOMS.get(key)
     if bloom is None:
-        bloom = read_bloom_filter(storage, rel)
+        bloom = read_bloom_filter(storage, rel, footer(storage, rel, info))
         _BLOOMS.put(key, _NO_FILTER if bloom is None else bloom, 1 if bloom is None else bloom.nbytes)
     if bloom is _NO_FILTER or bloom is None:
         return None
@@ -105,3 +153,5 @@ def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,
 def clear() -> None:
     _KEYS.clear()
     _BLOOMS.clear()
+    _FOOTERS.clear()
+    _SMALL_FILES.clear()

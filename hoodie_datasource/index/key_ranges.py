@@ -9,9 +9,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY
-from hoodie_datasource.storage.parquet import read_parquet_metadata
-from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import FileSlice
 
 
@@ -26,12 +26,14 @@ class FileKeyRange:
     min_key: str | None
     max_key: str | None
     has_logs: bool = False
+    next_log_version: int | None = None  # merge-on-read: the version a new log file of the slice takes
 
 
 def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
     relative = file_slice.base_relative_path
     assert relative is not None and file_slice.base_file is not None
-    metadata = read_parquet_metadata(storage, relative)
+    # through the cache: the task that reads the range reads the bloom filter from the same footer
+    metadata = base_file_cache.footer(storage, relative, FileInfo(relative, file_slice.base_file.size))
     kv = metadata.metadata or {}
     low = kv.get(FOOTER_MIN_KEY.encode())
     high = kv.get(FOOTER_MAX_KEY.encode())
@@ -50,7 +52,7 @@ def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
 
 def load_key_ranges(storage: Storage, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:
     """The key range of every slice with a base file; footers are read in parallel (on an object
-    store each costs a ranged GET or two, so threads hide the latency)."""
+    store each costs one GET, so threads hide the latency)."""
     with_base = [s for s in slices if s.base_file is not None]
     if len(with_base) < 4:
         return [_read_range(storage, s) for s in with_base]

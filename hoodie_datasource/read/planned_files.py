@@ -44,8 +44,8 @@ class PlannedFiles:
 
 
 @functools.lru_cache(maxsize=4096)
-def _file_schema(storage: Storage, rel: str) -> pa.Schema:
-    return read_parquet_schema(storage, rel)  # base files never change once written
+def _file_schema(storage: Storage, rel: str, size: int) -> pa.Schema:
+    return read_parquet_schema(storage, rel, size)  # base files never change once written
 
 
 def stores_as_is(file_schema: pa.Schema, schema: pa.Schema) -> bool:
@@ -62,11 +62,12 @@ def stores_as_is(file_schema: pa.Schema, schema: pa.Schema) -> bool:
 def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
     """The base-file instants whose files store the table's columns as they are. One writer writes all
     the base files of a commit with one schema, so one footer per commit tells."""
-    first_file: dict[str, str] = {}
+    first_file: dict[str, tuple[str, int]] = {}
     for s in slices:
         if s.base_file is not None and not plan.needs_merge(s):
-            first_file.setdefault(s.base_file.instant_time, s.relative_path(s.base_file.name))
-    return {instant for instant, rel in first_file.items() if stores_as_is(_file_schema(plan.storage, rel), plan.schema)}
+            first_file.setdefault(s.base_file.instant_time, (s.relative_path(s.base_file.name), s.base_file.size))
+    return {instant for instant, (rel, size) in first_file.items()
+            if stores_as_is(_file_schema(plan.storage, rel, size), plan.schema)}
 
 
 def planned_files(plan: ReadPlan) -> PlannedFiles:

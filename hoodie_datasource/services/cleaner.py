@@ -31,12 +31,20 @@ from hoodie_datasource.timeline.transitions import create_requested, transition_
 
 logger = logging.getLogger(__name__)
 
+def earliest_retained(timeline: Timeline, cfg: CleanConfig) -> str:
+    """The earliest completed write the cleaner retains ("" on a table without one)."""
+    completed = timeline.completed()
+    return completed[max(0, len(completed) - cfg.commits_retained)].timestamp if completed else ""
+
+
 def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
     """Files to delete per partition, and the earliest instant retained."""
     completed = timeline.completed()
-    if not completed:
-        return {}, ""
-    retained_from = completed[max(0, len(completed) - cfg.commits_retained)].timestamp
+    retained_from = earliest_retained(timeline, cfg)
+    if not completed or (cfg.policy == "KEEP_LATEST_COMMITS" and retained_from == completed[0].timestamp):
+        # every committed file version and replacement is at or after the first retained write:
+        # nothing to delete, and no listing of the table to find that out
+        return {}, retained_from
     view = FileSystemView(timeline)
     pending_compaction = timeline.pending_compactions()
     committed = {i.timestamp for i in completed}

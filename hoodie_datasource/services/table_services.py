@@ -6,7 +6,7 @@ import logging
 
 from hoodie_datasource.config.services_config import ServicesConfig
 from hoodie_datasource.services.archival import archive
-from hoodie_datasource.services.cleaner import clean, files_to_clean
+from hoodie_datasource.services.cleaner import clean, earliest_retained
 from hoodie_datasource.services.compaction import (
     delta_commits_since_last_compaction,
     execute_compaction,
@@ -44,5 +44,4 @@ def run_inline_services(storage: Storage, table: TableConfig, services: Services
     if services.auto_clean and clean(timeline, services.clean) is not None:
         timeline = Timeline.load(storage, table)
     if services.auto_archive:
-        _, retained = files_to_clean(timeline, services.clean)
-        archive(timeline, services.archive, retained or None)
+        archive(timeline, services.archive, earliest_retained(timeline, services.clean) or None)

@@ -32,9 +32,9 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_names import write_token
-from hoodie_datasource.table.fs_view import list_partitions
+from hoodie_datasource.table.fs_view import list_table_files, partitions_of
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
     IS_DELETE_COLUMN,
@@ -54,6 +54,7 @@ logger = logging.getLogger(__name__)
 
 STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
+SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
                                      + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES])
 
@@ -116,17 +117,23 @@ def _schema_with(df: DataFrame, *fields: tuple[str, T.DataType]) -> T.StructType
     return T.StructType(list(df.schema.fields) + [T.StructField(n, t, True) for n, t in fields])
 
 
-def _write_tasks(session: WriteSession, df: DataFrame) -> int:
+def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
+    """The table's files by directory: one listing of the whole table (one paginated LIST on an
+    object store), made by the driver at the start of the write."""
+    if session.new_table:
+        return {}
+    return {d: tuple(files) for d, files in list_table_files(session.storage).items()}
+
+
+def _write_tasks(df: DataFrame, partitions: int | None) -> int:
     """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
-    but no more than the table has partitions (more would be tasks with nothing to do).
+    but no more than the table has ``partitions`` (more would be tasks with nothing to do).
 
     The count is given explicitly because adaptive execution would otherwise coalesce the shuffle,
     which is small (the batch, not the files it rewrites), into a single task that then rewrote
     every partition's files one after the other."""
     configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
-    if session.new_table:
-        return configured
-    return max(1, min(configured, len(list_partitions(session.storage, True))))  # one listing of the table
+    return configured if not partitions else min(configured, partitions)
 
 
 def _step(session: WriteSession, df: DataFrame, what: str):
@@ -143,11 +150,15 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
-    tasks = _write_tasks(session, df)
+    listed = _table_files(session)
+    tasks = _write_tasks(df, None if session.new_table else len(partitions_of(listed)))
     keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
+    # the tasks take the driver's listing instead of listing their partitions again, unless it is too
+    # big to send to every task
+    shipped = listed if sum(len(files) for files in listed.values()) <= SHIPPED_LISTING_FILES else None
     with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
         rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
-            _write_partitions(session.record_writer()), PARTITION_STAT_SCHEMA).collect()
+            _write_partitions(session.record_writer(shipped)), PARTITION_STAT_SCHEMA).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
     for i, stage in enumerate(TASK_STAGES, start=1):

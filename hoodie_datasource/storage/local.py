@@ -50,7 +50,7 @@ class LocalStorage(Storage):
             return pa.py_buffer(b"")
         return pa.memory_map(path).read_buffer()
 
-    def open_input(self, rel: str) -> pa.NativeFile:
+    def open_input(self, rel: str, size: int | None = None) -> pa.NativeFile:
         return pa.memory_map(self.path(rel))
 
     def write(self, rel: str, data: bytes) -> None:

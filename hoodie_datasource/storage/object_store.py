@@ -57,21 +57,54 @@ def make_store(table: TableUri, options: StorageOptions):
     raise ValueError(f"no object store for backend {table.backend}")
 
 
-class _ArrowReadable:
-    """obstore's buffered reader with the ``closed`` attribute pyarrow's PythonFile asks for."""
+# what opening a file for random access fetches from its end: a parquet footer with Hudi's bloom filter
+# (about 430 KB at the default 60,000 entries) is served from it, so a footer read is one GET
+TAIL_PREFETCH = 1 << 20
 
-    def __init__(self, reader) -> None:
-        self._reader = reader
+
+class _RangedInput:
+    """Random access to one object by ranged GETs, its tail fetched up front.
+
+    Opening costs one GET: a suffix range on S3 and GCS (the response tells the object's size, so no
+    HEAD), an offset range when the caller knows the size; Azure has no suffix ranges, so there an
+    unknown size costs a HEAD first. Reads inside the tail are served from memory, others by a GET of
+    the bytes asked for. (obstore's own reader HEADs every object it opens.)"""
+
+    def __init__(self, store, rel: str, size: int | None, suffix_ranges: bool) -> None:
+        self._store, self._rel = store, rel
+        if size is None and not suffix_ranges:
+            size = obstore.head(store, rel)["size"]
+        if size is None:
+            result = obstore.get(store, rel, options={"range": {"suffix": TAIL_PREFETCH}})
+            size = result.meta["size"]
+        else:
+            result = obstore.get(store, rel, options={"range": {"offset": max(0, size - TAIL_PREFETCH)}})
+        self._tail = bytes(result.bytes())
+        self._size = size
+        self._tail_start = size - len(self._tail)
+        self._pos = 0
         self.closed = False
 
     def read(self, size: int = -1) -> bytes:
-        return bytes(self._reader.read(size) if size is not None and size >= 0 else self._reader.read())
+        start = self._pos
+        end = self._size if size is None or size < 0 else min(self._size, start + size)
+        if end <= start:
+            return b""
+        if start >= self._tail_start:
+            data = self._tail[start - self._tail_start:end - self._tail_start]
+        else:
+            head = bytes(obstore.get_range(self._store, self._rel, start=start, end=min(end, self._tail_start)))
+            data = head + self._tail[:max(0, end - self._tail_start)]
+        self._pos = end
+        return data
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        return self._reader.seek(offset, whence)
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
 
     def tell(self) -> int:
-        return self._reader.tell()
+        return self._pos
 
     def seekable(self) -> bool:
         return True
@@ -84,7 +117,7 @@ class _ArrowReadable:
 
     def close(self) -> None:
         self.closed = True
-        self._reader.close()
+        self._tail = b""
 
 
 class ObjectStorage(Storage):
@@ -131,9 +164,9 @@ class ObjectStorage(Storage):
         except _ERRORS as exc:
             raise self._fail(exc, rel, "read") from None
 
-    def open_input(self, rel: str) -> pa.NativeFile:
+    def open_input(self, rel: str, size: int | None = None) -> pa.NativeFile:
         try:
-            return pa.PythonFile(_ArrowReadable(obstore.open_reader(self.store, rel)), mode="r")
+            return pa.PythonFile(_RangedInput(self.store, rel, size, self.table.backend != "azure"), mode="r")
         except _ERRORS as exc:
             raise self._fail(exc, rel, "open") from None
 

@@ -2,8 +2,9 @@
 
 Whole-file reads fetch the object once (one GET on an object store; a memory map locally) and parse
 it from memory; footer reads (bloom filters, key ranges, schemas) open a random-access input, which
-costs a HEAD and a ranged GET or two on an object store. (Writers encode a file into memory and store it
-whole with ``Storage.write``, so a reader never sees a partial base file: ``write.base_file_writer``.)
+costs one GET of the file's tail on an object store (``size``, from a listing, saves Azure a HEAD).
+(Writers encode a file into memory and store it whole with ``Storage.write``, so a reader never sees a
+partial base file: ``write.base_file_writer``.)
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from hoodie_datasource.storage.storage import Storage
 
 
 def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = None, filters=None,
-                 use_threads: bool = True) -> pa.Table:
-    return pq.read_table(pa.BufferReader(storage.read_buffer(rel)), columns=columns, filters=filters,
-                         use_threads=use_threads)
+                 use_threads: bool = True, content: pa.Buffer | None = None) -> pa.Table:
+    """``rel`` as a table; ``content``: its bytes, when the caller already has them."""
+    source = content if content is not None else storage.read_buffer(rel)
+    return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
 
 
-def read_parquet_metadata(storage: Storage, rel: str) -> pq.FileMetaData:
-    with storage.open_input(rel) as source:
+def read_parquet_metadata(storage: Storage, rel: str, size: int | None = None,
+                          content: pa.Buffer | None = None) -> pq.FileMetaData:
+    if content is not None:
+        return pq.read_metadata(pa.BufferReader(content))
+    with storage.open_input(rel, size) as source:
         return pq.read_metadata(source)
 
 
-def read_parquet_schema(storage: Storage, rel: str) -> pa.Schema:
-    with storage.open_input(rel) as source:
+def read_parquet_schema(storage: Storage, rel: str, size: int | None = None) -> pa.Schema:
+    with storage.open_input(rel, size) as source:
         return pq.read_schema(source)

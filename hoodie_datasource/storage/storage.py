@@ -61,8 +61,9 @@ class Storage(ABC):
         return pa.py_buffer(self.read(rel))
 
     @abstractmethod
-    def open_input(self, rel: str) -> pa.NativeFile:
-        """A random-access file for readers that seek (parquet footers)."""
+    def open_input(self, rel: str, size: int | None = None) -> pa.NativeFile:
+        """A random-access file for readers that seek (parquet footers); ``size``, when the caller
+        knows it from a listing, spares an object store the request that would ask it."""
 
     @abstractmethod
     def write(self, rel: str, data: bytes) -> None:

@@ -8,7 +8,7 @@ writes are never read. File groups replaced by a completed replacecommit are dro
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hoodie_datasource.storage.storage import FileInfo, Storage
@@ -33,24 +33,20 @@ def list_table_files(storage: Storage) -> dict[str, list[FileInfo]]:
     return by_dir
 
 
-def list_partitions(storage: Storage, partitioned: bool) -> list[str]:
-    """Relative partition paths ("" for a non-partitioned table)."""
-    if not partitioned:
-        return [""]
-    return _partitions(list_table_files(storage))
-
-
-def _partitions(by_dir: dict[str, list[FileInfo]]) -> list[str]:
+def partitions_of(by_dir: Mapping[str, Sequence[FileInfo]]) -> list[str]:
+    """The partition paths among the directories of ``list_table_files``."""
     return sorted(d for d, files in by_dir.items() if d and _is_partition(f.name for f in files))
 
 
 @dataclass
 class FileSystemView:
     """The table's file groups. Without ``partitions`` the whole table is listed once; with them, one
-    listing per partition asked for."""
+    listing per partition asked for, unless ``listed`` (from ``list_table_files``) already holds the
+    table's files."""
 
     timeline: Timeline
     partitions: list[str] | None = None
+    listed: Mapping[str, Sequence[FileInfo]] | None = None
     _groups: dict[tuple[str, str], FileGroup] = field(default_factory=dict, init=False)
     _loaded: set[str] = field(default_factory=set, init=False)
 
@@ -61,7 +57,7 @@ class FileSystemView:
             self.partitions = [""]
             return
         by_dir = list_table_files(self.storage)
-        self.partitions = _partitions(by_dir)
+        self.partitions = partitions_of(by_dir)
         for partition in self.partitions:
             self._add_files(partition, by_dir[partition])
 
@@ -72,7 +68,10 @@ class FileSystemView:
     def _load_partition(self, partition: str) -> None:
         if partition in self._loaded:
             return
-        self._add_files(partition, self.storage.list_dir(partition).files)
+        if self.listed is not None:
+            self._add_files(partition, self.listed.get(partition, ()))
+        else:
+            self._add_files(partition, self.storage.list_dir(partition).files)
 
     def _add_files(self, partition: str, files: Iterable[FileInfo]) -> None:
         self._loaded.add(partition)
@@ -94,6 +93,14 @@ class FileSystemView:
         if key not in self._groups:
             self._groups[key] = FileGroup(partition, file_id)
         return self._groups[key]
+
+    def next_log_version(self, partition: str, file_id: str, base_instant: str) -> int:
+        """One more than the highest log version of the slice listed (committed or not: a failed
+        write's log still holds its version)."""
+        self._load_partition(partition)
+        group = self._groups.get((partition, file_id))
+        logs = group.log_files if group is not None else []
+        return max((log.version for log in logs if log.instant_time == base_instant), default=0) + 1
 
     def file_groups(self, partitions: Iterable[str] | None = None) -> list[FileGroup]:
         wanted = list(self.partitions or []) if partitions is None else list(partitions)

@@ -74,7 +74,8 @@ def append_to_file_group(
         blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
                                           deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant,
                                           avro_schema=avro_schema))
-    version = next_log_version(ctx.storage, target.partition, target.file_id, target.base_instant)
+    version = target.log_version or next_log_version(ctx.storage, target.partition, target.file_id,
+                                                     target.base_instant)
     log_name = LogFileName(target.file_id, target.base_instant, version, token).name()
     relative = join(target.partition, log_name)
     create_marker(ctx.storage, ctx.instant, target.partition, log_name, "APPEND")

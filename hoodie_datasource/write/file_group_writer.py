@@ -7,13 +7,13 @@ once, so it can merge them with the stored records in a single pass.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 
 from hoodie_datasource.index import base_file_cache
-from hoodie_datasource.storage.parquet import read_parquet
-from hoodie_datasource.storage.storage import join
+from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
@@ -23,6 +23,8 @@ from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter
 from hoodie_datasource.write.merge import merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
+
+_MARKER_WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoodie-marker")
 
 
 def write_file_group(
@@ -40,8 +42,9 @@ def write_file_group(
     stored_bloom = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        existing = read_parquet(ctx.storage, target.base_file)
-        stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries)
+        listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
+        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed)
+        stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries, listed)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -54,6 +57,10 @@ def write_file_group(
 
     file_name = base_file_name(target.file_id, token, ctx.instant)
     relative = join(target.partition, file_name)
+    # the marker is written while the file is merged and encoded (a request's latency on an object
+    # store), and must exist before the file does
+    marker = _MARKER_WRITES.submit(create_marker, ctx.storage, ctx.instant, target.partition, file_name,
+                                   "MERGE" if existing is not None else "CREATE")
     full_schema = pa.unify_schemas([meta_schema(), ctx.data_schema])
 
     incoming_rows = -plan.sources[plan.num_kept:] - 1
@@ -88,7 +95,7 @@ def write_file_group(
     else:
         bloom = new_filter_for(ctx.index, keys)
     footer = footer_metadata(keys, bloom)
-    create_marker(ctx.storage, ctx.instant, target.partition, file_name, "MERGE" if existing is not None else "CREATE")
+    marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
                            ctx.record_key_fields, first_new_row=plan.num_kept)
     finished = time.monotonic()

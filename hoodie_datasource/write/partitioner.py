@@ -91,7 +91,7 @@ def plan_inserts(
             take = min(room, remaining)
             if take <= 0:
                 continue
-            targets.append(WriteTarget(partition, f.file_id, f.base_file, f.base_instant))
+            targets.append(WriteTarget(partition, f.file_id, f.base_file, f.base_instant, base_size=f.size))
             shares.append(take)
             remaining -= take
             if remaining == 0:

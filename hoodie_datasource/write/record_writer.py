@@ -36,6 +36,9 @@ class RecordWriter:
     avg_record_size: int
     needs_tagging: bool
     new_table: bool
+    # the table's files by directory, listed by the driver at the start of the write (None: tasks list
+    # the partitions they write)
+    listed: Mapping[str, tuple[FileInfo, ...]] | None = None
 
     def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
         """Min/max keys of the latest base files in ``partitions`` (all when None)."""
@@ -44,8 +47,13 @@ class RecordWriter:
         if partitions is None:
             view = FileSystemView(self.timeline)
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
-            view = FileSystemView(self.timeline, partitions=list(partitions))
-        return load_key_ranges(self.ctx.storage, view.latest_file_slices())
+            view = FileSystemView(self.timeline, partitions=list(partitions), listed=self.listed)
+        files = load_key_ranges(self.ctx.storage, view.latest_file_slices())
+        if not self.config.is_mor:
+            return files
+        pending = self._pending_compactions()  # logs written while a compaction is pending are named after it
+        return [replace(f, next_log_version=view.next_log_version(
+            f.partition, f.file_id, pending.get((f.partition, f.file_id), f.base_instant))) for f in files]
 
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
         return self.timeline.pending_compactions() if self.config.is_mor else {}
@@ -66,7 +74,7 @@ class RecordWriter:
         pending = self._pending_compactions()
         targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file,
                                                          pending.get((f.partition, f.file_id), f.base_instant),
-                                                         existing_io) for f in files}
+                                                         existing_io, f.size, f.next_log_version) for f in files}
         for partition, buckets in plan.by_partition.items():
             for target in buckets.targets:
                 io_type = MERGE if target.base_file is not None else CREATE

@@ -23,6 +23,8 @@ class WriteTarget:
     base_file: str | None = None  # path relative to the table, None for a new file group
     base_instant: str | None = None
     io_type: str = CREATE
+    base_size: int | None = None  # bytes of the base file, from the listing
+    log_version: int | None = None  # APPEND: the new log file's version, from the listing
 
 
 @dataclass(frozen=True)

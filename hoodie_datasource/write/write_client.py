@@ -29,7 +29,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
-from hoodie_datasource.storage.storage import Listing, Storage, join
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
@@ -124,10 +124,15 @@ class WriteSession:
     def file_system_view(self) -> FileSystemView:
         return FileSystemView(self.timeline)
 
-    def record_writer(self) -> RecordWriter:
-        """What tagging, planning and writing need, in a picklable object (for Spark tasks too)."""
+    def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
+        """What tagging, planning and writing need, in a picklable object (for Spark tasks too). The
+        instant files every task's file-system view asks about are read here, once, and travel with
+        the timeline, instead of once per task; so does ``listed``, the table's files, when given."""
+        self.timeline.replaced_file_ids()
+        if self.config.is_mor:
+            self.timeline.pending_compactions()
         return RecordWriter(self.context(), self.config, self.timeline, self._average_record_size(),
-                            self.needs_tagging, self.new_table)
+                            self.needs_tagging, self.new_table, listed)
 
     def _average_record_size(self) -> int:
         latest = self.timeline.last_completed_write()
@@ -185,7 +190,10 @@ class WriteSession:
         for relative in marked_files(self.storage, self.instant_time):
             if relative not in written and self.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)
-        for partition in {s.partitionPath for s in stats}:
+        # a partition holding a file group this write updates has its metafile: every commit writes
+        # its partitions' metafiles before it completes (Hudi's write handles too)
+        known = {s.partitionPath for s in stats if s.prevCommit not in (None, "null")}
+        for partition in {s.partitionPath for s in stats} - known:
             _write_partition_metafile(self.storage, partition, self.instant_time)
         schema_json = to_avro_json(
             arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
