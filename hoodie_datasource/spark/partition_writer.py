@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from hoodie_datasource.client.write_client import WriteSession, start_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
@@ -25,7 +26,6 @@ from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.write_client import WriteSession, start_write
 
 logger = logging.getLogger(__name__)
 

@@ -18,6 +18,8 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import create_table
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
@@ -27,8 +29,6 @@ from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
-from hoodie_datasource.write.local_engine import write_local
-from hoodie_datasource.write.write_client import create_table
 
 
 @dataclass

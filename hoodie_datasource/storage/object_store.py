@@ -14,6 +14,7 @@ fail) and refuses to commit there unless ``hoodie.storage.conditional.create.uns
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import uuid
@@ -32,7 +33,7 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.storage.options import StorageOptions
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
-from hoodie_datasource.storage.uri import TableUri
+from hoodie_datasource.storage.uri import TableUri, parse_table_uri
 
 logger = logging.getLogger(__name__)
 
@@ -129,10 +130,8 @@ class ObjectStorage(Storage):
         self.store = make_store(table, options)
 
     def __reduce__(self):
-        """Pickled as its URI and settings: a Spark worker opens the store itself."""
-        from hoodie_datasource.storage.registry import open_storage
-
-        return open_storage, (self.uri, self.options)
+        """Pickled as its URI and settings: a Spark worker opens the store itself (once per process)."""
+        return open_object_storage, (self.uri, self.options)
 
     def _fail(self, exc: Exception, rel: str, verb: str) -> Exception:
         """A HoodieError naming the URI and what to check (obstore's messages carry no secrets, but
@@ -292,6 +291,12 @@ class ObjectStorage(Storage):
             obstore.delete(self.store, src)
         except _ERRORS as exc:
             raise self._fail(exc, src, "move") from None
+
+
+@functools.lru_cache(maxsize=64)
+def open_object_storage(uri: str, options: StorageOptions) -> ObjectStorage:
+    """The process's one ``ObjectStorage`` for ``uri`` and ``options``."""
+    return ObjectStorage(parse_table_uri(uri), options)
 
 
 def _as_bytes(data) -> bytes:

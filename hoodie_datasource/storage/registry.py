@@ -24,21 +24,15 @@ def open_storage(uri: str, options: Mapping[str, str] | StorageOptions | None = 
         return _local(local_path(uri))
     if not isinstance(options, StorageOptions):
         options = resolve_storage_options(table, options)
-    return _object(table.uri, options)
+    if table.backend == "hdfs":
+        raise UnsupportedStorageError(
+            f"Cannot open {uri}: HDFS tables are not supported yet (pyarrow's HadoopFileSystem needs libhdfs "
+            f"and a Hadoop client on this machine); copy the table to local disk or an object store")
+    from hoodie_datasource.storage.object_store import open_object_storage  # obstore only when needed
+
+    return open_object_storage(table.uri, options)
 
 
 @functools.lru_cache(maxsize=64)
 def _local(path: str) -> Storage:
     return LocalStorage(path)
-
-
-@functools.lru_cache(maxsize=64)
-def _object(uri: str, options: StorageOptions) -> Storage:
-    table = parse_table_uri(uri)
-    if table.backend == "hdfs":
-        raise UnsupportedStorageError(
-            f"Cannot open {uri}: HDFS tables are not supported yet (pyarrow's HadoopFileSystem needs libhdfs "
-            f"and a Hadoop client on this machine); copy the table to local disk or an object store")
-    from hoodie_datasource.storage.object_store import ObjectStorage
-
-    return ObjectStorage(table, options)

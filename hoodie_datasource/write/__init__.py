@@ -1,1 +1,1 @@
-"""The write path: key generation, index tagging, bin-packing, file-group handles and commit."""
+"""The write primitives: tagging, bin-packing, file-group handles, rollback (``client/`` runs a whole write)."""

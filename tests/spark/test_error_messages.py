@@ -136,7 +136,7 @@ def test_missing_precombine_column_without_a_table_precombine_says_what_works(sp
 def test_commit_log_line_counts_inserts_updates_deletes_and_rewritten_rows(spark, table_path, caplog):
     ten = [(f"k{i}", 1, "sf", float(i)) for i in range(10)]
     write(spark.createDataFrame(ten, SCHEMA), table_path, **OPTS)
-    caplog.set_level(logging.INFO, logger="hoodie_datasource.write.write_client")
+    caplog.set_level(logging.INFO, logger="hoodie_datasource.client.write_client")
     caplog.clear()
     upsert = [("k0", 2, "sf", 100.0), ("k1", 2, "sf", 101.0), ("new", 2, "sf", 7.0)]
     write(spark.createDataFrame(upsert, SCHEMA), table_path, **OPTS)

@@ -11,7 +11,7 @@ import pytest
 from chispa import assert_df_equality
 
 from hoodie_datasource import HoodieTable
-from hoodie_datasource.write.local_engine import write_local
+from hoodie_datasource.client.local_engine import write_local
 
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
 ROWS, SHIFT, WRITES = 1000, 500, 14

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, EqualTo, GreaterThan, In, StringContains
 
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.write.local_engine import write_local
 
 OPTS = {"table.name": "t", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
 

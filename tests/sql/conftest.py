@@ -64,7 +64,7 @@ def spark_free_write():
     """Write the trips rows with the core engine (no Spark), as another writer would."""
     import pyarrow as pa
 
-    from hoodie_datasource.write.local_engine import write_local
+    from hoodie_datasource.client.local_engine import write_local
 
     def write(path: str) -> None:
         rows = pa.table({"uuid": ["a", "b", "c"], "ts": [1, 1, 1], "fare": [10.0, 20.0, 30.0],

@@ -15,13 +15,13 @@ import multiprocessing
 import queue
 from collections.abc import Callable
 
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.table.markers import marker_dir
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import COMMIT, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_inflight
-from hoodie_datasource.write.local_engine import write_local
 from tests.storage import commit_workers
 from tests.storage.tables import Place, committed_files, data_files, pairs, rows, snapshot
 

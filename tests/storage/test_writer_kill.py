@@ -19,11 +19,11 @@ from collections.abc import Callable
 import pyarrow as pa
 import pytest
 
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.table.markers import MARKER_SUFFIX, marker_dir
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import ROLLBACK, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.write.local_engine import write_local
 from tests.storage import commit_workers
 from tests.storage.tables import Place, committed_files, data_files, pairs, rows, snapshot
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.procedures import call
-from hoodie_datasource.write.local_engine import write_local
 from tests.unit.small_tables import batch
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}

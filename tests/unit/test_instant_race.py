@@ -17,7 +17,7 @@ import time
 import pyarrow as pa
 
 from hoodie_datasource import HoodieTable
-from hoodie_datasource.write.local_engine import write_local
+from hoodie_datasource.client.local_engine import write_local
 from tests.conftest import require_module
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read

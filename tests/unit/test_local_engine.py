@@ -11,12 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.markers import create_marker
-from hoodie_datasource.write.local_engine import write_local
-from hoodie_datasource.write.write_client import start_write
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 

@@ -8,12 +8,12 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planned_files import PlannedFile, planned_files, stores_as_is
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.write.local_engine import write_local
 from tests.conftest import unzip_table
 from tests.unit.small_tables import batch
 

@@ -9,11 +9,11 @@ import os
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, ReadWindowError
 from hoodie_datasource.read.read_window import load_read_window
 from hoodie_datasource.table.fs_view import FileSystemView
-from hoodie_datasource.write.local_engine import write_local
 from tests.unit.small_tables import batch, read_pairs
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}

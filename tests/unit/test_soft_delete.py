@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
 from hoodie_datasource.read.table_reader import read_table
-from hoodie_datasource.write.local_engine import write_local
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
 

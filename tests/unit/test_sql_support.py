@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource import HoodieConfigError, HoodieTable
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import create_table
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import IS_DELETE_COLUMN
-from hoodie_datasource.write.local_engine import write_local
-from hoodie_datasource.write.write_client import create_table
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 

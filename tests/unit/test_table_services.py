@@ -8,8 +8,8 @@ import os
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.timeline.instant import State
-from hoodie_datasource.write.local_engine import write_local
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
 
@@ -136,7 +136,7 @@ def test_automatic_cleaning_and_archival(tmp_path):
 
 
 def test_compaction_is_not_scheduled_while_a_write_is_in_flight(mor):
-    from hoodie_datasource.write.write_client import start_write
+    from hoodie_datasource.client.write_client import start_write
 
     write_local(mor, batch([("a", 2, "x", 10)]), MOR)
     session = start_write(HoodieTable(mor).storage, MOR, batch([("a", 3, "x", 11)]).schema)

@@ -13,10 +13,10 @@ import pytest
 from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.index import lookup
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.local_engine import write_local
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 

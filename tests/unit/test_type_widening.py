@@ -8,11 +8,11 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.table.table_schema import evolve_schema, is_widening, table_data_schema
-from hoodie_datasource.write.local_engine import write_local
 
 TABLE = pa.schema([("id", pa.string()), ("n", pa.int32()), ("x", pa.float32())])
 

@@ -8,13 +8,13 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.client.write_client import WriteSession, start_write
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.write_client import WriteSession, start_write
 
 
 def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]) -> str:
