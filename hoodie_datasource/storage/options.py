@@ -8,12 +8,17 @@ an AWS profile (``AWS_PROFILE``, ``~/.aws/credentials`` and ``~/.aws/config``), 
 already sets (``spark.hadoop.fs.s3a.endpoint``, ``...access.key``, ``...secret.key``,
 ``...path.style.access``, ``spark.hadoop.fs.azure.account.key.<account>...``), then the table's own
 ``hoodie.storage.*`` options. Secrets are held, never shown: ``repr`` and every message redact them.
+
+HDFS takes its settings from the Hadoop configuration libhdfs loads (``core-site.xml``, ``hdfs-site.xml``
+under ``HADOOP_CONF_DIR``); the Hadoop keys a Spark job sets (``spark.hadoop.dfs.*``, ``spark.hadoop.fs.*``)
+and ``hoodie.storage.hdfs.conf.<hadoop key>`` override them, as Spark's own Hadoop client would.
 """
 
 from __future__ import annotations
 
 import configparser
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -36,6 +41,12 @@ GCS_SERVICE_ACCOUNT = ConfigProperty("hoodie.storage.gcs.service.account.path", 
                                      doc="path of a GCS service account JSON key")
 ALLOW_HTTP = ConfigProperty("hoodie.storage.allow.http", None, parser=parse_bool,
                             doc="allow a plain-http endpoint (an emulator on loopback)")
+HDFS_USER = ConfigProperty("hoodie.storage.hdfs.user", None,
+                           doc="the user HDFS sees (else HADOOP_USER_NAME or the login user)")
+HDFS_KERBEROS_TICKET_CACHE = ConfigProperty("hoodie.storage.hdfs.kerberos.ticket.cache.path", None,
+                                            doc="path of the Kerberos ticket cache (kinit's) to connect with")
+HDFS_CONF_PREFIX = "hoodie.storage.hdfs.conf."
+"""``hoodie.storage.hdfs.conf.<hadoop key>``: one Hadoop configuration key for the HDFS client."""
 UNSAFE_CONDITIONAL_CREATE = ConfigProperty(
     "hoodie.storage.conditional.create.unsafe", False, parser=parse_bool,
     doc="commit on a store that cannot create an object only if absent, by check-then-put: two racing "
@@ -43,11 +54,14 @@ UNSAFE_CONDITIONAL_CREATE = ConfigProperty(
 STORAGE_PROPERTIES = (
     S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN, S3_PATH_STYLE, AZURE_ACCOUNT_NAME,
     AZURE_ACCOUNT_KEY, AZURE_CONNECTION_STRING, AZURE_ENDPOINT, GCS_SERVICE_ACCOUNT, ALLOW_HTTP,
-    UNSAFE_CONDITIONAL_CREATE,
+    HDFS_USER, HDFS_KERBEROS_TICKET_CACHE, UNSAFE_CONDITIONAL_CREATE,
 )
 SECRET_KEYS = frozenset({"secret_access_key", "session_token", "account_key", "access_key", "sas_key", "token",
                          "service_account_key"})
+# Hadoop keys whose values are secrets, after Hadoop's own hadoop.security.sensitive-config-keys
+SECRET_HADOOP_KEY = re.compile(r"secret|passw|credential|token|key", re.IGNORECASE)
 HADOOP_PREFIX = "spark.hadoop."
+HDFS_HADOOP_PREFIXES = (f"{HADOOP_PREFIX}dfs.", f"{HADOOP_PREFIX}fs.")
 ENV_PREFIX = "hoodie.storage.env."
 """An option ``hoodie.storage.env.<VARIABLE>`` carries one of the driver's ``STORAGE_ENV`` variables to
 Spark's Python workers: they inherit the environment the JVM started with, not one set later in the
@@ -62,17 +76,21 @@ STORAGE_ENV = (
 
 @dataclass(frozen=True)
 class StorageOptions:
-    """Settings of one table's store. ``config`` holds obstore's configuration keys (secrets too)."""
+    """Settings of one table's store. ``config`` holds obstore's configuration keys (secrets too), or
+    for HDFS the user and ticket cache; ``hadoop_conf`` the Hadoop keys given to the HDFS client."""
 
     config: tuple[tuple[str, str], ...] = ()
     allow_http: bool = False
     unsafe_conditional_create: bool = False
+    hadoop_conf: tuple[tuple[str, str], ...] = ()
 
     def get(self, key: str) -> str | None:
         return dict(self.config).get(key)
 
     def __repr__(self) -> str:
         shown = {k: ("***" if k in SECRET_KEYS else v) for k, v in self.config}
+        if self.hadoop_conf:
+            shown["hadoop_conf"] = {k: ("***" if SECRET_HADOOP_KEY.search(k) else v) for k, v in self.hadoop_conf}
         return f"StorageOptions({shown}, allow_http={self.allow_http})"
 
     __str__ = __repr__
@@ -127,10 +145,13 @@ def resolve_storage_options(table: TableUri, options: Mapping[str, str] | None =
         config, http = _azure(table, opts, env)
     elif table.backend == "gcs":
         config, http = _gcs(opts, env), False
+    elif table.backend == "hdfs":
+        config, http = {"user": _pick(opts, HDFS_USER), "kerb_ticket": _pick(opts, HDFS_KERBEROS_TICKET_CACHE)}, False
     else:
         config, http = {}, False
+    hadoop_conf = _hdfs_conf(options or {}) if table.backend == "hdfs" else {}
     return StorageOptions(tuple(sorted((k, v) for k, v in config.items() if v is not None)),
-                          http if allow_http is None else allow_http, unsafe)
+                          http if allow_http is None else allow_http, unsafe, tuple(sorted(hadoop_conf.items())))
 
 
 def _s3(table: TableUri, opts: dict[str, str], env: dict[str, str]) -> tuple[dict[str, str], bool]:
@@ -218,3 +239,13 @@ def parse_connection_string(connection: str) -> dict[str, str]:
 def _gcs(opts: dict[str, str], env: dict[str, str]) -> dict[str, str]:
     path = _pick(opts, GCS_SERVICE_ACCOUNT) or env.get("GOOGLE_APPLICATION_CREDENTIALS")
     return {"service_account_path": path} if path else {}
+
+
+def _hdfs_conf(options: Mapping[str, str]) -> dict[str, str]:
+    """The Hadoop keys for the HDFS client: ``spark.hadoop.dfs.*`` and ``spark.hadoop.fs.*``, then
+    ``hoodie.storage.hdfs.conf.*`` over them. Read from the options as written, not lower-cased: Hadoop's
+    keys are case-sensitive (``fs.defaultFS``, ``dfs.ha.namenodes.<nameservice>``)."""
+    given = [(k, v) for k, v in options.items() if v is not None]
+    conf = {k[len(HADOOP_PREFIX):]: v for k, v in given if k.lower().startswith(HDFS_HADOOP_PREFIXES)}
+    conf.update({k[len(HDFS_CONF_PREFIX):]: v for k, v in given if k.lower().startswith(HDFS_CONF_PREFIX)})
+    return conf

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from hoodie_datasource.errors import UnsupportedStorageError
 from hoodie_datasource.storage.local import LocalStorage, local_path
 from hoodie_datasource.storage.options import StorageOptions, resolve_storage_options
 from hoodie_datasource.storage.storage import Storage
@@ -25,9 +24,9 @@ def open_storage(uri: str, options: Mapping[str, str] | StorageOptions | None = 
     if not isinstance(options, StorageOptions):
         options = resolve_storage_options(table, options)
     if table.backend == "hdfs":
-        raise UnsupportedStorageError(
-            f"Cannot open {uri}: HDFS tables are not supported yet (pyarrow's HadoopFileSystem needs libhdfs "
-            f"and a Hadoop client on this machine); copy the table to local disk or an object store")
+        from hoodie_datasource.storage.arrow_fs import open_hdfs_storage  # libhdfs only when needed
+
+        return open_hdfs_storage(table.uri, options)
     from hoodie_datasource.storage.object_store import open_object_storage  # obstore only when needed
 
     return open_object_storage(table.uri, options)

@@ -31,7 +31,7 @@ class TableUri:
     bucket: str  # bucket or container ("" for local files)
     key: str  # the table's prefix inside the bucket, no leading or trailing '/'
     account: str | None = None  # the Azure storage account named in the host, if any
-    host: str = ""  # the authority as written (hdfs namenode, Azure host)
+    host: str = ""  # the authority as written (hdfs namenode, "" for fs.defaultFS; Azure host)
 
     @property
     def uri(self) -> str:
@@ -60,12 +60,12 @@ def parse_table_uri(uri: str) -> TableUri:
     parts = urlsplit(uri)
     key = parts.path.strip("/")
     host = parts.netloc
+    if backend == "hdfs":  # hdfs:///path names the cluster of fs.defaultFS
+        return TableUri(backend, scheme, "", key, None, host)
     if not host:
         raise UnsupportedStorageError(f"Table URI {uri!r} names no bucket or container: write {scheme}://<bucket>/<path>")
     if backend == "azure" and "@" in host:
         container, _, domain = host.partition("@")
         account = domain.split(".", 1)[0] or None
         return TableUri(backend, scheme, container, key, account, host)
-    if backend == "hdfs":
-        return TableUri(backend, scheme, "", key, None, host)
     return TableUri(backend, scheme, host, key)
