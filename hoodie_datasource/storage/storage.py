@@ -4,7 +4,8 @@ Modelled on hudi-rs's ``Storage { base_url, object_store }`` and pyiceberg's ``F
 never joins an absolute path or calls the operating system; it asks the table's ``Storage``. The
 commit point of a write is ``create_once`` of the completed instant file, so every backend must make
 it atomic and exclusive (Hudi's ``HoodieStorage.createImmutableFileInPath``): a local link, an S3
-``If-None-Match: *`` put, an Azure ``If-None-Match`` put, a GCS ``ifGenerationMatch=0`` upload.
+``If-None-Match: *`` put, an Azure ``If-None-Match`` put, a GCS ``ifGenerationMatch=0`` upload. A
+backend that cannot (HDFS through pyarrow) commits only with ``hoodie.storage.conditional.create.unsafe``.
 """
 
 from __future__ import annotations
