@@ -174,12 +174,20 @@ class ArrowFileSystemStorage(Storage):
     def is_dir(self, rel: str) -> bool:
         return bool(self._select(rel, recursive=False))
 
+    def _missing(self, rel: str) -> bool:
+        """Whether nothing is at ``rel``: asked after a failed delete, as libhdfs reports deleting a
+        missing path as EIO, not ENOENT."""
+        try:
+            return self.fs.get_file_info(self._path(rel)).type == pafs.FileType.NotFound
+        except OSError:
+            return False
+
     def delete(self, rel: str) -> bool:
         try:
             self.fs.delete_file(self._path(rel))
-        except FileNotFoundError:
-            return False
         except OSError as exc:
+            if isinstance(exc, FileNotFoundError) or self._missing(rel):
+                return False
             raise self._fail(exc, rel, "delete") from None
         return True
 
@@ -187,10 +195,9 @@ class ArrowFileSystemStorage(Storage):
         count = len(self.list_tree(rel))
         try:
             self.fs.delete_dir(self._path(rel))
-        except (FileNotFoundError, NotADirectoryError):
-            pass
         except OSError as exc:
-            raise self._fail(exc, rel, "delete") from None
+            if not isinstance(exc, (FileNotFoundError, NotADirectoryError)) and not self._missing(rel):
+                raise self._fail(exc, rel, "delete") from None
         return count
 
     def make_dirs(self, rel: str) -> None:

@@ -17,7 +17,12 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.errors import CommitConflictError, ConditionalCreateUnsupportedError, UnsupportedStorageError
+from hoodie_datasource.errors import (
+    CommitConflictError,
+    ConditionalCreateUnsupportedError,
+    StorageError,
+    UnsupportedStorageError,
+)
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.arrow_fs import ArrowFileSystemStorage, HdfsStorage, hadoop_endpoint
@@ -102,6 +107,14 @@ def test_temporary_files_are_hidden_and_removed(tmp_path: Path) -> None:
     with pytest.raises(CommitConflictError):
         storage.create_once("p/g", b"4")
     assert sorted(os.listdir(tmp_path / "t" / "p")) == ["f", "g"]
+
+
+def test_file_system_errors_name_the_uri(tmp_path: Path) -> None:
+    storage = _arrow_local(tmp_path)
+    storage.write("dir/x", b"1")
+    with pytest.raises(StorageError, match=f"Cannot read file://{tmp_path}/t/dir: .*directory"):
+        storage.read("dir")
+    assert storage.delete("dir/missing") is False and storage.delete_tree("missing") == 0
 
 
 def test_table_written_and_read_through_the_generic_backend(tmp_path: Path) -> None:
