@@ -63,6 +63,25 @@ def make_store(table: TableUri, options: StorageOptions):
 TAIL_PREFETCH = 1 << 20
 
 
+def _tail(store, rel: str, size: int | None, suffix_ranges: bool) -> tuple[bytes, int]:
+    """The last ``TAIL_PREFETCH`` bytes of the object and its size."""
+    if size is None and not suffix_ranges:
+        size = obstore.head(store, rel)["size"]
+    if size == 0:
+        return b"", 0
+    try:
+        if size is None:
+            result = obstore.get(store, rel, options={"range": {"suffix": TAIL_PREFETCH}})
+        else:
+            result = obstore.get(store, rel, options={"range": {"offset": max(0, size - TAIL_PREFETCH)}})
+    except oe.GenericError:
+        # an empty object answers a range with a whole (empty) response, which obstore refuses
+        if obstore.head(store, rel)["size"] != 0:
+            raise
+        return b"", 0
+    return bytes(result.bytes()), result.meta["size"]
+
+
 class _RangedInput:
     """Random access to one object by ranged GETs, its tail fetched up front.
 
@@ -73,16 +92,8 @@ class _RangedInput:
 
     def __init__(self, store, rel: str, size: int | None, suffix_ranges: bool) -> None:
         self._store, self._rel = store, rel
-        if size is None and not suffix_ranges:
-            size = obstore.head(store, rel)["size"]
-        if size is None:
-            result = obstore.get(store, rel, options={"range": {"suffix": TAIL_PREFETCH}})
-            size = result.meta["size"]
-        else:
-            result = obstore.get(store, rel, options={"range": {"offset": max(0, size - TAIL_PREFETCH)}})
-        self._tail = bytes(result.bytes())
-        self._size = size
-        self._tail_start = size - len(self._tail)
+        self._tail, self._size = _tail(store, rel, size, suffix_ranges)
+        self._tail_start = self._size - len(self._tail)
         self._pos = 0
         self.closed = False
 

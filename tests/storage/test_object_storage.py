@@ -30,6 +30,7 @@ from hoodie_datasource.errors import (
     UnsupportedStorageError,
 )
 from hoodie_datasource.storage.arrow_fs import ArrowFileSystemStorage
+from hoodie_datasource.storage.object_store import TAIL_PREFETCH
 from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata, read_parquet_schema
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
@@ -125,6 +126,23 @@ def test_parquet_through_storage(storage: Storage) -> None:
         source.seek(-4, os.SEEK_END)
         assert source.read(4) == b"PAR1"
     assert read_parquet(storage, "p/f.parquet", columns=["value"]).column("value").to_pylist() == list(range(1000))
+
+
+def test_random_access_across_the_prefetched_tail(storage: Storage) -> None:
+    """``open_input`` serves any range of a file bigger than the tail it fetches up front, with or without
+    the size from a listing, and a zero-byte file too."""
+    data = bytes(range(256)) * ((TAIL_PREFETCH + 300_000) // 256)
+    storage.write("big.bin", data)
+    for size in (None, len(data)):
+        with storage.open_input("big.bin", size) as source:
+            assert source.size() == len(data)
+            for start, length in ((0, 10), (len(data) - TAIL_PREFETCH - 5, 20), (len(data) - 8, 8),
+                                  (100_000, 250_000), (len(data) - 3, 100)):
+                source.seek(start)
+                assert source.read(length) == data[start:start + length]
+    storage.write("empty.bin", b"")
+    with storage.open_input("empty.bin") as source:
+        assert source.read() == b""
 
 
 def test_two_processes_race_for_each_name(storage: Storage, tmp_path: Path) -> None:
@@ -279,6 +297,22 @@ def test_requests_are_counted(s3_bucket: S3Bucket) -> None:
     storage.read("a/1")
     storage.delete("a/1")
     assert s3_bucket.server.requests_since(mark) == {"PUT": 1, "LIST": 2, "HEAD": 2, "GET": 1, "POST": 1}
+
+
+def test_footer_reads_cost_one_get(s3_bucket: S3Bucket, azure_container: AzureContainer) -> None:
+    """A parquet footer read is one GET of the file's tail: S3 answers a suffix range with the object's
+    size; Azure has no suffix ranges, so there an unknown size costs a HEAD first."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"k": list(range(100_000))}), sink)
+    for place, unknown_size in ((s3_bucket, {"GET": 1}), (azure_container, {"HEAD": 1, "GET": 1})):
+        storage = open_storage(place.uri(), place.options)
+        storage.write("f.parquet", sink.getvalue())
+        mark = place.server.mark()
+        assert read_parquet_metadata(storage, "f.parquet").num_rows == 100_000
+        assert place.server.requests_since(mark) == unknown_size
+        mark = place.server.mark()
+        assert read_parquet_metadata(storage, "f.parquet", sink.getvalue().size).num_rows == 100_000
+        assert place.server.requests_since(mark) == {"GET": 1}
 
 
 def test_azurite_requests_are_counted(azure_container: AzureContainer) -> None:
