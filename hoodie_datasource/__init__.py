@@ -21,8 +21,11 @@ from hoodie_datasource.errors import (  # noqa: E402
     HoodieConfigError,
     HoodieError,
     HoodieIndexError,
+    HoodieWriteConflictError,
     InvalidRecordError,
     InvalidTablePathError,
+    LockError,
+    LockTimeoutError,
     PythonEnvironmentError,
     SchemaMismatchError,
     StorageAccessError,
@@ -59,7 +62,8 @@ def session(builder: SparkSession.Builder | None = None, metastore: str | None =
 
 __all__ = [
     "CommitConflictError", "ConditionalCreateUnsupportedError", "CorruptFileError", "HoodieConfigError",
-    "HoodieError", "HoodieIndexError", "HoodieTable", "InvalidRecordError", "InvalidTablePathError",
+    "HoodieError", "HoodieIndexError", "HoodieTable", "HoodieWriteConflictError", "InvalidRecordError",
+    "InvalidTablePathError", "LockError", "LockTimeoutError",
     "PythonEnvironmentError", "SchemaMismatchError", "StorageAccessError", "StorageError", "StorageNotFoundError",
     "TableNotFoundError", "TimelineError", "UnsupportedStorageError", "UnsupportedTableError", "register", "session",
 ]

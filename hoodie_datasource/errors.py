@@ -33,6 +33,20 @@ class CommitConflictError(TimelineError):
     """An instant file that must be created exactly once already exists."""
 
 
+class HoodieWriteConflictError(HoodieError):
+    """A write touched file groups that another write changed after it started (Hudi's
+    ``HoodieWriteConflictException``); the message names that instant and those file groups. The write
+    is rolled back; retry it, or let ``hoodie.write.num.retries.on.conflict`` retry it."""
+
+
+class LockError(HoodieError):
+    """The table lock cannot be used: its provider is misconfigured or its server cannot be reached."""
+
+
+class LockTimeoutError(LockError):
+    """The table lock was not acquired within ``hoodie.write.lock.wait_time_ms`` and its retries."""
+
+
 class SchemaMismatchError(HoodieError):
     """Incoming data does not fit the table's schema."""
 

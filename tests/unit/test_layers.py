@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("write",),
     ("read",),
     ("services",),
+    ("transaction",),
     ("client",),
     ("hoodie_table", "procedures"),
     ("spark",),
