@@ -6,6 +6,9 @@ reader instead of Spark's parquet scan."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from tests.conftest import require_module
@@ -16,6 +19,31 @@ OPTS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field":
         "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "city"}
 SCHEMA = "uuid string, ts bigint, fare double, city string"
 BUCKET = "hoodie-tests"
+
+
+@contextmanager
+def jvm_log(spark, logger: str) -> Iterator:
+    """What the JVM logger ``logger`` logs at INFO and above meanwhile, in a ``java.io.StringWriter`` (the
+    JVM's own stderr is not this process's)."""
+    jvm = spark._jvm
+    core = jvm.org.apache.logging.log4j.core
+    context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    writer = jvm.java.io.StringWriter()
+    appender = core.appender.WriterAppender.createAppender(
+        core.layout.PatternLayout.createDefaultLayout(), None, writer, "hoodie-test-capture", False, True)
+    appender.start()
+    info = jvm.org.apache.logging.log4j.Level.INFO
+    logger_config = core.config.LoggerConfig(logger, info, True)
+    logger_config.addAppender(appender, info, None)
+    config.addLogger(logger, logger_config)
+    context.updateLoggers()
+    try:
+        yield writer
+    finally:
+        config.removeLogger(logger)
+        context.updateLoggers()
+        appender.stop()
 
 
 def rows(df) -> list[tuple]:
@@ -63,18 +91,23 @@ def test_dataframe_and_sql_writes_and_reads_of_an_s3_table(sql, s3, name):
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_an_s3_table_is_read_by_the_python_reader_and_equals_the_local_table(sql, s3, name, tmp_path, table_type):
     """Spark's Hadoop file system cannot read s3:// here: the jvm-shim plans no parquet scan for the table
-    (it logs why once, at INFO on the ``HoodieReads`` logger, to the JVM's own stderr, which this process
-    cannot capture), and the rows equal those of the same writes to a local table, read natively."""
-    plans, found = {}, {}
+    and logs why, once per read, at INFO on the ``HoodieReads`` logger; the rows equal those of the same
+    writes to a local table, read natively (and without that line)."""
+    plans, found, logged = {}, {}, {}
     for where, path in (("s3", f"s3://{BUCKET}/{name}"), ("local", str(tmp_path / name))):
         for batch in ([("a", 1, 10.0, "sf"), ("b", 1, 20.0, "nyc")], [("a", 2, 11.0, "sf")]):
             sql.createDataFrame(batch, SCHEMA).write.format("hoodie").options(**OPTS) \
                 .option("hoodie.datasource.write.table.type", table_type).mode("upsert").save(path)
-        df = sql.read.format("hoodie").load(path).select("uuid", "ts", "fare", "city")
-        found[where], plans[where] = rows(df), df._jdf.queryExecution().executedPlan().toString()
+        with jvm_log(sql, "org.apache.spark.sql.hoodie.HoodieReads") as log:
+            df = sql.read.format("hoodie").load(path).select("uuid", "ts", "fare", "city")
+            found[where], plans[where] = rows(df), df._jdf.queryExecution().executedPlan().toString()
+        logged[where] = log.toString()
     assert found["s3"] == found["local"] == [("a", 2, 11.0, "sf"), ("b", 1, 20.0, "nyc")]
     assert "FileScan parquet" not in plans["s3"] and "BatchScan " in plans["s3"], plans["s3"]
     assert "FileScan parquet" in plans["local"], plans["local"]  # the same table, local, is read natively
+    fallback = "Spark's Hadoop file system cannot read s3:// files (no connector such as hadoop-aws"
+    assert fallback in logged["s3"] and "so the Python reader reads all its files" in logged["s3"], logged["s3"]
+    assert "hoodie read of" not in logged["local"], logged["local"]
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
