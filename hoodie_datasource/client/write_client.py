@@ -242,17 +242,16 @@ def _summary(stats: list[WriteStat]) -> str:
 
 def _write_partition_metafile(storage: Storage, partition: str, instant_time: str) -> None:
     """``.hoodie_partition_metadata``, written once: Hudi's ``HoodiePartitionMetadata.trySave``
-    writes it only when absent and leaves a concurrent writer's copy in place."""
+    writes it only when absent and leaves a concurrent writer's copy in place. The create-if-absent is
+    the check (one request on an object store, where a HEAD first would make two for a new partition)."""
     rel = join(partition, PARTITION_METAFILE)
-    if storage.exists(rel):
-        return
     depth = 0 if not partition else partition.count("/") + 1
     text = format_properties({"commitTime": instant_time, "partitionDepth": str(depth)})
     text = text.replace(text.split("\n", 1)[0], "#partition metadata", 1)
     try:
         storage.create_once(rel, text.encode("latin-1"))
     except CommitConflictError:
-        logger.debug("%s was written by a concurrent writer", storage.uri_of(rel))
+        logger.debug("%s exists", storage.uri_of(rel))
 
 
 @dataclass(frozen=True)
