@@ -27,7 +27,7 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
 
 
 def _run(session: WriteSession, data: pa.Table) -> str:
-    records = tagging.keyed(data, session.config)
+    records = tagging.combined_across_partitions(tagging.keyed(data, session.config), session.config)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
     if session.operation.drops_partitions:
         return session.drop_partitions(partitions)

@@ -4,7 +4,9 @@ When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on 
 timeline, the oldest are moved to ``.hoodie/archived/`` until ``hoodie.keep.min.commits``
 (default 20) remain, with their requested/inflight files and any clean/rollback instants before
 them. Never archived: anything at or after the earliest pending instant (a running write or
-compaction) or the cleaner's earliest retained instant.
+compaction) or the cleaner's earliest retained instant, nor a replacecommit whose replaced file groups
+no completed clean has removed yet (readers, hudi-rs too, learn from it which file groups to skip:
+archived early, its replaced files would be read again beside the rows that replaced them).
 
 This library still reads archived instants (time travel and incremental pulls across them keep
 working); hudi-rs reads only the active timeline, so there time travel is limited to the active
@@ -18,10 +20,26 @@ import logging
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
-from hoodie_datasource.timeline.instant import State
+from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, State
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
+
+
+def _oldest_replace_to_keep(timeline: Timeline) -> str | None:
+    """The oldest completed replacecommit whose replaced file groups may still exist: at or after the
+    last completed clean's earliest retained commit (the cleaner deletes the file groups replaced before
+    it; a clean keeping file versions, which records none, deletes every replaced group, so then the
+    clean itself is the bound), or the first one when no clean has completed (Hudi's
+    ``ClusteringUtils.getOldestInstantToRetainForClustering``)."""
+    cleans = [i for i in timeline.completed((CLEAN,)) if i.timestamp not in timeline.archived]
+    cleaned_before = None
+    if cleans:
+        cleaned_before = timeline.read_metadata(cleans[-1]).get("earliestCommitToRetain") or cleans[-1].timestamp
+    for instant in timeline.completed((REPLACE_COMMIT,)):
+        if instant.timestamp not in timeline.archived and (cleaned_before is None or instant.timestamp >= cleaned_before):
+            return instant.timestamp
+    return None
 
 
 def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | None = None) -> list[str]:
@@ -37,6 +55,9 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         cutoff = min(cutoff, pending[0])
     if earliest_retained:
         cutoff = min(cutoff, earliest_retained)
+    replace = _oldest_replace_to_keep(timeline)
+    if replace:
+        cutoff = min(cutoff, replace)
     storage = timeline.storage
     source = timeline.directory
     target = join(METAFOLDER, timeline.config.archive_folder)

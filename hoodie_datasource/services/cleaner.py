@@ -60,7 +60,9 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
         if not bases:
             continue
         if key in replaced_at:
-            if cfg.policy == "KEEP_LATEST_COMMITS" and replaced_at[key] < retained_from:
+            # Hudi's CleanPlanner.getReplacedFilesEligibleToClean: a replaced file group goes once its
+            # replacement is out of the retained commits, or at once when versions, not commits, are kept
+            if cfg.policy == "KEEP_LATEST_FILE_VERSIONS" or replaced_at[key] < retained_from:
                 keep = set()
             else:
                 continue
@@ -89,11 +91,14 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
     doomed, retained_from = files_to_clean(timeline, cfg)
     if not any(doomed.values()):
         return None
+    by_versions = cfg.policy == "KEEP_LATEST_FILE_VERSIONS"
     storage = timeline.storage
     instant_time = new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()
     plan = {
-        "earliestInstantToRetain": {"timestamp": retained_from, "action": "commit", "state": "COMPLETED"},
+        # Hudi plans no earliest instant under KEEP_LATEST_FILE_VERSIONS (CleanPlanner.getEarliestCommitToRetain)
+        "earliestInstantToRetain": None if by_versions else {"timestamp": retained_from, "action": "commit",
+                                                             "state": "COMPLETED"},
         "lastCompletedCommitTimestamp": last.timestamp if last else None,
         "policy": cfg.policy,
         "filesToBeDeletedPerPartition": None,
@@ -118,7 +123,7 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
         }
     metadata = {
         "startCleanTime": instant_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": total, "earliestCommitToRetain": retained_from,
+        "totalFilesDeleted": total, "earliestCommitToRetain": "" if by_versions else retained_from,
         "lastCompletedCommitTimestamp": plan["lastCompletedCommitTimestamp"],
         "partitionMetadata": partition_metadata, "version": 2,
     }

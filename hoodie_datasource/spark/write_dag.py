@@ -71,6 +71,15 @@ def _add_keys(cfg: WriteConfig):
     return _per_batch(lambda records: tagging.keyed(records, cfg))
 
 
+def _combine_across_partitions(cfg: WriteConfig):
+    """A ``mapInArrow`` function over records shuffled by key: one record per key (global index)."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        records = list(batches)
+        if records:
+            yield from tagging.combined_across_partitions(pa.Table.from_batches(records), cfg).to_batches()
+    return run
+
+
 def _confirm(storage: Storage, use_bloom: bool):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # all candidates of a file are in this task: check each file once
@@ -194,7 +203,10 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation.runs_per_partition:
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
-    keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).persist(StorageLevel.MEMORY_AND_DISK)
+    keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
+    if cfg.index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
+        keyed = keyed.repartition(RECORD_KEY_COLUMN).mapInArrow(_combine_across_partitions(cfg), keyed_schema)
+    keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(keyed)
     with _step(session, df, "keys and partitions"):
         partitions = [r[0] for r in keyed.select(PARTITION_PATH_COLUMN).distinct().collect()]

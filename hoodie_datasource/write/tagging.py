@@ -33,6 +33,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.write.partitioner import InsertPlan
+from hoodie_datasource.write.records import dedupe
 
 CANDIDATE_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
@@ -74,6 +75,18 @@ def with_keys(batch: pa.Table, keygen: KeyGenerator, is_delete: bool = False,
 def keyed(records: pa.Table, config: WriteConfig) -> pa.Table:
     """``records`` keyed as the write ``config`` asks (``with_keys``): the first step of every engine."""
     return with_keys(records, config.keygen, config.operation.deletes_records, config.combine_field)
+
+
+def combined_across_partitions(records: pa.Table, config: WriteConfig) -> pa.Table:
+    """Under a global index one record per key in the whole batch, whatever its partition: Hudi's
+    ``HoodieWriteHelper.deduplicateRecords`` keys records by the record key alone when the index is
+    global, so the same key arriving in two partitions keeps only the record with the highest ordering
+    value. (Partition-local indexes combine per file group, where the writer sees every record of it.)
+    ``records`` must hold every record of their keys."""
+    if not (config.index.is_global and config.dedupes):
+        return records
+    ordering = config.precombine_field if config.precombine_field in records.column_names else None
+    return dedupe(records, ordering, by_partition=False)
 
 
 def _check_ordering_values(batch: pa.Table, ordering_field: str, hard_deletes: pa.Array) -> None:

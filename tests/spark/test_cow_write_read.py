@@ -184,6 +184,18 @@ def test_global_bloom_moves_a_key_across_partitions(spark, table_path):
     assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 2, "nyc", 11.0)]))
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_global_bloom_combines_one_key_arriving_in_two_partitions(spark, table_path, table_type):
+    """Under a global index a batch holding one key in two partitions keeps one record, the one with the
+    highest ordering value (Hudi's HoodieWriteHelper.deduplicateRecords keys by the record key alone), on
+    the first write as on later ones: never the same key twice in the table."""
+    opts = {"index.type": "GLOBAL_BLOOM", "hoodie.datasource.write.table.type": table_type}
+    write(trips(spark, [("a", 3, "sf", 10.0), ("a", 2, "nyc", 20.0), ("b", 1, "sf", 1.0)]), table_path, **opts)
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 3, "sf", 10.0), ("b", 1, "sf", 1.0)]))
+    write(trips(spark, [("b", 4, "nyc", 2.0), ("b", 5, "la", 3.0), ("a", 4, "sf", 11.0)]), table_path, **opts)
+    assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 4, "sf", 11.0), ("b", 5, "la", 3.0)]))
+
+
 def test_complex_key_hive_style_and_nonpartitioned(spark, tmp_path):
     hive = str(tmp_path / "hive")
     df = trips(spark, [("a", 1, "sf", 10.0), ("a", 2, "nyc", 20.0)])

@@ -135,6 +135,41 @@ def test_automatic_cleaning_and_archival(tmp_path):
     assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) <= 3
 
 
+def test_a_replacecommit_stays_active_until_a_clean_removed_what_it_replaced(tmp_path):
+    """Archival keeps a replacecommit on the active timeline while the file groups it replaced exist: a
+    reader (hudi-rs too) learns from it which groups to skip, and archived early those rows would be read
+    twice. Once a clean removed them (under either policy), it is archived like any other instant."""
+    from hudi import HudiTableBuilder
+
+    path = str(tmp_path / "cow")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "hoodie.clean.automatic": "false",
+            "hoodie.archive.automatic": "false"}
+    services = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    write_local(path, batch([("a", 1, "x", 1)]), opts)
+    replace = write_local(path, batch([("a", 2, "x", 2)]), {**opts, "operation": "insert_overwrite"})
+    for i in range(3, 7):
+        write_local(path, batch([("b", i, "y", i)]), opts)
+    HoodieTable(path).archive(**services)
+    assert replace in [i.timestamp for i in HoodieTable(path).timeline().instants if i.timestamp not in
+                       HoodieTable(path).timeline().archived]
+    hudi_rs = pa_rows(HudiTableBuilder.from_base_uri(path).build().read())
+    assert hudi_rs == rows(path) == [("a", 2), ("b", 6)]
+    HoodieTable(path).clean(**{"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                               "hoodie.cleaner.fileversions.retained": "1"})
+    assert HoodieTable(path).timeline().replaced_file_ids() and len(os.listdir(os.path.join(path, "x"))) == 2
+    HoodieTable(path).clean(**services)
+    HoodieTable(path).archive(**services)
+    assert replace in HoodieTable(path).timeline().archived
+    assert pa_rows(HudiTableBuilder.from_base_uri(path).build().read()) == rows(path) == [("a", 2), ("b", 6)]
+
+
+def pa_rows(batches) -> list[tuple]:
+    import pyarrow as pa
+
+    data = pa.Table.from_batches(batches)
+    return sorted(zip(data.column("id").to_pylist(), data.column("v").to_pylist()))
+
+
 def test_compaction_is_not_scheduled_while_a_write_is_in_flight(mor):
     from hoodie_datasource.client.write_client import start_write
 
