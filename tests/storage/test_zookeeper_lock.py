@@ -1,0 +1,173 @@
+"""The ZooKeeper table lock against a real ZooKeeper server (tests/zookeeper_server.py): it excludes
+other processes, never loses an update two processes make under it, is released when its holder is
+SIGKILLed and its session expires, and fails fast and clearly when the server cannot be reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hoodie_datasource.errors import HoodieConfigError, LockError
+from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
+from tests.conftest import REPO, require_module
+from tests.object_stores import free_port
+from tests.zookeeper_server import ZookeeperServer
+
+kazoo_client = require_module("kazoo.client")  # the test extra installs it
+
+SESSION_MS = 1000  # the killed holder's session: its lock is free about this long after the kill
+
+
+def _config(zookeeper: ZookeeperServer, base_path: str, lock_key: str = "table", session_ms: int = SESSION_MS,
+            connection_ms: int = 5000) -> ZookeeperLockConfig:
+    return ZookeeperLockConfig(zookeeper.host, zookeeper.port, base_path, lock_key, session_ms, connection_ms)
+
+
+@pytest.fixture
+def base_path() -> str:
+    return f"/hoodie/test-{uuid.uuid4().hex[:12]}/locks"
+
+
+@pytest.fixture
+def inspector(zookeeper: ZookeeperServer):
+    """A plain kazoo client, to look at the nodes the providers leave."""
+    client = kazoo_client.KazooClient(hosts=f"{zookeeper.host}:{zookeeper.port}")
+    client.start(timeout=10)
+    yield client
+    client.stop()
+    client.close()
+
+
+def _worker(zookeeper: ZookeeperServer, base_path: str, *job: str, session_ms: int = SESSION_MS) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "tests.storage.zookeeper_lock_worker", str(zookeeper.port), base_path, "table",
+               str(session_ms), *job]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=REPO, env=env)
+
+
+def _line(worker: subprocess.Popen) -> str:
+    line = worker.stdout.readline()
+    assert line, f"the worker printed nothing: {worker.stderr.read()}"
+    return line.strip()
+
+
+def _finish(worker: subprocess.Popen) -> None:
+    """Wait for a worker and fail the test with its stderr when it failed."""
+    _, err = worker.communicate(timeout=60)
+    assert worker.returncode == 0, err
+
+
+def test_acquire_release_leaves_one_ephemeral_node_while_held(zookeeper, base_path, inspector):
+    provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    lock_path = f"{base_path}/table"
+    try:
+        assert provider.try_lock(5)
+        [node] = inspector.get_children(lock_path)
+        assert "-lock-" in node  # named as Curator's InterProcessMutex names its nodes (Hudi's Java writers)
+        assert inspector.exists(f"{lock_path}/{node}").ephemeralOwner != 0
+        with pytest.raises(LockError, match="already held"):
+            provider.try_lock(1)
+        provider.unlock()
+        assert inspector.get_children(lock_path) == []
+        provider.unlock()  # a no-op when not held
+        assert provider.try_lock(5)
+    finally:
+        provider.close()
+    assert inspector.get_children(lock_path) == []  # close released it
+    assert lock_path in provider.describe() and f"127.0.0.1:{zookeeper.port}" in provider.describe()
+
+
+def test_another_process_cannot_acquire_while_held(zookeeper, base_path):
+    provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    try:
+        assert provider.try_lock(5)
+        waiting = _worker(zookeeper, base_path, "try", "1.0")
+        result = json.loads(_line(waiting))
+        _finish(waiting)
+        assert result["acquired"] is False
+        assert 1.0 <= result["elapsed"] < 5.0
+        provider.unlock()
+        after = _worker(zookeeper, base_path, "try", "5")
+        result = json.loads(_line(after))
+        _finish(after)
+        assert result["acquired"] is True
+        assert result["elapsed"] < 1.0
+    finally:
+        provider.close()
+
+
+def test_two_processes_never_lose_an_increment(zookeeper, base_path, tmp_path: Path):
+    counter = tmp_path / "counter"
+    counter.write_text("0")
+    workers = [_worker(zookeeper, base_path, "count", str(counter), "20") for _ in range(2)]
+    for worker in workers:
+        assert _line(worker) == "ready"
+    for worker in workers:
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    for worker in workers:
+        assert _line(worker) == "done"
+        _finish(worker)
+    assert int(counter.read_text()) == 40
+
+
+def test_killed_holder_releases_the_lock_when_its_session_expires(zookeeper, base_path, inspector):
+    holder = _worker(zookeeper, base_path, "hold")
+    provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    try:
+        assert _line(holder) == "locked"
+        assert not provider.try_lock(0.3)
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(10)
+        killed = time.monotonic()
+        assert provider.try_lock(15)
+        waited = time.monotonic() - killed
+        # the dead holder's node stayed until its session expired (not when its socket closed)
+        assert SESSION_MS / 1000 * 0.5 <= waited < SESSION_MS / 1000 + 5
+        assert len(inspector.get_children(f"{base_path}/table")) == 1
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        for stream in (holder.stdin, holder.stdout, holder.stderr):
+            stream.close()
+        provider.close()
+
+
+def test_unreachable_server_raises_lock_error_naming_it_quickly():
+    port = free_port()  # nothing listens there
+    config = ZookeeperLockConfig("127.0.0.1", port, "/hoodie/locks", "table", SESSION_MS, 1000)
+    start = time.monotonic()
+    with pytest.raises(LockError, match=f"127.0.0.1:{port}.*check that the server is running"):
+        ZookeeperLockProvider(config)
+    assert time.monotonic() - start < 5
+
+
+def test_base_path_is_created_when_absent_and_kept(zookeeper, base_path, inspector):
+    assert inspector.exists(base_path) is None
+    provider = ZookeeperLockProvider(_config(zookeeper, base_path, lock_key="trips"))
+    provider.close()
+    stat = inspector.exists(f"{base_path}/trips")
+    assert stat is not None and stat.ephemeralOwner == 0  # persistent: it outlives the provider's session
+
+
+def test_connect_string_gives_hosts_without_a_port_the_configured_one():
+    config = ZookeeperLockConfig("zk1, zk2:2182", 2181, "/hoodie/locks", "table")
+    assert config.connect_string == "zk1:2181,zk2:2182"
+    assert config.lock_path == "/hoodie/locks/table"
+    assert (config.session_timeout_ms, config.connection_timeout_ms) == (60_000, 15_000)  # Hudi's defaults
+
+
+@pytest.mark.parametrize(("base", "key", "named"), [("hoodie/locks", "t", "base_path"), ("/hoodie", "a/b", "lock_key")])
+def test_bad_paths_are_config_errors(base, key, named):
+    with pytest.raises(HoodieConfigError, match=f"hoodie.write.lock.zookeeper.{named}"):
+        ZookeeperLockProvider(ZookeeperLockConfig("127.0.0.1", 1, base, key))
