@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from hoodie_datasource.errors import HoodieConfigError, LockError
 from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
-from tests.conftest import REPO, require_module
+from tests.conftest import REPO, _missing, require_module
 from tests.object_stores import free_port
 from tests.zookeeper_server import ZookeeperServer
 
@@ -171,3 +172,45 @@ def test_connect_string_gives_hosts_without_a_port_the_configured_one():
 def test_bad_paths_are_config_errors(base, key, named):
     with pytest.raises(HoodieConfigError, match=f"hoodie.write.lock.zookeeper.{named}"):
         ZookeeperLockProvider(ZookeeperLockConfig("127.0.0.1", 1, base, key))
+
+
+CURATOR_JAR = Path("/usr/share/java/curator-recipes.jar")  # Debian's libcurator-recipes-java; its manifest names the rest
+
+
+def _curator_worker(zookeeper: ZookeeperServer, lock_path: str) -> subprocess.Popen:
+    if not CURATOR_JAR.is_file() or shutil.which("javac") is None:
+        _missing(f"Curator ({CURATOR_JAR}) or a JDK (javac, to run a single-file Java program) is missing: "
+                 "apt-get install libcurator-recipes-java openjdk-17-jdk-headless")
+    source = Path(__file__).with_name("CuratorMutexWorker.java")
+    return subprocess.Popen(["java", "-cp", str(CURATOR_JAR), str(source), f"{zookeeper.host}:{zookeeper.port}", lock_path],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _ask(worker: subprocess.Popen, command: str) -> str:
+    worker.stdin.write(command + "\n")
+    worker.stdin.flush()
+    return _line(worker)
+
+
+def test_hudi_java_writers_and_this_library_exclude_each_other(zookeeper, base_path):
+    """Hudi's lock (Curator's InterProcessMutex, in a JVM) and this provider on the same path."""
+    java = _curator_worker(zookeeper, f"{base_path}/table")
+    provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    try:
+        assert _line(java) == "ready"
+        assert _ask(java, "acquire 5000") == "true"
+        assert not provider.try_lock(0.5)
+        assert _ask(java, "release") == "released"
+        assert provider.try_lock(5)
+        assert _ask(java, "acquire 500") == "false"
+        provider.unlock()
+        assert _ask(java, "acquire 5000") == "true"
+        assert _ask(java, "release") == "released"
+    finally:
+        provider.close()
+        java.stdin.close()
+        err = java.stderr.read()
+        java.wait(30)
+        java.stdout.close()
+        java.stderr.close()
+    assert java.returncode == 0, err
