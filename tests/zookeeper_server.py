@@ -59,19 +59,21 @@ class ZookeeperServer:
                 self.process.wait()
 
 
-def start_zookeeper(work: Path, timeout: float = 60.0) -> ZookeeperServer:
+def start_zookeeper(work: Path, port: int | None = None, timeout: float = 60.0) -> ZookeeperServer:
+    """A server with its data in ``work``: a new one, or (given the ``port`` of one that stopped) that
+    server again, with its sessions."""
     java = shutil.which("java")
     if not ZOOKEEPER_JAR.is_file() or java is None:
         _missing(f"ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): apt-get install zookeeper")
-    port = free_port()
-    (work / "data").mkdir()
+    port = port or free_port()
+    (work / "data").mkdir(exist_ok=True)
     config = work / "zoo.cfg"
     config.write_text(
         f"tickTime={TICK_MS}\ndataDir={work / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
         f"minSessionTimeout={2 * TICK_MS}\nmaxSessionTimeout=120000\nadmin.enableServer=false\n"
         "4lw.commands.whitelist=ruok,srvr\n")
     log_path = work / "zookeeper.log"
-    with open(log_path, "wb") as log:
+    with open(log_path, "ab") as log:
         process = subprocess.Popen([java, "-Xmx256m", "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS, str(config)],
                                    stdout=log, stderr=subprocess.STDOUT, cwd=work)
     server = ZookeeperServer(port, process, log_path)

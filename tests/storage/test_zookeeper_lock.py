@@ -20,7 +20,7 @@ from hoodie_datasource.errors import HoodieConfigError, LockError
 from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
 from tests.conftest import REPO, _missing, require_module
 from tests.object_stores import free_port
-from tests.zookeeper_server import ZookeeperServer
+from tests.zookeeper_server import ZookeeperServer, start_zookeeper
 
 kazoo_client = require_module("kazoo.client")  # the test extra installs it
 
@@ -151,6 +151,28 @@ def test_unreachable_server_raises_lock_error_naming_it_quickly():
     with pytest.raises(LockError, match=f"127.0.0.1:{port}.*check that the server is running"):
         ZookeeperLockProvider(config)
     assert time.monotonic() - start < 5
+
+
+def test_server_stopping_under_a_holder_fails_fast_and_the_lock_comes_back_with_it(tmp_path, inspector):
+    """A server of its own, stopped while the provider holds the lock and started again on the same port."""
+    server = start_zookeeper(tmp_path)
+    provider = ZookeeperLockProvider(_config(server, "/hoodie/locks", connection_ms=1000))
+    try:
+        assert provider.try_lock(5)
+        server.stop()
+        start = time.monotonic()
+        with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{server.port}.*session expires"):
+            provider.unlock()
+        with pytest.raises(LockError, match=f"Cannot reach ZooKeeper at 127.0.0.1:{server.port}"):
+            provider.try_lock(5)
+        assert time.monotonic() - start < 5  # about two connection timeouts, never a hang
+        server = start_zookeeper(tmp_path, server.port)
+        start = time.monotonic()
+        assert provider.try_lock(15)  # a new session, once the server expired the old one and its node
+        assert time.monotonic() - start < SESSION_MS / 1000 + 5
+    finally:
+        provider.close()
+        server.stop()
 
 
 def test_base_path_is_created_when_absent_and_kept(zookeeper, base_path, inspector):
