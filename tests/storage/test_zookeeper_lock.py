@@ -106,6 +106,27 @@ def test_another_process_cannot_acquire_while_held(zookeeper, base_path):
         provider.close()
 
 
+def test_try_lock_waits_no_longer_than_its_timeout_behind_several_contenders(zookeeper, base_path, inspector):
+    """kazoo's recipe waits its timeout anew each time its predecessor changes; the provider's bound is total."""
+    holder = ZookeeperLockProvider(_config(zookeeper, base_path))
+    waiter = ZookeeperLockProvider(_config(zookeeper, base_path))
+    try:
+        assert holder.try_lock(5)
+        queued = _worker(zookeeper, base_path, "try", "1.0")  # queues behind the holder, gives up after 1 s
+        deadline = time.monotonic() + 20
+        while len(inspector.get_children(f"{base_path}/table")) < 2:
+            assert time.monotonic() < deadline and queued.poll() is None, queued.stderr.read()
+            time.sleep(0.02)
+        start = time.monotonic()
+        assert not waiter.try_lock(2.0)  # its predecessor leaves after ~1 s: then it waits on the holder
+        assert time.monotonic() - start < 2.5
+        assert json.loads(_line(queued))["acquired"] is False
+        _finish(queued)
+    finally:
+        waiter.close()
+        holder.close()
+
+
 def test_two_processes_never_lose_an_increment(zookeeper, base_path, tmp_path: Path):
     counter = tmp_path / "counter"
     counter.write_text("0")
@@ -156,7 +177,7 @@ def test_unreachable_server_raises_lock_error_naming_it_quickly():
 def test_server_stopping_under_a_holder_fails_fast_and_the_lock_comes_back_with_it(tmp_path, inspector):
     """A server of its own, stopped while the provider holds the lock and started again on the same port."""
     server = start_zookeeper(tmp_path)
-    provider = ZookeeperLockProvider(_config(server, "/hoodie/locks", connection_ms=1000))
+    provider = ZookeeperLockProvider(_config(server, "/hoodie/locks", connection_ms=500))
     try:
         assert provider.try_lock(5)
         server.stop()
