@@ -5,7 +5,8 @@ The server runs for the whole test session on a free loopback port, with its dat
 and its own ``zoo.cfg``: a short tick (200 ms, so sessions can be as short as 400 ms and a killed
 holder's lock is released in well under a second), a wide session-timeout range (so Hudi's 60 s
 default is granted as asked), and no admin HTTP server. It is ready when it answers ``ruok`` with
-``imok``. A missing package or java skips the tests locally and fails them under ``CI=true``.
+``imok`` and has opened a first session. A missing package or java skips the tests locally and fails
+them under ``CI=true``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _missing
+from tests.conftest import _missing, require_module
 from tests.object_stores import free_port
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")  # its manifest's Class-Path names the other jars
@@ -85,6 +86,12 @@ def start_zookeeper(work: Path, port: int | None = None, timeout: float = 60.0) 
             server.stop()
             raise RuntimeError(f"ZooKeeper did not answer on 127.0.0.1:{port} within {timeout:.0f}s: {server.log_tail()}")
         time.sleep(0.1)
+    # the first session on a new JVM can take a second or more (class loading, JIT): open one here, so
+    # the tests' short connection timeouts measure the provider, not the server's warm-up
+    client = require_module("kazoo.client").KazooClient(hosts=f"127.0.0.1:{port}")
+    client.start(timeout=timeout)
+    client.stop()
+    client.close()
     return server
 
 
