@@ -11,9 +11,11 @@ them under ``CI=true``.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -100,3 +102,63 @@ def zookeeper(tmp_path_factory) -> Iterator[ZookeeperServer]:
     server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
     yield server
     server.stop()
+
+
+class Cuttable:
+    """A TCP forwarder on a free loopback port in front of ``port``: ``cut()`` drops every connection
+    through it and refuses new ones (a network partition between a client and the server, the server
+    itself running on) until ``mend()``."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._open = threading.Event()
+        self._open.set()
+        self._sockets: list[socket.socket] = []
+        self._guard = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                inbound, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            if not self._open.is_set():
+                inbound.close()
+                continue
+            try:
+                outbound = socket.create_connection(("127.0.0.1", self.upstream), timeout=5)
+            except OSError:
+                inbound.close()
+                continue
+            with self._guard:
+                self._sockets += [inbound, outbound]
+            for source, target in ((inbound, outbound), (outbound, inbound)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                target.sendall(data)
+        for sock in (source, target):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self._open.clear()
+        with self._guard:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def mend(self) -> None:
+        self._open.set()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()

@@ -20,7 +20,7 @@ from hoodie_datasource.errors import HoodieConfigError, LockError
 from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
 from tests.conftest import REPO, _missing, require_module
 from tests.object_stores import free_port
-from tests.zookeeper_server import ZookeeperServer, start_zookeeper
+from tests.zookeeper_server import Cuttable, ZookeeperServer, start_zookeeper
 
 kazoo_client = require_module("kazoo.client")  # the test extra installs it
 
@@ -194,6 +194,29 @@ def test_server_stopping_under_a_holder_fails_fast_and_the_lock_comes_back_with_
     finally:
         provider.close()
         server.stop()
+
+
+@pytest.mark.fault
+def test_a_release_lost_in_a_short_partition_does_not_leave_the_lock_held_forever(zookeeper, base_path):
+    """The connection drops while the provider holds the lock and comes back within the session timeout:
+    the release fails, and its node still goes (the provider ends that session) instead of the
+    reconnected session keeping it and the provider waiting behind its own node."""
+    session_ms = 3000
+    cuttable = Cuttable(zookeeper.port)
+    proxied = ZookeeperLockConfig("127.0.0.1", cuttable.port, base_path, "table", session_ms, 2000)
+    provider = ZookeeperLockProvider(proxied)
+    try:
+        assert provider.try_lock(5)
+        cuttable.cut()
+        with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{cuttable.port}"):
+            provider.unlock()
+        cuttable.mend()
+        start = time.monotonic()
+        assert provider.try_lock(session_ms / 1000 + 5)
+        assert time.monotonic() - start < session_ms / 1000 + 2
+    finally:
+        provider.close()
+        cuttable.close()
 
 
 def test_base_path_is_created_when_absent_and_kept(zookeeper, base_path, inspector):
