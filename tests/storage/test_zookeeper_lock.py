@@ -143,8 +143,8 @@ def test_two_processes_never_lose_an_increment(zookeeper, base_path, tmp_path: P
 
 
 def test_killed_holder_releases_the_lock_when_its_session_expires(zookeeper, base_path, inspector):
-    holder = _worker(zookeeper, base_path, "hold")
     provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    holder = _worker(zookeeper, base_path, "hold")
     try:
         assert _line(holder) == "locked"
         assert not provider.try_lock(0.3)
@@ -177,22 +177,24 @@ def test_unreachable_server_raises_lock_error_naming_it_quickly():
 def test_server_stopping_under_a_holder_fails_fast_and_the_lock_comes_back_with_it(tmp_path, inspector):
     """A server of its own, stopped while the provider holds the lock and started again on the same port."""
     server = start_zookeeper(tmp_path)
-    provider = ZookeeperLockProvider(_config(server, "/hoodie/locks", connection_ms=500))
     try:
-        assert provider.try_lock(5)
-        server.stop()
-        start = time.monotonic()
-        with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{server.port}.*session expires"):
-            provider.unlock()
-        with pytest.raises(LockError, match=f"Cannot reach ZooKeeper at 127.0.0.1:{server.port}"):
-            provider.try_lock(5)
-        assert time.monotonic() - start < 5  # about two connection timeouts, never a hang
-        server = start_zookeeper(tmp_path, server.port)
-        start = time.monotonic()
-        assert provider.try_lock(15)  # a new session, once the server expired the old one and its node
-        assert time.monotonic() - start < SESSION_MS / 1000 + 5
+        provider = ZookeeperLockProvider(_config(server, "/hoodie/locks", connection_ms=500))
+        try:
+            assert provider.try_lock(5)
+            server.stop()
+            start = time.monotonic()
+            with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{server.port}.*session expires"):
+                provider.unlock()
+            with pytest.raises(LockError, match=f"Cannot reach ZooKeeper at 127.0.0.1:{server.port}"):
+                provider.try_lock(5)
+            assert time.monotonic() - start < 5  # about two connection timeouts, never a hang
+            server = start_zookeeper(tmp_path, server.port)
+            start = time.monotonic()
+            assert provider.try_lock(15)  # a new session, once the server expired the old one and its node
+            assert time.monotonic() - start < SESSION_MS / 1000 + 5
+        finally:
+            provider.close()
     finally:
-        provider.close()
         server.stop()
 
 
@@ -203,19 +205,21 @@ def test_a_release_lost_in_a_short_partition_does_not_leave_the_lock_held_foreve
     reconnected session keeping it and the provider waiting behind its own node."""
     session_ms = 3000
     cuttable = Cuttable(zookeeper.port)
-    proxied = ZookeeperLockConfig("127.0.0.1", cuttable.port, base_path, "table", session_ms, 2000)
-    provider = ZookeeperLockProvider(proxied)
     try:
-        assert provider.try_lock(5)
-        cuttable.cut()
-        with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{cuttable.port}"):
-            provider.unlock()
-        cuttable.mend()
-        start = time.monotonic()
-        assert provider.try_lock(session_ms / 1000 + 5)
-        assert time.monotonic() - start < session_ms / 1000 + 2
+        provider = ZookeeperLockProvider(ZookeeperLockConfig("127.0.0.1", cuttable.port, base_path, "table",
+                                                             session_ms, 2000))
+        try:
+            assert provider.try_lock(5)
+            cuttable.cut()
+            with pytest.raises(LockError, match=f"Cannot release .*127.0.0.1:{cuttable.port}"):
+                provider.unlock()
+            cuttable.mend()
+            start = time.monotonic()
+            assert provider.try_lock(session_ms / 1000 + 5)
+            assert time.monotonic() - start < session_ms / 1000 + 2
+        finally:
+            provider.close()
     finally:
-        provider.close()
         cuttable.close()
 
 
@@ -260,8 +264,8 @@ def _ask(worker: subprocess.Popen, command: str) -> str:
 
 def test_hudi_java_writers_and_this_library_exclude_each_other(zookeeper, base_path):
     """Hudi's lock (Curator's InterProcessMutex, in a JVM) and this provider on the same path."""
-    java = _curator_worker(zookeeper, f"{base_path}/table")
     provider = ZookeeperLockProvider(_config(zookeeper, base_path))
+    java = _curator_worker(zookeeper, f"{base_path}/table")
     try:
         assert _line(java) == "ready"
         assert _ask(java, "acquire 5000") == "true"
