@@ -1,6 +1,8 @@
 """The ZooKeeper table lock against a real ZooKeeper server (tests/zookeeper_server.py): it excludes
-other processes, never loses an update two processes make under it, is released when its holder is
-SIGKILLed and its session expires, and fails fast and clearly when the server cannot be reached."""
+other processes and Hudi's own Java lock (Curator's InterProcessMutex) on the same path, never loses an
+update two processes make under it, is released when its holder is SIGKILLed and its session expires,
+bounds every wait by its timeout, and fails fast and clearly when the server cannot be reached, stops,
+or is cut off for a moment (that one is a ``fault`` test)."""
 
 from __future__ import annotations
 
