@@ -150,3 +150,6 @@ from tests.object_stores import (  # noqa: E402, F401
     s3_bucket,
     s3_env,
 )
+
+# A ZooKeeper server (Debian's package) for the ZooKeeper lock's tests: tests/zookeeper_server.py
+from tests.zookeeper_server import zookeeper  # noqa: E402, F401
