@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import ReadPlan
+from hoodie_datasource.storage.parquet import parquet_errors, parquet_fragment
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import conform
@@ -30,14 +30,19 @@ def read_base_file(
     row_filter: pc.Expression | None = None,
     filter_columns: frozenset[str] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
-    fragment = ds.ParquetFileFormat().make_fragment(pa.BufferReader(storage.read_buffer(relative)))
+    fragment = parquet_fragment(storage, relative)
     file_columns = set(fragment.physical_schema.names)
     pushable = row_filter is not None and filter_columns <= file_columns
     columns = [name for name in schema.names if name in file_columns]
     scanner = fragment.scanner(
         columns=columns, filter=row_filter if pushable else None, batch_size=BATCH_ROWS, use_threads=False
     )
-    for batch in scanner.to_batches():
+    batches = scanner.to_batches()
+    while True:
+        with parquet_errors(storage, relative):  # a damaged page surfaces while decoding
+            batch = next(batches, None)
+        if batch is None:
+            return
         table = conform(pa.Table.from_batches([batch]), schema)
         if row_filter is not None and not pushable:
             table = table.filter(row_filter)

@@ -9,29 +9,52 @@ partial base file: ``write.base_file_writer``.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from hoodie_datasource.errors import CorruptFileError
 from hoodie_datasource.storage.storage import Storage
+
+
+@contextmanager
+def parquet_errors(storage: Storage, rel: str) -> Iterator[None]:
+    """pyarrow's errors about a damaged file (no magic bytes, a truncated footer or page) as a
+    ``CorruptFileError`` naming it."""
+    try:
+        yield
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise CorruptFileError(f"Cannot read {storage.uri_of(rel)} as parquet: {str(exc).splitlines()[0]}") from None
 
 
 def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = None, filters=None,
                  use_threads: bool = True, content: pa.Buffer | None = None) -> pa.Table:
     """``rel`` as a table; ``content``: its bytes, when the caller already has them."""
     source = content if content is not None else storage.read_buffer(rel)
-    return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
+    with parquet_errors(storage, rel):
+        return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
+
+
+def parquet_fragment(storage: Storage, rel: str) -> ds.ParquetFileFragment:
+    """``rel`` as a dataset fragment, for scans that project and filter (read under ``parquet_errors``)."""
+    with parquet_errors(storage, rel):
+        fragment = ds.ParquetFileFormat().make_fragment(pa.BufferReader(storage.read_buffer(rel)))
+        fragment.physical_schema  # noqa: B018 - parses the footer here, where its errors are mapped
+        return fragment
 
 
 def read_parquet_metadata(storage: Storage, rel: str, size: int | None = None,
                           content: pa.Buffer | None = None) -> pq.FileMetaData:
-    if content is not None:
-        return pq.read_metadata(pa.BufferReader(content))
-    with storage.open_input(rel, size) as source:
-        return pq.read_metadata(source)
+    with parquet_errors(storage, rel):
+        if content is not None:
+            return pq.read_metadata(pa.BufferReader(content))
+        with storage.open_input(rel, size) as source:
+            return pq.read_metadata(source)
 
 
 def read_parquet_schema(storage: Storage, rel: str, size: int | None = None) -> pa.Schema:
-    with storage.open_input(rel, size) as source:
+    with parquet_errors(storage, rel), storage.open_input(rel, size) as source:
         return pq.read_schema(source)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from hoodie_datasource.errors import TableNotFoundError, UnsupportedTableError
+from hoodie_datasource.errors import CorruptFileError, TableNotFoundError, UnsupportedTableError
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.properties import format_properties, parse_properties
 
@@ -150,13 +150,41 @@ def table_exists(storage: Storage) -> bool:
     return storage.exists(PROPERTIES_PATH)
 
 
+BACKUP_PATH = PROPERTIES_PATH + ".backup"
+CHECKSUM_SINCE_VERSION = 3  # Hudi writes hoodie.table.checksum from table version 3 (0.10) on
+
+
+def _intact(props: dict[str, str]) -> bool:
+    """The checksum Hudi's ``HoodieTableConfig.generateChecksum`` computes (CRC32 of "<database>.<table>",
+    the database "" when unset) is there and matches: a truncated or half-written file fails it."""
+    checksum = props.get("hoodie.table.checksum")
+    if checksum is None:
+        version = props.get("hoodie.table.version", "0")
+        return version.isdigit() and int(version) < CHECKSUM_SINCE_VERSION and "hoodie.table.name" in props
+    expected = table_checksum(props.get("hoodie.database.name", ""), props.get("hoodie.table.name", ""))
+    return checksum.strip().isdigit() and int(checksum) == expected
+
+
 def load_table_config(storage: Storage) -> TableConfig:
+    """``hoodie.properties``, or its backup when it is damaged (Hudi keeps ``hoodie.properties.backup``
+    while it updates the file, and reads it when the file fails its checksum)."""
     try:
-        text = storage.read(PROPERTIES_PATH).decode("latin-1")
+        props = parse_properties(storage.read(PROPERTIES_PATH).decode("latin-1"))
     except FileNotFoundError:
         raise TableNotFoundError(
             f"No Hudi table at {storage.uri}: {storage.uri_of(PROPERTIES_PATH)} does not exist") from None
-    return TableConfig.from_properties(parse_properties(text))
+    if not _intact(props):
+        try:
+            backup = parse_properties(storage.read(BACKUP_PATH).decode("latin-1"))
+        except FileNotFoundError:
+            backup = {}
+        if not _intact(backup):
+            raise CorruptFileError(
+                f"{storage.uri_of(PROPERTIES_PATH)} is damaged: hoodie.table.checksum is missing or does not match "
+                f"the table name (a truncated or half-written file), and there is no intact "
+                f"{PROPERTIES_FILE}.backup; restore the file from a copy")
+        props = backup
+    return TableConfig.from_properties(props)
 
 
 def write_table_config(storage: Storage, config: TableConfig) -> None:
