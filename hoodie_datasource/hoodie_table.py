@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.archival import archive
@@ -81,12 +82,13 @@ class HoodieTable:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
         return archive(self.timeline(), resolve_services_config(options).archive)
 
-    def rollback(self, instant_time: str | None = None) -> list[str]:
+    def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
-        every failed (pending) write. Returns the instants rolled back."""
+        every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
+        Returns the instants rolled back."""
         timeline = self.timeline()
         if instant_time is None:
-            return rollback_failed_writes(timeline)
+            return rollback_failed_writes(timeline, resolve_concurrency_config(options).heartbeat_expiry_ms)
         instant = timeline.find(instant_time)
         if instant is not None and not instant.is_completed:
             rollback_pending(timeline, instant)
