@@ -119,6 +119,7 @@ def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
             timeline.storage.delete(join(partition, name))
     target = plan["instantToRollback"]
     delete_marker_dir(timeline.storage, target["commitTime"])
+    delete_heartbeat(timeline.storage, target["commitTime"])
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
         timeline.storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
