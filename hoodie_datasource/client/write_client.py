@@ -268,13 +268,13 @@ class WriteSession:
         """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival, under the
         table lock in optimistic concurrency control. The write is already committed; a failing service is
         logged and retried by the next write."""
+        tx = self._transactions()
         try:
-            with self._transactions().locked():
-                run_inline_services(self.storage, self.table, self.services)
+            run_inline_services(self.storage, self.table, self.services, tx.locked if self.concurrency.is_occ else None)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
         finally:
-            self._transactions().close()
+            tx.close()
 
     def abort(self) -> None:
         """Roll back this write's own instant (never another writer's) and end its heartbeat. Idempotent."""

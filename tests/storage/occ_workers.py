@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieWriteConflictError
+from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
 
@@ -60,3 +61,14 @@ def hold_lock_until_killed(uri: str, options: Mapping[str, str], validity_s: flo
     logger.info("Holding %s as %s", provider.describe(), provider.owner)
     holding.set()
     time.sleep(3600)
+
+
+def compact_rounds(uri: str, options: Mapping[str, str], rounds: int, tag: str, barrier: Barrier, results: Any) -> None:
+    """Each round, together with the other child's write: compact the table (``HoodieTable.compact``,
+    scheduling and completing under the table lock); puts ``(tag, [compaction instants per round])``."""
+    table = HoodieTable(uri, options)
+    outcome = []
+    for _ in range(rounds):
+        barrier.wait(BARRIER_TIMEOUT_S)
+        outcome.append(table.compact(**options))
+    results.put((tag, outcome))

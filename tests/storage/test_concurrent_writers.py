@@ -41,6 +41,23 @@ def run_children(target, args_of: list[tuple], parties: int | None = None) -> li
                 child.join()
 
 
+def run_children_pair(*targets: tuple) -> list:
+    """Run each ``(target, args)`` as ``target(*args, barrier, results)`` in its own spawned child."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(len(targets)), context.Queue()
+    children = [context.Process(target=target, args=(*args, barrier, results)) for target, args in targets]
+    for child in children:
+        child.start()
+    try:
+        return [results.get(timeout=TIMEOUT_S) for _ in children]
+    finally:
+        for child in children:
+            child.join(30)
+            if child.is_alive():
+                child.kill()
+                child.join()
+
+
 def test_two_processes_never_lose_an_increment(place: Place) -> None:
     storage = place.storage()
     storage.write(occ_workers.COUNTER, b"0")
@@ -115,3 +132,29 @@ def test_occ_writes_in_one_process_keep_every_row(place: Place, table_type: str)
     write_local(place.uri, rows("one"), options)
     write_local(place.uri, rows("two"), options)
     assert snapshot(place) == sorted(pairs(rows("one")) + pairs(rows("two")))
+
+
+def test_compaction_in_another_process_beside_a_writer(place: Place) -> None:
+    """A writer upserts the same keys round after round (log files) while another process compacts the
+    table each round. Every round's write either commits or fails with a conflict (a compaction of its
+    file groups completed first); the table then holds the last committed round's values, and no file
+    outside the completed commits."""
+    options = place.write_options(**OCC, **{"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    write_local(place.uri, rows("k"), options)
+    rounds = 6
+    batches = [rows("k", ts=r + 2).set_column(3, "v", [[f"r{r}:{i}" for i in range(3)]]) for r in range(rounds)]
+    outcomes = dict(run_children_pair(
+        (occ_workers.write_batches, (place.uri, options, batches, "writer")),
+        (occ_workers.compact_rounds, (place.uri, options, rounds, "compactor")),
+    ))
+    committed = [r for r, (state, _) in enumerate(outcomes["writer"]) if state == "committed"]
+    assert committed, outcomes
+    assert all(state in ("committed", "conflict") for state, _ in outcomes["writer"])
+    compactions = [c for done in outcomes["compactor"] for c in done]
+    assert compactions, outcomes  # the compactor found gaps between the writes
+    storage = place.storage()
+    timeline = Timeline.load(storage, load_table_config(storage))
+    assert [i for i in timeline.pending()] == []
+    assert {c for c in compactions} <= {i.timestamp for i in timeline.instants if i.is_completed}
+    assert snapshot(place) == pairs(batches[committed[-1]])
+    assert committed_files(storage) == data_files(storage)

@@ -13,6 +13,7 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
 from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockTimeoutError
+from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.local import LocalStorage
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config
@@ -221,3 +222,31 @@ def test_zookeeper_without_its_module_is_a_config_error(tmp_path):
             open_lock_provider(config, LocalStorage(str(tmp_path)))
     else:
         pytest.skip("the ZooKeeper lock provider exists: tested with it")
+
+
+@pytest.mark.parametrize("policy", ["EAGER", "LAZY"])
+def test_the_cleaner_rolls_back_failed_writes_under_lazy(tmp_path, policy):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    live = start_write(open_storage(path), OPTS, batch([("c", 1, "x", 3)]).schema)
+    dead = start_write(open_storage(path), OPTS, batch([("b", 1, "x", 2)]).schema)
+    dead.transactions.stop_heartbeat()  # the writer dies; no writer starts after it
+    HoodieTable(path).clean(**{"hoodie.cleaner.policy.failed.writes": policy})
+    storage = open_storage(path)
+    pending = {i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending()}
+    assert pending == ({live.instant_time} if policy == "LAZY" else {live.instant_time, dead.instant_time})
+    live.abort()
+
+
+def test_table_services_take_the_lock_under_occ(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+    holder = InProcessLockProvider(open_storage(path).uri)
+    assert holder.try_lock(0)
+    try:
+        with pytest.raises(LockTimeoutError):
+            HoodieTable(path).clean(**OCC, **FAST_LOCK)
+        HoodieTable(path).clean(**OPTS)  # a single writer takes no lock
+    finally:
+        holder.unlock()
+    HoodieTable(path).clean(**OCC, **FAST_LOCK)
