@@ -413,6 +413,24 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
                         not timeline.completed(), services, concurrency=concurrency, transactions=tx)
 
 
+def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
+              engine: Callable[[WriteSession], str]) -> str:
+    """``start_write`` then ``session.run(engine)``; a write that loses to a concurrent one
+    (``HoodieWriteConflictError``: its own instant is rolled back) is run again from the start, against
+    the table as the winner left it, up to ``hoodie.write.num.retries.on.conflict`` times (Hudi's
+    ``HoodieWriteConfig.NUM_RETRIES_ON_CONFLICT_FAILURES``). ``engine`` must be able to run again."""
+    retries = resolve_concurrency_config(options).retries_on_conflict
+    attempt = 0
+    while True:
+        try:
+            return start_write(storage, options, incoming_schema).run(engine)
+        except HoodieWriteConflictError as exc:
+            if attempt >= retries:
+                raise
+            attempt += 1
+            logger.warning("%s; running the write again (retry %d of %d)", exc, attempt, retries)
+
+
 def _with_own_instant(timeline: Timeline, instant: Instant) -> Timeline:
     """``timeline`` plus the write's just-requested instant, without listing the timeline again: the
     instant's time is later than every instant of ``timeline`` (``new_instant_time``), so the instants

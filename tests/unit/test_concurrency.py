@@ -3,13 +3,14 @@ check, the lock providers and the lock manager's bounded waits, on real files.""
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
 
 import pytest
 
 from hoodie_datasource.client.local_engine import _run, write_local
-from hoodie_datasource.client.write_client import start_write
+from hoodie_datasource.client.write_client import run_write, start_write
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
 from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockTimeoutError
@@ -250,3 +251,36 @@ def test_table_services_take_the_lock_under_occ(tmp_path):
     finally:
         holder.unlock()
     HoodieTable(path).clean(**OCC, **FAST_LOCK)
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_a_conflicting_write_runs_again_when_retries_allow(tmp_path, retries):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+    attempts = []
+
+    def engine(session):
+        attempts.append(session.instant_time)
+        if len(attempts) == 1:  # another writer updates the same file group meanwhile, and commits first
+            write_local(path, batch([("a", 2, "x", 2)]), OCC)
+        return _run(session, batch([("b", 3, "x", 3)]))
+
+    options = {**OCC, "hoodie.write.num.retries.on.conflict": str(retries)}
+    storage = open_storage(path)
+    if retries == 0:
+        with pytest.raises(HoodieWriteConflictError):
+            run_write(storage, options, batch([("b", 3, "x", 3)]).schema, engine)
+        assert read(path) == [("a", 2)]
+    else:
+        committed = run_write(storage, options, batch([("b", 3, "x", 3)]).schema, engine)
+        assert committed == attempts[-1] and len(attempts) == 2
+        assert read(path) == [("a", 2), ("b", 3)]
+
+
+def test_a_session_travels_to_tasks_without_its_heartbeat(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+    session = start_write(open_storage(path), OCC, batch([("b", 1, "x", 2)]).schema)
+    copy = pickle.loads(pickle.dumps(session))  # what Spark does to a data source writer holding it
+    assert copy.instant_time == session.instant_time and copy.transactions._heartbeat is None
+    session.abort()
