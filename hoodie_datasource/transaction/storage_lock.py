@@ -11,7 +11,8 @@ the lock is the highest generation: held by its owner until ``expires_ms``, unle
   ``n+1`` is still the highest generation.
 - renew: the holder, every renew interval, creates ``lock.<n+1>`` with a later expiry (same owner).
 - release: the holder creates ``lock.<n+1>`` released.
-- clean-up: after a release, generations more than ``KEEP`` below it are deleted.
+- clean-up: every ``KEEP``-th release deletes the generations more than ``KEEP`` below it (one listing
+  per ``KEEP`` releases, not one per release).
 
 Race analysis. Generations are never rewritten and the highest is never deleted, so each number has one
 creator, and every transition of the lock is the creation of the next number, which ``create_once``
@@ -160,9 +161,11 @@ class StorageLockProvider(LockProvider):
         if not self._create(held + 1, "released"):
             logger.warning("%s had been taken over before its release (lease expired)", self.describe())
             return
-        for n in _generations(self.storage):
-            if n < held + 1 - KEEP:
-                self.storage.delete(generation_path(n))
+        released = held + 1
+        if released % KEEP == 0:
+            for n in _generations(self.storage):
+                if n < released - KEEP:
+                    self.storage.delete(generation_path(n))
 
     def describe(self) -> str:
         where = f"storage lock {self.storage.uri_of(LOCK_FOLDER)}"

@@ -22,7 +22,7 @@ from hoodie_datasource.timeline.heartbeat import heartbeat_path, is_heartbeat_ex
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.in_process_lock import InProcessLockProvider
 from hoodie_datasource.transaction.lock_manager import LockManager, open_lock_provider
-from hoodie_datasource.transaction.storage_lock import StorageLockProvider
+from hoodie_datasource.transaction.storage_lock import KEEP, StorageLockProvider
 from tests.conftest import table_listing
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
@@ -284,3 +284,13 @@ def test_a_session_travels_to_tasks_without_its_heartbeat(tmp_path):
     copy = pickle.loads(pickle.dumps(session))  # what Spark does to a data source writer holding it
     assert copy.instant_time == session.instant_time and copy.transactions._heartbeat is None
     session.abort()
+
+
+def test_storage_lock_keeps_few_generation_files(tmp_path):
+    storage = LocalStorage(str(tmp_path))
+    provider = StorageLockProvider(storage, validity_s=30, renew_interval_s=10)
+    for _ in range(50):  # 100 generations: a lock and a release each
+        assert provider.try_lock(1)
+        provider.unlock()
+    names = storage.list_names(".hoodie/.lock")
+    assert len(names) <= 2 * KEEP and provider.current().generation == 100 and provider.current().state == "released"
