@@ -294,3 +294,36 @@ def test_storage_lock_keeps_few_generation_files(tmp_path):
         provider.unlock()
     names = storage.list_names(".hoodie/.lock")
     assert len(names) <= 2 * KEEP and provider.current().generation == 100 and provider.current().state == "released"
+
+
+def test_an_occ_write_that_cannot_get_the_lock_fails_quickly_and_changes_nothing(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+    before = table_listing(path)
+    holder = InProcessLockProvider(open_storage(path).uri)
+    assert holder.try_lock(0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(LockTimeoutError, match="hoodie.write.lock.wait_time_ms"):
+            write_local(path, batch([("b", 1, "x", 2)]), {**OCC, **FAST_LOCK})
+        assert time.monotonic() - started < 2
+    finally:
+        holder.unlock()
+    assert table_listing(path) == before
+
+
+def test_an_occ_write_whose_commit_cannot_get_the_lock_rolls_itself_back(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+    session = start_write(open_storage(path), {**OCC, **FAST_LOCK}, batch([("b", 1, "x", 2)]).schema)
+    holder = InProcessLockProvider(open_storage(path).uri)
+    assert holder.try_lock(0)
+    try:
+        with pytest.raises(LockTimeoutError):
+            _write(session, [("b", 1, "x", 2)])
+    finally:
+        holder.unlock()
+    storage = open_storage(path)
+    timeline = Timeline.load(storage, load_table_config(storage))
+    assert timeline.pending() == [] and session.instant_time not in {i.timestamp for i in timeline.completed()}
+    assert storage.list_tree(".hoodie/.heartbeat") == [] and read(path) == [("a", 1)]
