@@ -1,14 +1,16 @@
 """One write (one instant) from start to commit, independent of the engine that moves records.
 
-    start_write()  resolve options once, create the table if needed, roll back failed writes,
-                   create ``T.<action>.requested``
+    start_write()  resolve options once, create the table if needed, roll back failed writes (heartbeat
+                   expired), start the heartbeat, create ``T.<action>.requested`` (under the table
+                   lock with optimistic concurrency control)
     session.run(engine)                     run an engine; any failure (interrupts too) aborts the instant
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats, partitions)       ``T.commit``: the one atomic commit point
+    session.commit(stats, partitions)       conflict check, then ``T.commit``: the one atomic commit point
     session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
-    session.abort()                         roll the instant back (also done by the next writer)
+    session.abort()                         roll its own instant back (also done by the next writer)
+    run_write(...)                          start_write + run, again on a lost conflict when allowed
 
 Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.write_dag`` (distributed),
 ``spark.partition_writer`` (Spark's writer API, input clustered by partition).
