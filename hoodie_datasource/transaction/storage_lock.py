@@ -25,6 +25,9 @@ means nothing. What no lease can exclude: a holder paused (GC, swap, stopped VM)
 validity, whose lease is taken over meanwhile, acts as holder until its next renewal fails. Keep the
 validity (``hoodie.write.lock.storage.validity.timeout.secs``, 300 s) far above such pauses and above the
 clock difference between writers' machines: ``expires_ms`` is the holder's clock, read by others' clocks.
+The whole argument rests on ``create_once`` being exclusive: true on local disks and on S3, Azure and
+GCS (conditional puts), not on pyarrow file systems such as HDFS, where it is check-then-move (the
+``hoodie.storage.conditional.create.unsafe`` case): there, use the ZooKeeper lock.
 """
 
 from __future__ import annotations
