@@ -14,7 +14,7 @@ import posixpath
 import time
 from collections import defaultdict
 
-from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.errors import CommitConflictError, TimelineError
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
@@ -138,7 +138,10 @@ def rollback_failed_writes(timeline: Timeline, heartbeat_expiry_ms: int) -> list
     rolled = []
     for instant in timeline.pending():
         if instant.action == ROLLBACK:
-            _finish_pending_rollback(timeline, instant)
+            try:
+                _finish_pending_rollback(timeline, instant)
+            except CommitConflictError:  # its own writer (an abort in progress) or another one finished it
+                logger.info("Rollback %s was finished by another writer meanwhile", instant.timestamp)
     if any(i.action == ROLLBACK for i in timeline.pending()):
         timeline = Timeline.load(timeline.storage, timeline.config)
     for instant in timeline.pending():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -19,10 +20,12 @@ from hoodie_datasource.storage.local import LocalStorage
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.heartbeat import heartbeat_path, is_heartbeat_expired, write_heartbeat
+from hoodie_datasource.timeline.instant import State
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.in_process_lock import InProcessLockProvider
 from hoodie_datasource.transaction.lock_manager import LockManager, open_lock_provider
 from hoodie_datasource.transaction.storage_lock import KEEP, StorageLockProvider
+from hoodie_datasource.write.rollback import rollback_failed_writes
 from tests.conftest import table_listing
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
@@ -327,3 +330,18 @@ def test_an_occ_write_whose_commit_cannot_get_the_lock_rolls_itself_back(tmp_pat
     timeline = Timeline.load(storage, load_table_config(storage))
     assert timeline.pending() == [] and session.instant_time not in {i.timestamp for i in timeline.completed()}
     assert storage.list_tree(".hoodie/.heartbeat") == [] and read(path) == [("a", 1)]
+
+
+def test_a_pending_rollback_finished_by_another_writer_meanwhile_is_no_error(tmp_path):
+    """A writer finishing a pending rollback loses the race to complete it (its own writer, aborting,
+    completed it first): the write goes on."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    dead = start_write(open_storage(path), OPTS, batch([("b", 1, "x", 2)]).schema)
+    storage = open_storage(path)
+    stale = Timeline.load(storage, load_table_config(storage))  # lists the write as pending
+    dead.abort()  # rolls it back: a completed rollback instant
+    rolled = [i for i in Timeline.load(storage, load_table_config(storage)).instants if i.action == "rollback"]
+    # the stale view sees that rollback as pending (its requested and inflight files exist)
+    pending_view = replace(stale, instants=(*stale.instants, rolled[0].with_state(State.INFLIGHT)))
+    assert rollback_failed_writes(pending_view, 120_000) == []
