@@ -82,7 +82,7 @@ def test_a_killed_holder_loses_the_lock_when_its_lease_expires(place: Place) -> 
         killed = time.monotonic()
         assert taker.try_lock(15.0)
         waited = time.monotonic() - killed
-        assert waited < 6.0, waited  # within the 3 s lease (plus a renewal interval, plus S3's second)
+        assert waited < 10.0, waited  # about the 3 s lease: not the 300 s default, nor never
         taker.unlock()
     finally:
         if holder.is_alive():

@@ -101,7 +101,7 @@ def test_a_write_beats_until_it_commits(tmp_path):
                           batch([("b", 1, "x", 2)]).schema)
     storage = session.storage
     first = storage.stat(heartbeat_path(session.instant_time)).modified_ns
-    time.sleep(1.3)
+    time.sleep(2.5)
     assert storage.stat(heartbeat_path(session.instant_time)).modified_ns > first  # the thread beat again
     session.commit([])
     assert storage.stat(heartbeat_path(session.instant_time)) is None
@@ -176,17 +176,17 @@ def test_in_process_lock_times_out_with_its_name(tmp_path):
 
 def test_storage_lock_names_its_holder_and_is_taken_over_after_expiry(tmp_path):
     storage = LocalStorage(str(tmp_path))
-    holder = StorageLockProvider(storage, validity_s=1.0, renew_interval_s=0.3)
+    holder = StorageLockProvider(storage, validity_s=2.0, renew_interval_s=0.3)
     assert holder.try_lock(0)
-    other = StorageLockProvider(storage, validity_s=1.0, renew_interval_s=0.3)
+    other = StorageLockProvider(storage, validity_s=2.0, renew_interval_s=0.3)
     config = ConcurrencyConfig(lock_wait_ms=200, lock_num_retries=1, lock_retry_wait_ms=100)
     with pytest.raises(LockTimeoutError, match=f"held by {holder.owner}"):
         LockManager(other, config).lock()
-    time.sleep(1.5)
+    time.sleep(2.5)
     assert not other.try_lock(0)  # renewed: still held
     holder._stop_renewal.set()  # the holder stops renewing (as a hung or killed process would)
     holder._renewal.join()
-    assert other.try_lock(3.0)  # taken over once the last lease expired
+    assert other.try_lock(6.0)  # taken over once the last lease expired
     holder.unlock()  # too late: its release fails, the lock stays with the taker
     assert other.current().owner == other.owner and other.current().state == "held"
     other.unlock()
