@@ -3,21 +3,24 @@ table services (compaction, cleaning, archival, rollback)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
-from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
+from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.transaction.transaction_manager import TransactionManager
 from hoodie_datasource.write.rollback import rollback_completed, rollback_failed_writes, rollback_pending
 
 
@@ -62,31 +65,58 @@ class HoodieTable:
             raise TimelineError(f"No completed instant {instant_time} in {self.path}")
         return timeline.read_metadata(instant)
 
+    @contextmanager
+    def _table_lock(self, options: Mapping[str, str]) -> Iterator[Guard | None]:
+        """The table lock's ``locked`` under optimistic concurrency control (``hoodie.write.concurrency.mode``
+        and ``hoodie.write.lock.*`` in ``options``), so a service run here can share the table with writers
+        in other processes; None for a single writer."""
+        concurrency = resolve_concurrency_config(options)
+        if not concurrency.is_occ:
+            yield None
+            return
+        transactions = TransactionManager(self.storage, concurrency)
+        try:
+            yield transactions.locked
+        finally:
+            transactions.close()
+
     def compact(self, **options: str) -> list[str]:
         """Finish pending compactions, then schedule and run a new one (MERGE_ON_READ); returns the
-        compaction instants completed. Options: the ``hoodie.compaction.*`` keys."""
-        return compact_now(self.storage, self.config, resolve_services_config(options))
+        compaction instants completed. Options: the ``hoodie.compaction.*`` keys (and, beside other
+        writers, the concurrency ones: scheduling and completion then take the table lock)."""
+        with self._table_lock(options) as guard:
+            return compact_now(self.storage, self.config, resolve_services_config(options), guard)
 
     def schedule_compaction(self, **options: str) -> str | None:
-        return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
-        return execute_compaction(self.timeline(), instant_time, resolve_services_config(options).compaction)
+        with self._table_lock(options) as guard:
+            return execute_compaction(self.timeline(), instant_time, resolve_services_config(options).compaction,
+                                      guard or nullcontext)
 
     def clean(self, **options: str) -> str | None:
         """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
-        return clean(self.timeline(), resolve_services_config(options).clean)
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return clean(self.timeline(), resolve_services_config(options).clean)
 
     def archive(self, **options: str) -> list[str]:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
-        return archive(self.timeline(), resolve_services_config(options).archive)
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return archive(self.timeline(), resolve_services_config(options).archive)
 
-    def rollback(self, instant_time: str | None = None) -> list[str]:
+    def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
-        every failed (pending) write. Returns the instants rolled back."""
+        every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
+        Returns the instants rolled back."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return self._rollback(instant_time, options)
+
+    def _rollback(self, instant_time: str | None, options: Mapping[str, str]) -> list[str]:
         timeline = self.timeline()
         if instant_time is None:
-            return rollback_failed_writes(timeline)
+            return rollback_failed_writes(timeline, resolve_concurrency_config(options).heartbeat_expiry_ms)
         instant = timeline.find(instant_time)
         if instant is not None and not instant.is_completed:
             rollback_pending(timeline, instant)

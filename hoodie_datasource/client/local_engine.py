@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.client.write_client import WriteSession, start_write
+from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
@@ -23,7 +23,7 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
     ``table`` is the table's storage, or its URI (a Python API entry point: the storage is then
     opened with the ``hoodie.storage.*`` keys of ``options``)."""
     storage = open_storage(table, options) if isinstance(table, str) else table
-    return start_write(storage, options, data.schema).run(lambda session: _run(session, data))
+    return run_write(storage, options, data.schema, lambda session: _run(session, data))
 
 
 def _run(session: WriteSession, data: pa.Table) -> str:

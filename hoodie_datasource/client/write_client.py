@@ -1,14 +1,16 @@
 """One write (one instant) from start to commit, independent of the engine that moves records.
 
-    start_write()  resolve options once, create the table if needed, roll back failed writes,
-                   create ``T.<action>.requested``
+    start_write()  resolve options once, create the table if needed, roll back failed writes (heartbeat
+                   expired), start the heartbeat, create ``T.<action>.requested`` (under the table
+                   lock with optimistic concurrency control)
     session.run(engine)                     run an engine; any failure (interrupts too) aborts the instant
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats, partitions)       ``T.commit``: the one atomic commit point
+    session.commit(stats, partitions)       conflict check, then ``T.commit``: the one atomic commit point
     session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
-    session.abort()                         roll the instant back (also done by the next writer)
+    session.abort()                         roll its own instant back (also done by the next writer)
+    run_write(...)                          start_write + run, again on a lost conflict when allowed
 
 Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.write_dag`` (distributed),
 ``spark.partition_writer`` (Spark's writer API, input clustered by partition).
@@ -23,10 +25,17 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.errors import CommitConflictError, InvalidTablePathError, SchemaMismatchError
+from hoodie_datasource.errors import (
+    CommitConflictError,
+    HoodieWriteConflictError,
+    InvalidTablePathError,
+    SchemaMismatchError,
+)
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
@@ -48,6 +57,8 @@ from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COM
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.transaction.conflict import FileGroup, check_conflicts
+from hoodie_datasource.transaction.transaction_manager import TransactionManager
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
@@ -92,6 +103,10 @@ class WriteSession:
     new_table: bool
     services: ServicesConfig = field(default_factory=ServicesConfig)
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
+    transactions: TransactionManager | None = None
+    finished: bool = False  # committed or aborted
+    owns_instant: bool = True  # False when another writer completed an instant of the same time
 
     @property
     def instant_time(self) -> str:
@@ -209,25 +224,74 @@ class WriteSession:
         )
         if self.instant.state.value == "requested":
             self.mark_inflight({})
-        transition_to_completed(self.timeline, self.instant, metadata.to_json())
+        touched = {(s.partitionPath or "", s.fileId) for s in stats if s.fileId}
+        touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
+        self._complete(metadata.to_json(), touched)
         delete_marker_dir(self.storage, self.instant_time)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
         self.run_table_services()
         return self.instant_time
 
-    def run_table_services(self) -> None:
-        """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival.
-        The write is already committed; a failing service is logged and retried by the next write."""
+    def _complete(self, content: bytes, touched: set[FileGroup]) -> None:
+        """The commit point. Under optimistic concurrency control: lock, list the timeline again, check for
+        conflicts, complete the instant, unlock. In ``single_writer`` mode the same check runs without a
+        lock: it catches a second writer that completed before this check, but not one completing between
+        the check and this write's completed file (a window of one listing and one create)."""
+        tx = self._transactions()
         try:
-            run_inline_services(self.storage, self.table, self.services)
+            with tx.locked():
+                now = Timeline.load(self.storage, self.table)
+                try:
+                    check_conflicts(self.timeline, now, self.instant_time, touched)
+                except HoodieWriteConflictError as exc:
+                    if self.concurrency.is_occ:
+                        raise
+                    raise HoodieWriteConflictError(
+                        f"{exc}. Another writer wrote the table meanwhile: to let several writers write one table, "
+                        f"set {k.CONCURRENCY_MODE.key}=optimistic_concurrency_control (and {k.LOCK_PROVIDER.key})"
+                    ) from None
+                try:
+                    transition_to_completed(self.timeline, self.instant, content)
+                except CommitConflictError:
+                    self.owns_instant = False  # another writer completed an instant of this time: never roll it back
+                    raise
+        except BaseException:
+            self.abort()
+            raise
+        self.finished = True
+        tx.stop_heartbeat()
+
+    def _transactions(self) -> TransactionManager:
+        if self.transactions is None:
+            self.transactions = TransactionManager(self.storage, self.concurrency)
+        return self.transactions
+
+    def run_table_services(self) -> None:
+        """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival, under the
+        table lock in optimistic concurrency control. The write is already committed; a failing service is
+        logged and retried by the next write."""
+        tx = self._transactions()
+        try:
+            run_inline_services(self.storage, self.table, self.services, tx.locked if self.concurrency.is_occ else None)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
+        finally:
+            tx.close()
 
     def abort(self) -> None:
+        """Roll back this write's own instant (never another writer's) and end its heartbeat. Idempotent."""
+        if self.finished:
+            return
+        self.finished = True
+        tx = self._transactions()
         try:
-            rollback_pending(self.timeline, self.instant)
+            if self.owns_instant:
+                rollback_pending(self.timeline, self.instant)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
+        finally:
+            tx.stop_heartbeat(delete=self.owns_instant)
+            tx.close()
 
 
 def _summary(stats: list[WriteStat]) -> str:
@@ -320,20 +384,52 @@ def create_table(storage: Storage, options: Mapping[str, str], schema: pa.Schema
 
 def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
     """Validate everything, then create the requested instant. Nothing is written before the
-    options and schema are known to be good, so a bad call leaves the table unchanged."""
+    options and schema are known to be good, so a bad call leaves the table unchanged.
+
+    Failed writes (pending, their heartbeat expired) are rolled back first; the heartbeat of the new
+    instant starts before its requested file exists. Under optimistic concurrency control both happen
+    under the table lock, which makes instant times unique and increasing across writers."""
     checked = _check_write(storage, options, incoming_schema)
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
+    concurrency = resolve_concurrency_config(options, config.table_name)
     table = checked.existing or _create_table(checked)
-    timeline = checked.timeline or Timeline.load(storage, table)
-    if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
-        rollback_failed_writes(timeline)
-        timeline = Timeline.load(storage, table)
+    tx = TransactionManager(storage, concurrency)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
-    instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
+    with tx.locked():
+        timeline = Timeline.load(storage, table) if concurrency.is_occ or not checked.timeline else checked.timeline
+        if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+            rollback_failed_writes(timeline, concurrency.heartbeat_expiry_ms)
+            timeline = Timeline.load(storage, table)
+        instant_time = new_instant_time(timeline.last_instant_time())
+        tx.start_heartbeat(instant_time)
+        try:
+            instant = create_requested(timeline, instant_time, action)
+        except BaseException as exc:  # the instant may be another writer's, and so the heartbeat file
+            tx.stop_heartbeat(delete=not isinstance(exc, CommitConflictError))
+            tx.close()
+            raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     return WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
-                        not timeline.completed(), services)
+                        not timeline.completed(), services, concurrency=concurrency, transactions=tx)
+
+
+def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
+              engine: Callable[[WriteSession], str]) -> str:
+    """``start_write`` then ``session.run(engine)``; a write that loses to a concurrent one
+    (``HoodieWriteConflictError``: its own instant is rolled back) is run again from the start, against
+    the table as the winner left it, up to ``hoodie.write.num.retries.on.conflict`` times (Hudi's
+    ``HoodieWriteConfig.NUM_RETRIES_ON_CONFLICT_FAILURES``). ``engine`` must be able to run again."""
+    retries = resolve_concurrency_config(options).retries_on_conflict
+    attempt = 0
+    while True:
+        try:
+            return start_write(storage, options, incoming_schema).run(engine)
+        except HoodieWriteConflictError as exc:
+            if attempt >= retries:
+                raise
+            attempt += 1
+            logger.warning("%s; running the write again (retry %d of %d)", exc, attempt, retries)
 
 
 def _with_own_instant(timeline: Timeline, instant: Instant) -> Timeline:

@@ -100,6 +100,46 @@ SERVICE_PROPERTIES = (
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
 )
 
+# Several writers (Hudi's HoodieWriteConfig, HoodieLockConfig, HoodieCleanConfig; defaults as Hudi's)
+CONCURRENCY_MODES = ("single_writer", "optimistic_concurrency_control")
+FAILED_WRITES_POLICIES = ("EAGER", "LAZY")
+IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+STORAGE_LOCK = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+ZOOKEEPER_LOCK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+CONCURRENCY_MODE = ConfigProperty(
+    "hoodie.write.concurrency.mode", "single_writer", ("concurrency.mode",), choices=CONCURRENCY_MODES,
+    value_aliases=(("occ", "optimistic_concurrency_control"),),
+)
+FAILED_WRITES_POLICY = ConfigProperty(
+    "hoodie.cleaner.policy.failed.writes", None, ("cleaner.policy.failed.writes",), choices=FAILED_WRITES_POLICIES
+)
+HEARTBEAT_INTERVAL_MS = ConfigProperty("hoodie.client.heartbeat.interval_in_ms", 60_000, parser=parse_int)
+HEARTBEAT_MISSES = ConfigProperty("hoodie.client.heartbeat.tolerable.misses", 2, parser=parse_int)
+LOCK_PROVIDER = ConfigProperty(
+    "hoodie.write.lock.provider", None, ("lock.provider",),
+    choices=(IN_PROCESS_LOCK, STORAGE_LOCK, ZOOKEEPER_LOCK),
+    value_aliases=(("in_process", IN_PROCESS_LOCK), ("storage", STORAGE_LOCK), (FILE_SYSTEM_LOCK, STORAGE_LOCK),
+                   ("zookeeper", ZOOKEEPER_LOCK)),
+)
+LOCK_WAIT_MS = ConfigProperty("hoodie.write.lock.wait_time_ms", 60_000, parser=parse_int)
+LOCK_NUM_RETRIES = ConfigProperty("hoodie.write.lock.num_retries", 15, parser=parse_int)
+LOCK_RETRY_WAIT_MS = ConfigProperty("hoodie.write.lock.wait_time_ms_between_retry", 1_000, parser=parse_int)
+CONFLICT_RETRIES = ConfigProperty("hoodie.write.num.retries.on.conflict", 0, parser=parse_int)
+STORAGE_LOCK_VALIDITY_S = ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", 300, parser=parse_int)
+STORAGE_LOCK_RENEW_S = ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", 30, parser=parse_int)
+ZK_URL = ConfigProperty("hoodie.write.lock.zookeeper.url", None)
+ZK_PORT = ConfigProperty("hoodie.write.lock.zookeeper.port", None, parser=parse_int)
+ZK_BASE_PATH = ConfigProperty("hoodie.write.lock.zookeeper.base_path", None)
+ZK_LOCK_KEY = ConfigProperty("hoodie.write.lock.zookeeper.lock_key", None)
+ZK_SESSION_TIMEOUT_MS = ConfigProperty("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, parser=parse_int)
+ZK_CONNECTION_TIMEOUT_MS = ConfigProperty("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, parser=parse_int)
+CONCURRENCY_PROPERTIES = (
+    CONCURRENCY_MODE, FAILED_WRITES_POLICY, HEARTBEAT_INTERVAL_MS, HEARTBEAT_MISSES, LOCK_PROVIDER, LOCK_WAIT_MS,
+    LOCK_NUM_RETRIES, LOCK_RETRY_WAIT_MS, CONFLICT_RETRIES, STORAGE_LOCK_VALIDITY_S, STORAGE_LOCK_RENEW_S, ZK_URL,
+    ZK_PORT, ZK_BASE_PATH, ZK_LOCK_KEY, ZK_SESSION_TIMEOUT_MS, ZK_CONNECTION_TIMEOUT_MS,
+)
+
 QUERY_TYPE = ConfigProperty(
     "hoodie.datasource.query.type", "snapshot", ("query", "query.type", "hoodie.datasource.view.type"),
     choices=QUERY_TYPES,
@@ -129,4 +169,4 @@ READ_PROPERTIES = (
 # Keys Spark itself adds to the options it hands a data source.
 SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external", "is_managed_location")
 
-CATALOG = OptionCatalog(WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES)
+CATALOG = OptionCatalog(WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES + CONCURRENCY_PROPERTIES)

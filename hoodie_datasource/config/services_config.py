@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.errors import HoodieConfigError
 
@@ -21,6 +22,9 @@ class CleanConfig:
     policy: str = "KEEP_LATEST_COMMITS"
     commits_retained: int = 10
     file_versions_retained: int = 3
+    # hoodie.cleaner.policy.failed.writes: LAZY, the cleaner rolls back failed writes (heartbeat expired)
+    rolls_back_failed_writes: bool = False
+    heartbeat_expiry_ms: int = 120_000
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -69,6 +73,7 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
                             compression: str = "snappy") -> ServicesConfig:
     k.CATALOG.check_unknown(options, k.SPARK_PASSTHROUGH)
     get = lambda prop: k.CATALOG.resolve(options, prop)  # noqa: E731
+    concurrency = resolve_concurrency_config(options)
     return ServicesConfig(
         inline_compact=get(k.INLINE_COMPACT),
         compaction=CompactionConfig(
@@ -77,7 +82,8 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
             index=index or IndexConfig(), compression=compression,
         ),
         auto_clean=get(k.AUTO_CLEAN),
-        clean=CleanConfig(get(k.CLEANER_POLICY), get(k.COMMITS_RETAINED), get(k.FILE_VERSIONS_RETAINED)),
+        clean=CleanConfig(get(k.CLEANER_POLICY), get(k.COMMITS_RETAINED), get(k.FILE_VERSIONS_RETAINED),
+                          concurrency.failed_writes_policy == "LAZY", concurrency.heartbeat_expiry_ms),
         auto_archive=get(k.AUTO_ARCHIVE),
         archive=ArchiveConfig(get(k.KEEP_MIN_COMMITS), get(k.KEEP_MAX_COMMITS)),
     )

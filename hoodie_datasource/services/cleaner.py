@@ -24,10 +24,11 @@ from hoodie_datasource.config.services_config import CleanConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
-from hoodie_datasource.timeline.instant import CLEAN
+from hoodie_datasource.timeline.instant import CLEAN, WRITE_ACTIONS
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.write.rollback import rollback_failed_writes
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +87,13 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
 
 
 def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
-    """Plan and run a clean; return its instant time, or None when there is nothing to delete."""
+    """Plan and run a clean; return its instant time, or None when there is nothing to delete. Under the
+    LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
+    ``BaseHoodieTableServiceClient.clean`` does."""
     started = time.monotonic()
+    if cfg.rolls_back_failed_writes and any(i.action in WRITE_ACTIONS for i in timeline.pending()):
+        if rollback_failed_writes(timeline, cfg.heartbeat_expiry_ms):
+            timeline = Timeline.load(timeline.storage, timeline.config)
     doomed, retained_from = files_to_clean(timeline, cfg)
     if not any(doomed.values()):
         return None

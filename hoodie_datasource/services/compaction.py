@@ -23,6 +23,8 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 import pyarrow as pa
 
@@ -47,6 +49,10 @@ from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter
 from hoodie_datasource.write.rollback import delete_instant_data_files
 
 logger = logging.getLogger(__name__)
+
+# what a service holds while it changes the timeline: the table lock under OCC, nothing otherwise
+Guard = Callable[[], AbstractContextManager[object]]
+
 
 def delta_commits_since_last_compaction(timeline: Timeline) -> int:
     count = 0
@@ -119,7 +125,9 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
     return instant_time
 
 
-def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionConfig) -> str:
+def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionConfig, guard: Guard = nullcontext) -> str:
+    """Run a scheduled compaction; its completion happens inside ``guard()`` (the table lock under
+    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it)."""
     instant = timeline.find(instant_time)
     if instant is None or instant.action != COMPACTION or instant.is_completed:
         raise TimelineError(f"No pending compaction {instant_time}")
@@ -143,7 +151,8 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
     name = timeline.config.name
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
-    transition_to_completed(timeline, instant, metadata.to_json())
+    with guard():
+        transition_to_completed(timeline, instant, metadata.to_json())
     delete_marker_dir(timeline.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
     return instant_time
@@ -195,10 +204,11 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     )
 
 
-def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig) -> list[str]:
+def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig, guard: Guard = nullcontext) -> list[str]:
     done = []
     for instant in timeline.instants:
         if instant.action == COMPACTION and not instant.is_completed:
-            done.append(execute_compaction(Timeline.load(timeline.storage, timeline.config), instant.timestamp, cfg))
+            done.append(execute_compaction(Timeline.load(timeline.storage, timeline.config), instant.timestamp, cfg,
+                                           guard))
     return done
 

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hoodie_datasource.client.write_client import WriteSession, start_write
+from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
@@ -180,10 +180,9 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str
 
     A ``HoodieError`` raised in a task is raised again here, as itself (Spark's exception chained)."""
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
-    session = start_write(open_storage(path, options), options, arrow_schema)
     persisted: list[DataFrame] = []
     try:
-        return session.run(lambda s: _run(s, df, persisted))
+        return run_write(open_storage(path, options), options, arrow_schema, lambda s: _run(s, df, persisted))
     except BaseException as exc:  # the session has rolled the instant back
         raised_in_task = task_error(exc)
         if raised_in_task is not None:

@@ -78,7 +78,10 @@ class LocalStorage(Storage):
             if entry.is_dir():
                 listing.dirs.append(entry.name)
             elif entry.is_file():
-                st = entry.stat()
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:  # deleted since the scan (another writer's temporary file)
+                    continue
                 listing.files.append(FileInfo(join(rel, entry.name), st.st_size, st.st_mtime_ns))
         return listing
 
@@ -89,7 +92,10 @@ class LocalStorage(Storage):
             dirs.sort()
             base = os.path.relpath(root, self.root).replace(os.sep, "/")
             for name in sorted(files):
-                st = os.stat(os.path.join(root, name))
+                try:
+                    st = os.stat(os.path.join(root, name))
+                except FileNotFoundError:  # deleted since the walk (another writer's temporary file)
+                    continue
                 found.append(FileInfo(join("" if base == "." else base, name), st.st_size, st.st_mtime_ns))
         return sorted(found, key=lambda f: f.path)  # by path, as object stores list
 

@@ -14,13 +14,14 @@ import posixpath
 import time
 from collections import defaultdict
 
-from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.errors import CommitConflictError, TimelineError
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.timeline.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
+from hoodie_datasource.timeline.heartbeat import delete_heartbeat, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import ROLLBACK, WRITE_ACTIONS, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
@@ -118,6 +119,7 @@ def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
             timeline.storage.delete(join(partition, name))
     target = plan["instantToRollback"]
     delete_marker_dir(timeline.storage, target["commitTime"])
+    delete_heartbeat(timeline.storage, target["commitTime"])
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
         timeline.storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
@@ -128,20 +130,30 @@ def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
     transition_to_completed(timeline, inflight, encode(ROLLBACK_METADATA, metadata))
 
 
-def rollback_failed_writes(timeline: Timeline) -> list[str]:
-    """Roll back every pending write instant (single-writer model: they belong to dead writers),
-    after finishing any rollback that itself died midway. Returns the instants rolled back."""
+def rollback_failed_writes(timeline: Timeline, heartbeat_expiry_ms: int) -> list[str]:
+    """Roll back every failed write: a pending write instant whose writer's heartbeat is older than
+    ``heartbeat_expiry_ms`` (or absent), after finishing any rollback that itself died midway. A pending
+    write with a live heartbeat belongs to a writer still at work and is left alone, under either
+    failed-writes policy. Returns the instants rolled back."""
     rolled = []
     for instant in timeline.pending():
         if instant.action == ROLLBACK:
-            _finish_pending_rollback(timeline, instant)
-    if rolled or any(i.action == ROLLBACK for i in timeline.pending()):
+            try:
+                _finish_pending_rollback(timeline, instant)
+            except CommitConflictError:  # its own writer (an abort in progress) or another one finished it
+                logger.info("Rollback %s was finished by another writer meanwhile", instant.timestamp)
+    if any(i.action == ROLLBACK for i in timeline.pending()):
         timeline = Timeline.load(timeline.storage, timeline.config)
     for instant in timeline.pending():
-        if instant.action in WRITE_ACTIONS:
-            rollback_pending(timeline, instant)
-            timeline = Timeline.load(timeline.storage, timeline.config)
-            rolled.append(instant.timestamp)
+        if instant.action not in WRITE_ACTIONS:
+            continue
+        if not is_heartbeat_expired(timeline.storage, instant.timestamp, heartbeat_expiry_ms):
+            logger.info("Pending %s %s has a live heartbeat: its writer is at work", instant.action, instant.timestamp)
+            continue
+        rollback_pending(timeline, instant)
+        delete_heartbeat(timeline.storage, instant.timestamp)
+        timeline = Timeline.load(timeline.storage, timeline.config)
+        rolled.append(instant.timestamp)
     return rolled
 
 

@@ -118,16 +118,17 @@ def write_until_rollback_midway(uri: str, options: Mapping[str, str], data: pa.T
 
 def write_paused_at_commit_point(uri: str, options: Mapping[str, str], data: pa.Table, at_commit_point: Event,
                                  go: Event, results: Any) -> None:
-    """A write that waits at its commit point (as ``write_until_commit_point``) until ``go``, then
-    completes its instant; puts ``"committed"`` or the error on ``results``."""
-    complete = write_client.transition_to_completed
+    """A write that waits at its commit point until ``go``: its data files and inflight instant are written,
+    its heartbeat beats, its conflict check and completion are still to come. Then it commits; puts
+    ``"committed"`` or the error on ``results``."""
+    complete = write_client.WriteSession._complete
 
-    def pause_here(timeline: Timeline, inflight: Instant, content: bytes) -> Instant:
+    def pause_here(session: write_client.WriteSession, content: bytes, touched: Any) -> None:
         at_commit_point.set()
         go.wait(BARRIER_TIMEOUT_S)
-        return complete(timeline, inflight, content)
+        complete(session, content, touched)
 
-    write_client.transition_to_completed = pause_here
+    write_client.WriteSession._complete = pause_here
     try:
         write_local(uri, data, options)
         results.put("committed")

@@ -5,15 +5,16 @@ The writer runs in its own process and stops just before creating its completed 
 files, markers, partition metadata and inflight instant exist. Killed there, it never runs its own
 rollback. Readers must not see its files (no completed instant names them); the next writer finds the
 pending instant and rolls it back (``rollback_failed_writes``: a pending write belongs to a dead writer
-in the single-writer model), deleting its data files and markers, before writing its own rows. The
-same holds when that next writer dies midway through the rollback. A writer that is merely slow is
-taken for a dead one too (an expected failure until heartbeats).
+once its heartbeat expired), deleting its data files and markers, before writing its own rows. The
+same holds when that next writer dies midway through the rollback. A writer that is merely slow keeps
+beating and is left alone.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import time
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pytest
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.table.markers import MARKER_SUFFIX, marker_dir
 from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import ROLLBACK, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
 from tests.storage import commit_workers
@@ -30,6 +32,9 @@ from tests.storage.tables import Place, committed_files, data_files, pairs, rows
 STOP_TIMEOUT_S = 120.0
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
 # updates rows of both earlier commits and inserts one: new slices (COW) or log files (MOR) of their file groups
+# a beat a second; taken for dead after 3 s without one (S3's LastModified has one-second precision)
+HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "3"}
+EXPIRY_MS = 3000
 DEAD = pa.table({"id": ["first-0", "second-1", "dead-0"], "ts": [2, 2, 2], "p": ["x", "y", "x"], "v": ["dead"] * 3})
 
 
@@ -50,6 +55,14 @@ def kill_when_stopped(target: Callable[..., None], *args: object) -> None:
     assert child.exitcode == -signal.SIGKILL
 
 
+def wait_until_expired(place: Place, instant_time: str) -> None:
+    """Until the heartbeat of the killed writer's instant is expired (it stopped beating when killed)."""
+    deadline = time.monotonic() + 30
+    while not is_heartbeat_expired(place.storage(), instant_time, EXPIRY_MS):
+        assert time.monotonic() < deadline, f"the heartbeat of {instant_time} is still beating"
+        time.sleep(0.25)
+
+
 def two_commits(place: Place, table_type: str) -> list[tuple[str, str]]:
     """The table before the failed write: two commits; returns its rows."""
     options = place.write_options(**{"hoodie.datasource.write.table.type": table_type})
@@ -65,7 +78,7 @@ def killed_at_commit_point(place: Place, before: list[tuple[str, str]]) -> tuple
     Returns its pending instant and its data files."""
     storage = place.storage()
     committed_before = data_files(storage)
-    kill_when_stopped(commit_workers.write_until_commit_point, place.uri, place.write_options(), DEAD)
+    kill_when_stopped(commit_workers.write_until_commit_point, place.uri, place.write_options(**HEARTBEAT), DEAD)
 
     timeline = Timeline.load(storage, load_table_config(storage))
     (pending,) = timeline.pending()
@@ -76,6 +89,8 @@ def killed_at_commit_point(place: Place, before: list[tuple[str, str]]) -> tuple
     marked = sorted(m.split(MARKER_SUFFIX)[0][len(marker_dir(pending.timestamp)) + 1:] for m in markers)
     assert marked == sorted(dead_files)
     assert snapshot(place) == before  # its files are on the store, but no completed instant names them
+    assert not is_heartbeat_expired(storage, pending.timestamp, 60_000)  # its last beat, just before the kill
+    wait_until_expired(place, pending.timestamp)
     return pending, dead_files
 
 
@@ -91,6 +106,7 @@ def assert_cleaned_up(place: Place, dead: Instant, dead_files: set[str], rollbac
     assert not (dead_files & present)  # listed again: every file of the dead write is deleted
     assert present == committed_files(storage)
     assert storage.list_tree(".hoodie/.temp") == []  # its markers, and those of every later write
+    assert storage.list_tree(HEARTBEAT_FOLDER) == []  # its heartbeat, and those of every later write
 
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
@@ -98,7 +114,7 @@ def test_writer_killed_at_its_commit_point(place: Place, table_type: str) -> Non
     before = two_commits(place, table_type)
     dead, dead_files = killed_at_commit_point(place, before)
 
-    after = write_local(place.uri, rows("next", 2, ts=3), place.write_options())
+    after = write_local(place.uri, rows("next", 2, ts=3), place.write_options(**HEARTBEAT))
 
     assert snapshot(place) == sorted(before + pairs(rows("next", 2)))
     assert_cleaned_up(place, dead, dead_files)
@@ -112,34 +128,34 @@ def test_rollback_killed_midway_is_finished_by_the_next_write(place: Place) -> N
     and instant files not yet): the write after it finishes that rollback, then writes its rows."""
     before = two_commits(place, "COPY_ON_WRITE")
     dead, dead_files = killed_at_commit_point(place, before)
-    kill_when_stopped(commit_workers.write_until_rollback_midway, place.uri, place.write_options(),
+    kill_when_stopped(commit_workers.write_until_rollback_midway, place.uri, place.write_options(**HEARTBEAT),
                       rows("never", 2, ts=3))
     storage = place.storage()
     assert not (dead_files & data_files(storage))
     assert storage.list_tree(marker_dir(dead.timestamp)) != []
     assert snapshot(place) == before
 
-    write_local(place.uri, rows("next", 2, ts=4), place.write_options())
+    write_local(place.uri, rows("next", 2, ts=4), place.write_options(**HEARTBEAT))
 
     assert snapshot(place) == sorted(before + pairs(rows("next", 2)))
     assert_cleaned_up(place, dead, dead_files)
 
 
-@pytest.mark.xfail(strict=True, reason="single-writer model: a writer starting while another is in flight rolls "
-                   "it back as dead (heartbeats will tell live writers from dead ones), and the live writer then "
-                   "completes an instant whose files were deleted")
 def test_a_live_writer_is_not_taken_for_a_dead_one(place: Place) -> None:
     """A writer waits at its commit point while a second writer runs a whole write, then completes.
-    Whatever the outcome, every completed commit's files exist and its rows are readable."""
+    Whatever the outcome, every completed commit's files exist and its rows are readable: the second
+    writer leaves the first's pending instant alone (its heartbeat beats), and the first, finding that
+    the second completed an update of its file groups, fails with a conflict and rolls back only itself."""
     before = two_commits(place, "COPY_ON_WRITE")
     context = multiprocessing.get_context("spawn")
     at_commit_point, go, results = context.Event(), context.Event(), context.Queue()
     slow = context.Process(target=commit_workers.write_paused_at_commit_point,
-                           args=(place.uri, place.write_options(), DEAD, at_commit_point, go, results))
+                           args=(place.uri, place.write_options(**HEARTBEAT), DEAD, at_commit_point, go, results))
     slow.start()
     try:
         assert at_commit_point.wait(STOP_TIMEOUT_S), f"the writer never reached its commit point ({slow.exitcode})"
-        write_local(place.uri, rows("next", 2, ts=3), place.write_options())
+        time.sleep(EXPIRY_MS / 1000 + 1)  # longer than a heartbeat lasts: only its beats keep it alive
+        after = write_local(place.uri, rows("next", 2, ts=3), place.write_options(**HEARTBEAT))
         go.set()
         outcome = results.get(timeout=STOP_TIMEOUT_S)
         slow.join(30)
@@ -148,8 +164,12 @@ def test_a_live_writer_is_not_taken_for_a_dead_one(place: Place) -> None:
             slow.kill()
             slow.join()
     storage = place.storage()
-    assert committed_files(storage) <= data_files(storage)
-    expected = dict(before) | dict(pairs(rows("next", 2)))
-    if outcome == "committed":
-        expected |= dict(pairs(DEAD))
-    assert snapshot(place) == sorted(expected.items())
+    assert outcome.startswith("HoodieWriteConflictError") and after in outcome, outcome
+    assert "optimistic_concurrency_control" in outcome  # single_writer mode names the way to several writers
+    assert committed_files(storage) == data_files(storage)  # the loser left no file behind
+    timeline = Timeline.load(storage, load_table_config(storage))
+    assert timeline.pending() == []
+    (rollback,) = [i for i in timeline.instants if i.action == ROLLBACK]
+    assert rollback.timestamp > after  # the slow writer rolled itself back; the second writer left it alone
+    assert storage.list_tree(HEARTBEAT_FOLDER) == [] and storage.list_tree(".hoodie/.temp") == []
+    assert snapshot(place) == sorted((dict(before) | dict(pairs(rows("next", 2)))).items())

@@ -44,6 +44,7 @@ def test_files_of_pending_instants_are_invisible_and_rolled_back(tmp_path):
     with open(stray, "wb") as handle:
         handle.write(b"not even parquet")
     assert read(path) == [("a", 1)]  # pending instant: its files are not read
+    session.transactions.stop_heartbeat()  # the writer dies: no heartbeat file is left
     write_local(path, batch([("b", 1, "x", 5)]), OPTS)  # rolls the dead writer back first
     assert not os.path.exists(stray)
     assert read(path) == [("a", 1), ("b", 5)]
