@@ -18,12 +18,21 @@ OCC = "optimistic_concurrency_control"
 class ZookeeperLockConfig:
     """What ``ZookeeperBasedLockProvider`` needs; ``base_path`` and ``url`` have no default in Hudi."""
 
-    url: str
+    url: str  # one host or a comma-separated ensemble; a host without ``:port`` gets ``port``
     port: int
     base_path: str
     lock_key: str
-    session_timeout_ms: int = 60_000
-    connection_timeout_ms: int = 15_000
+    session_timeout_ms: int = 60_000  # Hudi's LockConfiguration.DEFAULT_ZK_SESSION_TIMEOUT_MS
+    connection_timeout_ms: int = 15_000  # ... DEFAULT_ZK_CONNECTION_TIMEOUT_MS
+
+    @property
+    def connect_string(self) -> str:
+        hosts = [h.strip() for h in self.url.split(",") if h.strip()]
+        return ",".join(h if ":" in h else f"{h}:{self.port}" for h in hosts)
+
+    @property
+    def lock_path(self) -> str:
+        return f"{self.base_path.rstrip('/')}/{self.lock_key}"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ lock and its holder when known; never an unbounded wait. ``open_lock_provider`` 
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from collections.abc import Iterator
@@ -13,14 +12,14 @@ from contextlib import contextmanager
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig
-from hoodie_datasource.errors import HoodieConfigError, LockTimeoutError
+from hoodie_datasource.errors import LockTimeoutError
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.transaction.in_process_lock import InProcessLockProvider
 from hoodie_datasource.transaction.lock_provider import LockProvider
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
+from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockProvider
 
 logger = logging.getLogger(__name__)
-ZOOKEEPER_MODULE = "hoodie_datasource.transaction.zookeeper_lock"
 
 
 def open_lock_provider(config: ConcurrencyConfig, storage: Storage) -> LockProvider:
@@ -28,12 +27,7 @@ def open_lock_provider(config: ConcurrencyConfig, storage: Storage) -> LockProvi
         return InProcessLockProvider(storage.uri)
     if config.lock_provider == k.STORAGE_LOCK:
         return StorageLockProvider(storage, config.storage_lock.validity_s, config.storage_lock.renew_interval_s)
-    try:  # the ZooKeeper client is an optional dependency: imported only when chosen
-        module = importlib.import_module(ZOOKEEPER_MODULE)
-    except ImportError as exc:
-        raise HoodieConfigError(f"Option {k.LOCK_PROVIDER.key!r} = {config.lock_provider} needs the ZooKeeper "
-                                f"lock provider, which could not be imported: {exc}") from exc
-    return module.ZookeeperLockProvider(config.zookeeper)
+    return ZookeeperLockProvider(config.zookeeper)  # imports kazoo, an optional dependency, when it connects
 
 
 class LockManager:

@@ -16,39 +16,12 @@ import logging
 import os
 import socket
 import threading
-from dataclasses import dataclass
 
+from hoodie_datasource.config.concurrency_config import ZookeeperLockConfig
 from hoodie_datasource.errors import HoodieConfigError, LockError, PythonEnvironmentError
 from hoodie_datasource.transaction.lock_provider import LockProvider
 
 logger = logging.getLogger(__name__)
-
-# Hudi's LockConfiguration.DEFAULT_ZK_SESSION_TIMEOUT_MS and DEFAULT_ZK_CONNECTION_TIMEOUT_MS
-DEFAULT_SESSION_TIMEOUT_MS = 60_000
-DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
-
-
-@dataclass(frozen=True)
-class ZookeeperLockConfig:
-    """``hoodie.write.lock.zookeeper.*``: ``url`` is one host or a comma-separated ensemble; a host
-    without ``:port`` gets ``port``."""
-
-    url: str
-    port: int
-    base_path: str
-    lock_key: str
-    session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
-    connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS
-
-    @property
-    def connect_string(self) -> str:
-        hosts = [h.strip() for h in self.url.split(",") if h.strip()]
-        return ",".join(h if ":" in h else f"{h}:{self.port}" for h in hosts)
-
-    @property
-    def lock_path(self) -> str:
-        return f"{self.base_path.rstrip('/')}/{self.lock_key}"
-
 
 def _kazoo():
     try:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from hoodie_datasource.config.concurrency_config import ZookeeperLockConfig
 from hoodie_datasource.errors import HoodieConfigError, LockError
-from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
+from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockProvider
 from tests.conftest import REPO, _missing, require_module
 from tests.object_stores import free_port
 from tests.zookeeper_server import Cuttable, ZookeeperServer, start_zookeeper
@@ -286,3 +287,21 @@ def test_hudi_java_writers_and_this_library_exclude_each_other(zookeeper, base_p
         java.stdout.close()
         java.stderr.close()
     assert java.returncode == 0, err
+
+
+def test_occ_writes_take_the_zookeeper_lock(zookeeper, base_path, inspector, tmp_path: Path):
+    """``hoodie.write.lock.provider=zookeeper`` (Hudi's class name works too) runs OCC writes under the
+    ZooKeeper lock at ``<base_path>/<table name>``: both writes commit and no lock node is left held."""
+    from hoodie_datasource.client.local_engine import write_local
+    from tests.unit.small_tables import batch, read_pairs
+
+    path = str(tmp_path / "t")
+    options = {"table.name": "trips", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+               "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+               "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+               "hoodie.write.lock.zookeeper.url": zookeeper.host, "hoodie.write.lock.zookeeper.port": str(zookeeper.port),
+               "hoodie.write.lock.zookeeper.base_path": base_path}
+    write_local(path, batch([("a", 1, "x", 1)]), options)
+    write_local(path, batch([("b", 1, "y", 2)]), options)
+    assert read_pairs(path) == [("a", 1), ("b", 2)]
+    assert inspector.exists(f"{base_path}/trips") and inspector.get_children(f"{base_path}/trips") == []

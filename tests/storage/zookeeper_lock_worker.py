@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockConfig, ZookeeperLockProvider
+from hoodie_datasource.config.concurrency_config import ZookeeperLockConfig
+from hoodie_datasource.transaction.zookeeper_lock import ZookeeperLockProvider
 
 GAP_S = 0.005  # between reading and writing the counter: wide enough for another writer to step in
 

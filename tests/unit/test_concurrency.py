@@ -23,7 +23,7 @@ from hoodie_datasource.timeline.heartbeat import heartbeat_path, is_heartbeat_ex
 from hoodie_datasource.timeline.instant import State
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.in_process_lock import InProcessLockProvider
-from hoodie_datasource.transaction.lock_manager import LockManager, open_lock_provider
+from hoodie_datasource.transaction.lock_manager import LockManager
 from hoodie_datasource.transaction.storage_lock import KEEP, StorageLockProvider
 from hoodie_datasource.write.rollback import rollback_failed_writes
 from tests.conftest import table_listing
@@ -212,20 +212,6 @@ def test_storage_lock_threads_never_lose_an_increment(tmp_path):
     for t in threads:
         t.join()
     assert int(storage.read(counter)) == 45
-
-
-def test_zookeeper_without_its_module_is_a_config_error(tmp_path):
-    config = resolve_concurrency_config({"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-                                         "hoodie.write.lock.provider": "zookeeper", "hoodie.write.lock.zookeeper.url": "zk",
-                                         "hoodie.write.lock.zookeeper.port": "2181",
-                                         "hoodie.write.lock.zookeeper.base_path": "/hudi"})
-    try:
-        import hoodie_datasource.transaction.zookeeper_lock  # noqa: F401, PLC0415
-    except ImportError:
-        with pytest.raises(HoodieConfigError, match="ZooKeeper"):
-            open_lock_provider(config, LocalStorage(str(tmp_path)))
-    else:
-        pytest.skip("the ZooKeeper lock provider exists: tested with it")
 
 
 @pytest.mark.parametrize("policy", ["EAGER", "LAZY"])
