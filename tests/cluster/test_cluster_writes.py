@@ -73,8 +73,13 @@ def test_the_write_dag_on_the_cluster_equals_local_mode(cluster_spark, tmp_path,
     assert len(committed_files(cluster)) == 3
 
 
-def attempts_that_failed(log: list[dict]) -> set[tuple]:
-    return {(e["stage"], e["task"], e["attempt"]) for e in log if e["action"] == "fail"}
+def split_by_attempt(log: list[dict], action: str) -> tuple[set[str], set[str]]:
+    """The files written by the task attempts that hit ``action`` (all their files, in any partition),
+    and the files of every other attempt."""
+    hit = {(e["stage"], e["task"], e["attempt"]) for e in log if e["action"] == action}
+    assert hit, f"no task attempt hit {action!r}: the fault was not injected"
+    lost = {e["path"] for e in log if (e["stage"], e["task"], e["attempt"]) in hit}
+    return lost, {e["path"] for e in log} - lost
 
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
@@ -89,10 +94,7 @@ def test_task_attempts_failing_after_their_files_are_written_are_retried_exactly
     apply(model, upsert_batch())
 
     log = spark_cluster.hook_log()
-    failed = attempts_that_failed(log)
-    assert failed, "no task attempt failed: the fault was not injected"
-    lost = {e["path"] for e in log if (e["stage"], e["task"], e["attempt"]) in failed}
-    won = {e["path"] for e in log if (e["stage"], e["task"], e["attempt"]) not in failed}
+    lost, won = split_by_attempt(log, "fail")
     assert any(e["attempt"] > 0 and e["partition"] == FAULTY for e in log), "the failed task was not retried"
     assert committed_files(path)[instant] == won  # exactly the winning attempts' files
     assert not lost & data_files(path), "a failed attempt's file is still in the table"
@@ -124,11 +126,11 @@ def test_an_executor_killed_mid_write_is_retried_elsewhere_and_the_commit_is_exa
     apply(model, upsert_batch())
 
     log = spark_cluster.hook_log()
-    lost = {e["path"] for e in log if e["action"] == "sleep"}
+    lost, won = split_by_attempt(log, "sleep")
     retried = [e for e in log if e["partition"] == FAULTY and e["action"] is None]
     assert retried, "the killed executor's task was not run again"
-    assert not lost & data_files(path), "the killed attempt's file is still in the table"
-    assert committed_files(path)[outcome["instant"]] == {e["path"] for e in log} - lost
+    assert not lost & data_files(path), "a file of the killed attempt is still in the table"
+    assert committed_files(path)[outcome["instant"]] == won
     assert_exact(path, spark_rows(cluster_spark, path), model)
     wait_executors(cluster_spark, 2)  # the worker started a new executor for the application
 
