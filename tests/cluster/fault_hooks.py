@@ -9,8 +9,9 @@ tests/spark_cluster.py). They do nothing unless a test armed them (``Cluster.arm
 action applies to; ``once`` makes it apply to the first of them only (a stage attempt that Spark runs
 again after an executor loss numbers its task attempts from 0 again). While armed, every call is
 logged to ``hooks.jsonl`` (one JSON line per data file written: its path, the attempt, the task's
-partition, the Python worker's pid, the action taken) before the action runs, so a test sees what was
-written and by which attempt, and when a slow attempt is in its sleep.
+partition, its attempt id ``tid`` (unique in the application), the Python worker's pid, the action
+taken) before the action runs, so a test sees what was written by which attempt, and when a slow
+attempt is in its sleep.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def after_data_file_written(point: str, storage, path: str) -> None:
     action = armed["action"] if chosen else None
     entry = {"point": point, "path": path, "partition": partition, "attempt": attempt,
              "task": task.partitionId() if task else None, "stage": task.stageId() if task else None,
+             "tid": task.taskAttemptId() if task else None,
              "pid": os.getpid(), "action": action, "at": time.time()}
     with open(control / "hooks.jsonl", "a") as log:
         log.write(json.dumps(entry) + "\n")

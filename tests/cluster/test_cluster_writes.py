@@ -76,9 +76,9 @@ def test_the_write_dag_on_the_cluster_equals_local_mode(cluster_spark, tmp_path,
 def split_by_attempt(log: list[dict], action: str) -> tuple[set[str], set[str]]:
     """The files written by the task attempts that hit ``action`` (all their files, in any partition),
     and the files of every other attempt."""
-    hit = {(e["stage"], e["task"], e["attempt"]) for e in log if e["action"] == action}
+    hit = {e["tid"] for e in log if e["action"] == action}  # a stage run again numbers attempts from 0 again
     assert hit, f"no task attempt hit {action!r}: the fault was not injected"
-    lost = {e["path"] for e in log if (e["stage"], e["task"], e["attempt"]) in hit}
+    lost = {e["path"] for e in log if e["tid"] in hit}
     return lost, {e["path"] for e in log} - lost
 
 
@@ -118,7 +118,9 @@ def test_an_executor_killed_mid_write_is_retried_elsewhere_and_the_commit_is_exa
     with spark_cluster.arm(partition=FAULTY, attempt=0, action="sleep", seconds=120, once=True):
         writer = threading.Thread(target=upsert)
         writer.start()
-        sleeping = wait_for(lambda: [e for e in spark_cluster.hook_log() if e["action"] == "sleep"], 120)
+        sleeping = wait_for(lambda: [e for e in spark_cluster.hook_log() if e["action"] == "sleep"]
+                            or not writer.is_alive(), 120)
+        assert writer.is_alive(), (outcome, spark_cluster.hook_log())
         victim = executor_of(sleeping[0]["pid"])
         os.kill(victim, signal.SIGKILL)
         writer.join(240)
