@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 import urllib.request
@@ -25,7 +26,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.conftest import REPO, local_builder
+from tests.conftest import REPO
 from tests.object_stores import Server, free_port
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -132,7 +133,15 @@ def cluster_session(cluster: Cluster, app: str, conf: Mapping[str, str] = {}):  
     """A SparkSession on ``cluster`` with ``hoodie_datasource.register``: two 1-core executors (one per
     worker), tasks retried up to 4 times, the executors' Python importing this repository and the
     fault hooks armed by the tests. One SparkContext per process: the block stops it."""
-    builder = (local_builder(app).master(cluster.url)
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors' Python: SparkContext reads it
+    # a new Builder: ``SparkSession.builder`` is shared and keeps the settings of earlier sessions
+    builder = (SparkSession.Builder().master(cluster.url).appName(app)
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.default.parallelism", "4")
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.driver.memory", "1g")
@@ -140,6 +149,9 @@ def cluster_session(cluster: Cluster, app: str, conf: Mapping[str, str] = {}):  
                .config("spark.executor.memory", "512m")
                .config("spark.cores.max", "2")
                .config("spark.task.maxFailures", "4")
+               # the first session's settings are the driver JVM's system properties, which every later
+               # SparkConf loads: a session after a speculating one must switch it off itself
+               .config("spark.speculation", "false")
                .config("spark.pyspark.python", sys.executable)
                .config("spark.executorEnv.PYTHONPATH", str(REPO))
                .config("spark.executorEnv.HOODIE_FAULT_POINTS", FAULT_POINTS)
