@@ -1,6 +1,6 @@
-"""The tables the cluster tests write: (id, ts, p, v) records over three partitions, the expected rows
-computed beside them, and the checks that a commit is exact (every key once, no orphan file, write
-stats listing exactly the files on disk)."""
+"""The tables the cluster tests write and how: (id, ts, p, v) records over three partitions, the writes,
+the expected rows computed beside them, and the checks that a commit is exact (every key once, no
+orphan file, write stats listing exactly the files on disk)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from tests.conftest import table_listing
 
 PARTITIONS = 3
+FAULTY = "p=1"  # the partition whose write tasks the fault tests slow down or fail
 
 
 def options(name: str, table_type: str = "COPY_ON_WRITE") -> dict[str, str]:
@@ -73,3 +74,29 @@ def assert_exact(path: str, rows: list[tuple], expected: dict[int, tuple]) -> No
     assert sorted(listed - on_disk) == [], "files in write stats that are not on disk"
     assert not any(p.startswith(".hoodie/.temp/") for p in table_listing(path)), "markers left behind"
     assert Path(path, ".hoodie").is_dir()
+
+
+def write(spark, path: str, batch: pa.Table, opts: dict[str, str], operation: str) -> str:
+    spark.createDataFrame(batch).write.format("hoodie").options(**opts).mode(operation).save(path)
+    return HoodieTable(path).latest_commit()
+
+
+def loaded(spark, path: str, table_type: str, model: dict) -> None:
+    """The table's first commit: 3000 rows by bulk_insert."""
+    batch = records(range(3000), 1)
+    write(spark, path, batch, options("t", table_type), "bulk_insert")
+    apply(model, batch)
+
+
+def upsert_batch() -> pa.Table:
+    """1000 updates (a third of them in each partition) and 500 inserts."""
+    return pa.concat_tables([records(range(1000), 2, bump=0.5), records(range(3000, 3500), 2)])
+
+
+def split_by_attempt(log: list[dict], action: str) -> tuple[set[str], set[str]]:
+    """The files written by the task attempts that hit ``action`` (all their files, in any partition),
+    and the files of every other attempt."""
+    hit = {e["tid"] for e in log if e["action"] == action}  # a stage run again numbers attempts from 0 again
+    assert hit, f"no task attempt hit {action!r}: the fault was not injected"
+    lost = {e["path"] for e in log if e["tid"] in hit}
+    return lost, {e["path"] for e in log} - lost

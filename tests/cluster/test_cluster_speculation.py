@@ -9,8 +9,19 @@ import time
 
 import pytest
 
-from tests.cluster.tables import apply, assert_exact, committed_files, data_files, options, spark_rows
-from tests.cluster.test_cluster_writes import FAULTY, loaded, split_by_attempt, upsert_batch, write
+from tests.cluster.tables import (
+    FAULTY,
+    apply,
+    assert_exact,
+    committed_files,
+    data_files,
+    loaded,
+    options,
+    spark_rows,
+    split_by_attempt,
+    upsert_batch,
+    write,
+)
 from tests.spark_cluster import cluster_session
 
 pytestmark = pytest.mark.cluster

@@ -9,42 +9,37 @@ import signal
 import threading
 import time
 
-import pyarrow as pa
 import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.cluster.tables import apply, assert_exact, committed_files, data_files, options, records, rows_of, spark_rows
+from tests.cluster.tables import (
+    FAULTY,
+    apply,
+    assert_exact,
+    committed_files,
+    data_files,
+    loaded,
+    options,
+    records,
+    rows_of,
+    spark_rows,
+    split_by_attempt,
+    upsert_batch,
+    write,
+)
 from tests.spark_cluster import cluster_session, executor_of, wait_executors
 
 pytestmark = pytest.mark.cluster
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
-FAULTY = "p=1"
 
 
 @pytest.fixture(scope="module")
 def cluster_spark(spark_cluster):
     with cluster_session(spark_cluster, "hoodie-cluster-writes") as session:
         yield session
-
-
-def write(spark, path: str, batch: pa.Table, opts: dict[str, str], operation: str) -> str:
-    spark.createDataFrame(batch).write.format("hoodie").options(**opts).mode(operation).save(path)
-    return HoodieTable(path).latest_commit()
-
-
-def loaded(spark, path: str, table_type: str, model: dict) -> None:
-    """The table's first commit: 3000 rows by bulk_insert."""
-    batch = records(range(3000), 1)
-    write(spark, path, batch, options("t", table_type), "bulk_insert")
-    apply(model, batch)
-
-
-def upsert_batch() -> pa.Table:
-    """1000 updates (a third of them in each partition) and 500 inserts."""
-    return pa.concat_tables([records(range(1000), 2, bump=0.5), records(range(3000, 3500), 2)])
 
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
@@ -71,15 +66,6 @@ def test_the_write_dag_on_the_cluster_equals_local_mode(cluster_spark, tmp_path,
     changed = {r["id"] for r in upsert_batch().to_pylist()} - set(range(2000, 2300))
     assert pulled == local_pulled == sorted(model[i] for i in changed)
     assert len(committed_files(cluster)) == 3
-
-
-def split_by_attempt(log: list[dict], action: str) -> tuple[set[str], set[str]]:
-    """The files written by the task attempts that hit ``action`` (all their files, in any partition),
-    and the files of every other attempt."""
-    hit = {e["tid"] for e in log if e["action"] == action}  # a stage run again numbers attempts from 0 again
-    assert hit, f"no task attempt hit {action!r}: the fault was not injected"
-    lost = {e["path"] for e in log if e["tid"] in hit}
-    return lost, {e["path"] for e in log} - lost
 
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
