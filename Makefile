@@ -39,11 +39,12 @@ azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the 
 
 install: java-check $(STAMP) $(SHIM_JAR) azurite  ## create .venv with the library and its test tools; build the jvm-shim; Azurite
 
-test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests: processes of their own)
+test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	$(PY) -m pytest -q --ignore=tests/sql
 	$(PY) -m pytest -q tests/sql
 	$(PY) -m pytest -q -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q -m property tests/property
+	$(PY) -m pytest -q -m cluster
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit

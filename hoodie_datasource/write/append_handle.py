@@ -30,6 +30,7 @@ from hoodie_datasource.table.meta_columns import (
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write import fault_points
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
@@ -80,6 +81,7 @@ def append_to_file_group(
     relative = join(target.partition, log_name)
     create_marker(ctx.storage, ctx.instant, target.partition, log_name, "APPEND")
     size = write_log_file(ctx.storage, relative, blocks)
+    fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
     return WriteStat(
         fileId=target.file_id,
         path=relative,

@@ -18,6 +18,7 @@ from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write import fault_points
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.merge import merge_positions
@@ -98,6 +99,7 @@ def write_file_group(
     marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
                            ctx.record_key_fields, first_new_row=plan.num_kept)
+    fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
     finished = time.monotonic()
     return WriteStat(
         fileId=target.file_id,
