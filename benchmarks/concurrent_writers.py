@@ -67,12 +67,12 @@ def one_writer(path: str, a: pa.Table, b: pa.Table) -> float:
 
 
 def two_writers(path: str, a: pa.Table, b: pa.Table) -> float:
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")  # a fork of a process running Arrow threads can deadlock
     start = context.Event()
     workers = [context.Process(target=_write, args=(path, data, OCC, start)) for data in (a, b)]
     for worker in workers:
         worker.start()
-    time.sleep(0.5)  # both processes are up and waiting
+    time.sleep(3.0)  # both processes are up (spawned: they import the library) and waiting
     started = time.perf_counter()
     start.set()
     for worker in workers:
@@ -105,8 +105,8 @@ def main() -> None:
         write_local(base, base_table(args.rows, SEED), {**BASE, "hoodie.datasource.write.operation": "bulk_insert"})
         finals = {}
         for run in range(args.runs):
-            for name, scenario in zip(times, (one_writer, two_writers)):
-                path = str(Path(work) / f"run{run}-{len(finals)}")
+            for index, (name, scenario) in enumerate(zip(times, (one_writer, two_writers))):
+                path = str(Path(work) / f"run{run}-{index}")
                 shutil.copytree(base, path)
                 times[name].append(scenario(path, a, b))
                 finals[name] = path
