@@ -50,6 +50,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, _missing, require_module
+from tests.server_process import log_tail, stop_process
 
 AZURITE_BIN = REPO / ".tools" / "node_modules" / ".bin" / "azurite-blob"
 AZURE_ACCOUNT = "devstoreaccount1"
@@ -108,16 +109,10 @@ class Server:
         raise RuntimeError(f"{self.name} did not answer on {self.url} within {timeout:.0f}s: {self.log_tail()}")
 
     def log_tail(self, lines: int = 20) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self._log.close()
 
     def _sync(self) -> None:

@@ -25,6 +25,7 @@ import pytest
 
 from tests.conftest import _missing, require_module
 from tests.object_stores import free_port
+from tests.server_process import log_tail, stop_process
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")  # its manifest's Class-Path names the other jars
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -50,16 +51,10 @@ class ZookeeperServer:
     host = "127.0.0.1"
 
     def log_tail(self, lines: int = 20) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_zookeeper(work: Path, port: int | None = None, timeout: float = 60.0) -> ZookeeperServer:

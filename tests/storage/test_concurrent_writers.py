@@ -24,25 +24,14 @@ OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodi
        "hoodie.write.lock.wait_time_ms": "20000", "hoodie.write.lock.wait_time_ms_between_retry": "100"}
 
 
-def run_children(target, args_of: list[tuple], parties: int | None = None) -> list:
-    """Run ``target(*args, barrier, results)`` in spawned children; return what each put on ``results``."""
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(parties or len(args_of)), context.Queue()
-    children = [context.Process(target=target, args=(*args, barrier, results)) for args in args_of]
-    for child in children:
-        child.start()
-    try:
-        return [results.get(timeout=TIMEOUT_S) for _ in children]
-    finally:
-        for child in children:
-            child.join(30)
-            if child.is_alive():
-                child.kill()
-                child.join()
+def run_children(target, args_of: list[tuple]) -> list:
+    """Run ``target(*args, barrier, results)`` for each ``args`` in its own spawned child."""
+    return run_children_pair(*[(target, args) for args in args_of])
 
 
 def run_children_pair(*targets: tuple) -> list:
-    """Run each ``(target, args)`` as ``target(*args, barrier, results)`` in its own spawned child."""
+    """Run each ``(target, args)`` as ``target(*args, barrier, results)`` in its own spawned child; return
+    what each put on ``results``."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(len(targets)), context.Queue()
     children = [context.Process(target=target, args=(*args, barrier, results)) for target, args in targets]
