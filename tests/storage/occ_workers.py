@@ -7,6 +7,7 @@ stops at a given point and sets an ``Event`` (to be killed there), and reports t
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from multiprocessing.synchronize import Barrier, Event
@@ -19,6 +20,7 @@ from hoodie_datasource.errors import HoodieWriteConflictError
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
+from hoodie_datasource.write import fault_points
 
 logger = logging.getLogger(__name__)
 BARRIER_TIMEOUT_S = 120.0  # only guards against a hang when the other child died
@@ -37,6 +39,29 @@ def write_batches(uri: str, options: Mapping[str, str], batches: list[pa.Table],
         except HoodieWriteConflictError as exc:
             outcome.append(("conflict", str(exc)))
     results.put((tag, outcome))
+
+
+_overlap: list[Barrier] = []  # the barrier the fault hook below meets, once
+
+
+def meet_the_other_writer(point: str, **context) -> None:
+    """A fault hook (``after_data_file_written``): wait, once, until the other child has written its
+    file too, so each write starts before the other commits."""
+    if _overlap:
+        _overlap.pop().wait(BARRIER_TIMEOUT_S)
+
+
+def write_overlapping(uri: str, options: Mapping[str, str], data: pa.Table, tag: str, barrier: Barrier,
+                      results: Any) -> None:
+    """One write that has written its data file before the other child's write commits (and the other
+    way round): of two writes of the same keys, exactly one can commit. Puts ``(tag, outcome)``."""
+    os.environ[fault_points.ENV_VAR] = f"{fault_points.AFTER_DATA_FILE_WRITTEN}={__name__}:meet_the_other_writer"
+    _overlap.append(barrier)
+    barrier.wait(BARRIER_TIMEOUT_S)
+    try:
+        results.put((tag, ("committed", write_local(uri, data, options))))
+    except HoodieWriteConflictError as exc:
+        results.put((tag, ("conflict", str(exc))))
 
 
 def increment_rounds(uri: str, options: Mapping[str, str], rounds: int, barrier: Barrier, results: Any) -> None:

@@ -100,8 +100,8 @@ def test_writes_of_the_same_keys_one_commits_the_other_conflicts(place: Place) -
     options = place.write_options(**OCC)
     write_local(place.uri, rows("key"), options)
     same_keys = {tag: rows("key", ts=2).set_column(3, "v", [[f"{tag}:{i}" for i in range(3)]]) for tag in ("a", "b")}
-    outcomes = {tag: outcome for tag, (outcome,) in
-                run_children(occ_workers.write_batches, [(place.uri, options, [same_keys[t]], t) for t in ("a", "b")])}
+    # both writes have written their files before either commits (a fault hook meets the other child)
+    outcomes = dict(run_children(occ_workers.write_overlapping, [(place.uri, options, same_keys[t], t) for t in ("a", "b")]))
     assert sorted(state for state, _ in outcomes.values()) == ["committed", "conflict"], outcomes
     (winner,) = [tag for tag, (state, _) in outcomes.items() if state == "committed"]
     (loser,) = {"a", "b"} - {winner}
