@@ -238,6 +238,7 @@ class WriteSession:
         lock: it catches a second writer that completed before this check, but not one completing between
         the check and this write's completed file (a window of one listing and one create)."""
         tx = self._transactions()
+        completed = False
         try:
             with tx.locked():
                 now = Timeline.load(self.storage, self.table)
@@ -255,9 +256,14 @@ class WriteSession:
                 except CommitConflictError:
                     self.owns_instant = False  # another writer completed an instant of this time: never roll it back
                     raise
+                completed = True
         except BaseException:
-            self.abort()
-            raise
+            if not completed:
+                self.abort()
+                raise
+            # the commit landed; only releasing the lock failed (it expires with its lease or session):
+            # rolling back now would delete the files of a completed write
+            logger.exception("Committed %s, but releasing the table lock failed", self.instant_time)
         self.finished = True
         tx.stop_heartbeat()
 

@@ -8,12 +8,15 @@ detached (no heartbeat, no lock): only the driver's session starts, commits or a
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.transaction.heartbeat import Heartbeat
 from hoodie_datasource.transaction.lock_manager import LockManager, open_lock_provider
+
+logger = logging.getLogger(__name__)
 
 
 class TransactionManager:
@@ -46,7 +49,12 @@ class TransactionManager:
             self._heartbeat = None
 
     def close(self) -> None:
-        """Free the lock provider (its connection, its renewal thread)."""
+        """Free the lock provider (its connection, its renewal thread). Best effort: it runs after the
+        commit or the rollback, whose outcome a failing release must not change (a lock left held expires
+        with its lease or session)."""
         if self._lock is not None:
-            self._lock.close()
-            self._lock = None
+            lock, self._lock = self._lock, None
+            try:
+                lock.close()
+            except Exception:
+                logger.exception("Could not release the table lock cleanly")

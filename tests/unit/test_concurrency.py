@@ -14,7 +14,7 @@ from hoodie_datasource.client.local_engine import _run, write_local
 from hoodie_datasource.client.write_client import run_write, start_write
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
-from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockTimeoutError
+from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockError, LockTimeoutError
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.local import LocalStorage
 from hoodie_datasource.storage.registry import open_storage
@@ -316,6 +316,27 @@ def test_an_occ_write_whose_commit_cannot_get_the_lock_rolls_itself_back(tmp_pat
     timeline = Timeline.load(storage, load_table_config(storage))
     assert timeline.pending() == [] and session.instant_time not in {i.timestamp for i in timeline.completed()}
     assert storage.list_tree(".hoodie/.heartbeat") == [] and read(path) == [("a", 1)]
+
+
+def test_a_lock_release_failing_after_the_commit_keeps_the_commit(tmp_path, monkeypatch):
+    """The completed instant is the commit point: a failure after it (here, releasing the lock) must not
+    roll the write back, which would delete the files of a completed commit."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OCC)
+
+    session = start_write(open_storage(path), OCC, batch([("b", 1, "x", 2)]).schema)
+    original = InProcessLockProvider.unlock
+
+    def release_fails(self):
+        original(self)
+        raise LockError("the lock service went away")
+
+    monkeypatch.setattr(InProcessLockProvider, "unlock", release_fails)
+    instant = _write(session, [("b", 1, "x", 2)])
+    monkeypatch.undo()
+    assert read(path) == [("a", 1), ("b", 2)]
+    storage = open_storage(path)
+    assert instant in {i.timestamp for i in Timeline.load(storage, load_table_config(storage)).completed()}
 
 
 def test_a_pending_rollback_finished_by_another_writer_meanwhile_is_no_error(tmp_path):
