@@ -102,7 +102,9 @@ def _small_file(storage: Storage, rel: str, key: tuple) -> pa.Buffer | None:
         return None
     content = _SMALL_FILES.get(key)
     if content is None:
-        content = storage.read_buffer(rel)
+        # the bytes themselves, not ``read_buffer``'s memory map: thousands of small files kept mapped
+        # would hold as many maps (and the disk space of files the cleaner deleted)
+        content = pa.py_buffer(storage.read(rel))
         _SMALL_FILES.put(key, content, content.size)
     return content
 
