@@ -156,7 +156,12 @@ CHECKSUM_SINCE_VERSION = 3  # Hudi writes hoodie.table.checksum from table versi
 
 def _intact(props: dict[str, str]) -> bool:
     """The checksum Hudi's ``HoodieTableConfig.generateChecksum`` computes (CRC32 of "<database>.<table>",
-    the database "" when unset) is there and matches: a truncated or half-written file fails it."""
+    the database "" when unset) is there and matches: a truncated or half-written file fails it.
+
+    Stricter than Hudi's ``HoodieConfigUtils.fetchConfigs``, which checks the checksum only when the file
+    has one: Hudi writes it as the last entry of every table of version 3 and later, so there a file
+    without it was cut short, and reading it with defaults for the missing keys (a MERGE_ON_READ table
+    taken for COPY_ON_WRITE) would be a silent wrong answer."""
     checksum = props.get("hoodie.table.checksum")
     if checksum is None:
         version = props.get("hoodie.table.version", "0")
