@@ -6,7 +6,7 @@ The two workers listen on different loopback addresses, 127.0.0.1 and 127.0.0.2:
 speculative copy of a task on a host that already runs an attempt of it (``TaskSetManager``'s
 ``hasAttemptOnHost``), so with one address speculation would never duplicate anything.
 
-Faults are injected through the library's named fault points (``hoodie_datasource.write.fault_points``):
+Faults are injected through the library's named fault points (``hoodie_datasource.fault_points``):
 the executors get ``HOODIE_FAULT_POINTS`` pointing at the hooks in ``tests/cluster/fault_hooks.py``,
 which do nothing until a test arms them (``Cluster.arm``, a JSON file in the cluster's control folder).
 """

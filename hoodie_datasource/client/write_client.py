@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
@@ -180,6 +181,7 @@ class WriteSession:
             "operationType": self.operation.commit_type,
         }
         self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
+        fault_points.reach(fault_points.AFTER_INFLIGHT, storage=self.storage, instant=self.instant_time)
 
     def run(self, engine: Callable[[WriteSession], str]) -> str:
         """``engine(self)``: move the records and commit, returning the instant time. Any failure, an
@@ -226,6 +228,7 @@ class WriteSession:
             self.mark_inflight({})
         touched = {(s.partitionPath or "", s.fileId) for s in stats if s.fileId}
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
+        fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.storage, instant=self.instant_time)
         self._complete(metadata.to_json(), touched)
         delete_marker_dir(self.storage, self.instant_time)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
@@ -416,8 +419,14 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             tx.close()
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    return WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
-                        not timeline.completed(), services, concurrency=concurrency, transactions=tx)
+    session = WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
+                           not timeline.completed(), services, concurrency=concurrency, transactions=tx)
+    try:
+        fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
+    except BaseException:
+        session.abort()
+        raise
+    return session
 
 
 def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,

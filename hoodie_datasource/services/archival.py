@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
@@ -77,5 +78,6 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
             if name in present:
                 storage.move(join(source, name), join(target, name))
         moved.append(instant.timestamp)
+        fault_points.reach(fault_points.MID_ARCHIVAL, storage=storage, instant=instant.timestamp)
     logger.info("Archived %d instants older than %s", len(moved), cutoff)
     return moved

@@ -17,14 +17,16 @@ than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerP
 from __future__ import annotations
 
 import logging
+import posixpath
 import time
 from collections import defaultdict
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CleanConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
-from hoodie_datasource.timeline.instant import CLEAN, WRITE_ACTIONS
+from hoodie_datasource.timeline.instant import CLEAN, WRITE_ACTIONS, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
@@ -89,11 +91,17 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
 def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
     """Plan and run a clean; return its instant time, or None when there is nothing to delete. Under the
     LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
-    ``BaseHoodieTableServiceClient.clean`` does."""
+    ``BaseHoodieTableServiceClient.clean`` does; so are pending cleans finished first: a cleaner that died
+    midway left its plan, which is executed again (deleting a file twice is harmless) and completed."""
     started = time.monotonic()
     if cfg.rolls_back_failed_writes and any(i.action in WRITE_ACTIONS for i in timeline.pending()):
         if rollback_failed_writes(timeline, cfg.heartbeat_expiry_ms):
             timeline = Timeline.load(timeline.storage, timeline.config)
+    pending = [i for i in timeline.pending() if i.action == CLEAN]
+    for instant in pending:
+        _execute(timeline, instant, timeline.read_plan(instant.with_state(State.REQUESTED)), time.monotonic())
+    if pending:
+        timeline = Timeline.load(timeline.storage, timeline.config)
     doomed, retained_from = files_to_clean(timeline, cfg)
     if not any(doomed.values()):
         return None
@@ -116,23 +124,40 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
         "partitionsToBeDeleted": None,
     }
     requested = create_requested(timeline, instant_time, CLEAN, encode(CLEANER_PLAN, plan))
-    inflight = transition_to_inflight(timeline, requested)
+    total = _execute(timeline, requested, plan, started)
+    logger.info("Clean %s removed %d files (retaining from %s)", instant_time, total, retained_from)
+    return instant_time
+
+
+def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -> int:
+    """Delete the files ``plan`` lists and complete the clean ``instant`` (requested or inflight); returns
+    the files deleted."""
+    storage = timeline.storage
+    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
     partition_metadata = {}
     total = 0
-    for partition, names in doomed.items():
-        ok = [n for n in names if storage.delete(join(partition, n))]
+    # version 2 plans list paths; version 1 plans (older Hudi) list file names
+    planned = {p: [posixpath.basename(e["filePath"]) for e in entries]
+               for p, entries in (plan.get("filePathsToBeDeletedPerPartition") or {}).items()}
+    for partition, names in (planned or plan.get("filesToBeDeletedPerPartition") or {}).items():
+        ok = []
+        for name in names:
+            if storage.delete(join(partition, name)):
+                ok.append(name)
+            fault_points.reach(fault_points.MID_CLEAN, storage=storage, instant=instant.timestamp,
+                               path=join(partition, name))
         total += len(ok)
         partition_metadata[partition] = {
-            "partitionPath": partition, "policy": cfg.policy, "deletePathPatterns": names,
+            "partitionPath": partition, "policy": plan["policy"], "deletePathPatterns": names,
             "successDeleteFiles": ok, "failedDeleteFiles": [n for n in names if n not in ok],
             "isPartitionDeleted": False,
         }
+    retained = plan.get("earliestInstantToRetain") or {}
     metadata = {
-        "startCleanTime": instant_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": total, "earliestCommitToRetain": "" if by_versions else retained_from,
-        "lastCompletedCommitTimestamp": plan["lastCompletedCommitTimestamp"],
+        "startCleanTime": instant.timestamp, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": total, "earliestCommitToRetain": retained.get("timestamp") or "",
+        "lastCompletedCommitTimestamp": plan.get("lastCompletedCommitTimestamp"),
         "partitionMetadata": partition_metadata, "version": 2,
     }
     transition_to_completed(timeline, inflight, encode(CLEAN_METADATA, metadata))
-    logger.info("Clean %s removed %d files (retaining from %s)", instant_time, total, retained_from)
-    return instant_time
+    return total

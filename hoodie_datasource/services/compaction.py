@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 import pyarrow as pa
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import read_merged_slice
@@ -187,6 +188,8 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     create_marker(storage, instant_time, partition, file_name, "CREATE")
     size = write_base_file(storage, join(partition, file_name), merged, footer, cfg.compression,
                            timeline.config.record_key_fields)
+    fault_points.reach(fault_points.MID_COMPACTION, storage=storage, instant=instant_time,
+                       path=join(partition, file_name))
     return WriteStat(
         fileId=op["fileId"],
         path=join(partition, file_name),

@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections.abc import Iterator
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.transaction.heartbeat import Heartbeat
@@ -38,6 +39,7 @@ class TransactionManager:
         if self._lock is None:
             self._lock = LockManager(open_lock_provider(self.config, self.storage), self.config)
         with self._lock.locked():
+            fault_points.reach(fault_points.WHILE_HOLDING_LOCK, storage=self.storage)
             yield
 
     def start_heartbeat(self, instant_time: str) -> None:

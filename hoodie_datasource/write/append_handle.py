@@ -15,6 +15,7 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import write_log_file
@@ -30,7 +31,6 @@ from hoodie_datasource.table.meta_columns import (
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write import fault_points
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 

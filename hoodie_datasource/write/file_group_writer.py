@@ -12,13 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyarrow as pa
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write import fault_points
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.merge import merge_positions

@@ -14,8 +14,9 @@ import posixpath
 import time
 from collections import defaultdict
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.errors import CommitConflictError, TimelineError
-from hoodie_datasource.storage.storage import join
+from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
@@ -86,7 +87,7 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
         storage.delete(timeline.path_of(target))  # readers stop seeing the instant here
     partition_metadata = {}
     for partition, names in by_partition.items():
-        ok = [n for n in names if storage.delete(join(partition, n))]
+        ok = [n for n in names if _delete(storage, rollback_time, join(partition, n))]
         partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
                                          "failedDeleteFiles": [n for n in names if n not in ok],
                                          "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
@@ -102,6 +103,12 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
     logger.info("Rolled back %s %s as rollback %s (%d files removed)", target.action, target.timestamp,
                 rollback_time, metadata["totalFilesDeleted"])
     return rollback_time
+
+
+def _delete(storage: Storage, rollback_time: str, relative: str) -> bool:
+    deleted = storage.delete(relative)
+    fault_points.reach(fault_points.MID_ROLLBACK, storage=storage, instant=rollback_time, path=relative)
+    return deleted
 
 
 def rollback_pending(timeline: Timeline, instant: Instant) -> str:

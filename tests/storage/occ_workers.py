@@ -15,12 +15,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieWriteConflictError
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
-from hoodie_datasource.write import fault_points
 
 logger = logging.getLogger(__name__)
 BARRIER_TIMEOUT_S = 120.0  # only guards against a hang when the other child died

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from hoodie_datasource import fault_points
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.write import fault_points
 from tests.conftest import assert_failed_write_left_nothing, table_listing
 from tests.unit.small_tables import batch, read_pairs
 

@@ -17,7 +17,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "hoodie_datasource"
 # module-name prefixes, bottom layer first; a module takes the layer of its longest matching prefix
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "dependencies", "schema", "config.property"),
+    ("errors", "dependencies", "schema", "config.property", "fault_points"),
     ("storage",),
     ("table", "timeline"),
     ("config",),

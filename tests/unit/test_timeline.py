@@ -83,7 +83,10 @@ def test_transitions_are_create_once(tmp_path):
     inflight = transition_to_inflight(timeline, requested)
     transition_to_completed(timeline, inflight, b"{}")
     with pytest.raises(CommitConflictError, match="never overwritten"):
-        transition_to_completed(timeline, inflight, b"{}")
+        transition_to_completed(timeline, inflight, b'{"another": "writer"}')
+    # a retry of the same create (its first answer lost) finds its own content: the commit stands
+    assert transition_to_completed(timeline, inflight, b"{}").state is State.COMPLETED
     loaded = Timeline.load(storage, config)
     assert [i.state for i in loaded.instants] == [State.COMPLETED]
+    assert storage.read(timeline.path_of(loaded.instants[0])) == b"{}"
     assert not [p for p in (tmp_path / ".hoodie").iterdir() if p.name.endswith(".tmp")]
