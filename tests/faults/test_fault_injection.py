@@ -1,0 +1,156 @@
+"""Every named fault point (``hoodie_datasource.fault_points``), failed both ways (an exception, and
+SIGKILL of the writer's process group), on copy-on-write and merge-on-read tables: the table stays
+readable and exactly as before or after the operation, by our reader and hudi-rs, a lock the dead
+writer held expires, and the next operation recovers (``tests.faults.harness`` says what is checked).
+
+Writes run in the local engine here; ``test_spark_writer_faults`` kills Spark writers (driver JVM and
+Python workers)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from hoodie_datasource import fault_points as fp
+from tests.faults.harness import (
+    OCC,
+    Rows,
+    Table,
+    applied,
+    assert_failed_as_injected,
+    assert_reads,
+    batch,
+    data_files,
+    lease,
+    recover,
+    run_writer,
+    timeline,
+)
+
+pytestmark = pytest.mark.fault
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+BASE = ["k0", "k1", "k2", "k3"]
+UPDATE = batch("update", ["k0", "k3", "n0"], ts=2)  # two updates (one per partition) and an insert
+NO_SERVICES = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+CLEAN = {**OCC, "hoodie.cleaner.commits.retained": "1"}
+ARCHIVE = {**OCC, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A table ready for the operation under test: the worker's spec, the rows before and after the
+    operation, and what to run again when recovering (a service that was interrupted)."""
+
+    spec: dict
+    before: Rows
+    after: Rows
+    again: Callable[[], object] | None = None
+
+
+def _upsert(table: Table) -> Prepared:
+    table.write(batch("first", BASE))
+    table.write(batch("second", ["k1", "k2", "n1"], ts=1))
+    spec = {"op": "upsert", "path": table.path, "options": table.options, "rows": UPDATE.to_pydict()}
+    return Prepared(spec, table.rows, applied(table.rows, UPDATE))
+
+
+def _rollback(table: Table) -> Prepared:
+    table.write(batch("first", BASE))
+    before_update = table.rows
+    table.write(UPDATE)
+    instant = timeline(table.path).last_completed_write().timestamp
+    spec = {"op": "rollback", "path": table.path, "options": OCC, "instant": instant}
+    return Prepared(spec, table.rows, before_update)  # the next write finishes the rollback
+
+
+def _versions(table: Table, rounds: int) -> None:
+    """``rounds`` updates of every row after a first write, a compaction after each on merge-on-read:
+    slices for the cleaner to remove, instants for archival to move."""
+    table.write(batch("first", BASE), **NO_SERVICES)
+    for n in range(rounds):
+        table.write(batch(f"round{n}", BASE, ts=n + 2), **NO_SERVICES)
+        if table.table_type == MOR:
+            table.service().compact(**OCC)
+
+
+def _clean(table: Table) -> Prepared:
+    _versions(table, 2)
+    spec = {"op": "clean", "path": table.path, "options": CLEAN}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().clean(**CLEAN))
+
+
+def _compact(table: Table) -> Prepared:
+    table.write(batch("first", BASE))
+    table.write(UPDATE)
+    spec = {"op": "compact", "path": table.path, "options": OCC}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().compact(**OCC))
+
+
+def _archive(table: Table) -> Prepared:
+    _versions(table, 5)
+    spec = {"op": "archive", "path": table.path, "options": ARCHIVE}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().archive(**ARCHIVE))
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str
+    prepare: Callable[[Table], Prepared]
+    outcome: str  # "before" | "after": the state the table is in once the operation died at the point
+    holds_lock: bool  # the operation holds the table lock at the point
+    table_types: tuple[str, ...] = (COW, MOR)
+
+
+POINTS = [
+    Point(fp.AFTER_REQUESTED, _upsert, "before", False),
+    Point(fp.AFTER_INFLIGHT, _upsert, "before", False),
+    Point(fp.AFTER_DATA_FILE_WRITTEN, _upsert, "before", False),
+    Point(fp.BEFORE_COMMIT, _upsert, "before", False),
+    Point(fp.WHILE_HOLDING_LOCK, _upsert, "before", True),  # first reached creating the instant
+    Point(fp.AFTER_COMPLETED_CREATE, _upsert, "after", True),
+    Point(fp.MID_ROLLBACK, _rollback, "after", True),  # the completed instant goes first
+    Point(fp.MID_CLEAN, _clean, "after", True),
+    Point(fp.MID_COMPACTION, _compact, "after", False, (MOR,)),
+    Point(fp.MID_ARCHIVAL, _archive, "after", True),
+]
+CASES = [pytest.param(p, mode, t, id=f"{p.name}-{mode}-{'cow' if t == COW else 'mor'}")
+         for p in POINTS for mode in ("fail", "kill") for t in p.table_types]
+
+
+def test_every_fault_point_is_covered():
+    assert {p.name for p in POINTS} == set(fp.POINTS)
+
+
+@pytest.mark.parametrize(("point", "mode", "table_type"), CASES)
+def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, point: Point, mode: str,
+                                                                  table_type: str):
+    table = Table(str(tmp_path / "t"), table_type)
+    prepared = point.prepare(table)
+    files_before = data_files(table.storage())
+
+    outcome = run_writer(prepared.spec, point.name, mode)
+
+    if mode == "fail" and point.name == fp.AFTER_COMPLETED_CREATE:
+        # the create landed and only its answer was lost: the writer finds its commit there and succeeds
+        assert outcome.returncode == 0, outcome.stderr[-2000:]
+    else:
+        assert_failed_as_injected(outcome, mode)
+    expected = prepared.after if point.outcome == "after" else prepared.before
+    assert_reads(table.path, expected, f"after a {mode} at {point.name}")
+    held = lease(table.path)
+    if mode == "kill" and point.holds_lock:
+        assert held is not None and held.state == "held" and f":{outcome.session}:" in held.owner, held
+    else:
+        assert held is None or held.state == "released", f"the lock is still held: {held}"
+
+    table.rows = expected
+    recover(table, prepared.again)
+    if point.name == fp.MID_CLEAN:
+        assert files_before - data_files(table.storage()), "the clean removed nothing"
+    if point.name == fp.MID_COMPACTION:
+        assert any(timeline(table.path).is_compaction(i) for i in timeline(table.path).completed())
+    if point.name == fp.MID_ARCHIVAL:
+        assert timeline(table.path).archived, "nothing was archived"

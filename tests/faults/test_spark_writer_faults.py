@@ -1,0 +1,48 @@
+"""A Spark writer (``df.write.format("hoodie")``: the driver, its JVM and PySpark's Python workers) that
+fails or is killed whole: in a Python worker after it wrote a data file, and on the driver with every
+file written, before the commit. The table stays as it was, by our reader and hudi-rs, and the next
+write rolls back what was left (``tests.faults.harness`` says what is checked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodie_datasource import fault_points as fp
+from tests.faults.harness import (
+    Table,
+    assert_failed_as_injected,
+    assert_reads,
+    batch,
+    lease,
+    recover,
+    run_writer,
+    timeline,
+)
+
+pytestmark = pytest.mark.fault
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+CASES = [pytest.param(point, mode, t, id=f"{point}-{mode}-{'cow' if t == COW else 'mor'}")
+         for point in (fp.AFTER_DATA_FILE_WRITTEN, fp.BEFORE_COMMIT) for mode in ("fail", "kill") for t in (COW, MOR)]
+
+
+@pytest.mark.parametrize(("point", "mode", "table_type"), CASES)
+def test_a_spark_writer_failing_or_killed_leaves_the_table_as_it_was(tmp_path, point: str, mode: str, table_type: str):
+    table = Table(str(tmp_path / "t"), table_type)
+    table.write(batch("first", ["k0", "k1", "k2", "k3"]))
+    before = table.rows
+    update = batch("update", ["k0", "k3", "n0", "n1"], ts=2)
+    spec = {"op": "spark_upsert", "path": table.path, "options": table.options, "rows": update.to_pydict()}
+
+    outcome = run_writer(spec, point, mode)
+
+    assert_failed_as_injected(outcome, mode)
+    assert_reads(table.path, before, f"after a {mode} at {point}")
+    pending = timeline(table.path).pending()
+    if mode == "kill":  # the instant stays pending until the next write rolls it back
+        assert [i.action for i in pending] == ["commit" if table_type == COW else "deltacommit"]
+    else:  # the writer rolled its instant back itself
+        assert not pending
+    held = lease(table.path)
+    assert held is None or held.state == "released", held
+    recover(table, None)
