@@ -41,6 +41,9 @@ class CompactionConfig:
     target_io_mb: int = 500 * 1024
     index: IndexConfig = IndexConfig()
     compression: str = "snappy"
+    # a compaction beats a heartbeat while it runs, so no other process restarts it meanwhile
+    heartbeat_interval_ms: int = 60_000
+    heartbeat_expiry_ms: int = 120_000
 
     def __post_init__(self) -> None:
         name = self.strategy.rsplit(".", 1)[-1]
@@ -80,6 +83,7 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
             strategy=get(k.COMPACTION_STRATEGY), max_delta_commits=get(k.MAX_DELTA_COMMITS),
             target_partitions=get(k.DAYBASED_PARTITIONS), target_io_mb=get(k.TARGET_IO),
             index=index or IndexConfig(), compression=compression,
+            heartbeat_interval_ms=concurrency.heartbeat_interval_ms, heartbeat_expiry_ms=concurrency.heartbeat_expiry_ms,
         ),
         auto_clean=get(k.AUTO_CLEAN),
         clean=CleanConfig(get(k.CLEANER_POLICY), get(k.COMMITS_RETAINED), get(k.FILE_VERSIONS_RETAINED),

@@ -42,7 +42,8 @@ from hoodie_datasource.table.markers import create_marker, delete_marker_dir
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, data_schema_of
 from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
-from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, State
+from hoodie_datasource.timeline.heartbeat import Heartbeat, is_heartbeat_expired
+from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
@@ -128,20 +129,39 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
 
 def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionConfig, guard: Guard = nullcontext) -> str:
     """Run a scheduled compaction; its completion happens inside ``guard()`` (the table lock under
-    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it)."""
-    instant = timeline.find(instant_time)
-    if instant is None or instant.action != COMPACTION or instant.is_completed:
-        raise TimelineError(f"No pending compaction {instant_time}")
-    plan = timeline.read_plan(instant.with_state(State.REQUESTED))
-    if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
-        # ``timeline`` may be stale: another run of this compaction may have completed it since, and
-        # its data files (named with the instant) are a completed commit's now, never to be deleted
-        current = Timeline.load(timeline.storage, timeline.config).find(instant_time)
-        if current is None or current.is_completed:
+    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it).
+
+    While it runs, the compaction beats a heartbeat of its instant, so that another process, finding it
+    inflight, leaves it alone instead of deleting its files and starting it over (the approach of Hudi's
+    RFC-79, HUDI-7946: table service executions heartbeat like writers). Whether it may start is decided
+    inside ``guard()``, on a timeline listed there: with the table lock, two processes never both run one
+    compaction; without it (a single writer), only one process should run compactions."""
+    storage = timeline.storage
+    with guard():
+        timeline = Timeline.load(storage, timeline.config)
+        instant = timeline.find(instant_time)
+        if instant is None or instant.action != COMPACTION:
+            raise TimelineError(f"No pending compaction {instant_time}")
+        if instant.is_completed:
             raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
-        delete_instant_data_files(timeline, instant)
-    else:
-        instant = transition_to_inflight(timeline, instant)
+        if instant.state is State.INFLIGHT and not is_heartbeat_expired(storage, instant_time, cfg.heartbeat_expiry_ms):
+            raise CommitConflictError(f"Compaction {instant_time} is being run by another process (its heartbeat "
+                                      f"is alive); it is resumed only once that heartbeat expired")
+        heartbeat = Heartbeat(storage, instant_time, cfg.heartbeat_interval_ms).start()
+    try:
+        if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
+            delete_instant_data_files(timeline, instant)
+        else:
+            instant = transition_to_inflight(timeline, instant)
+        _execute(timeline, instant, cfg, guard)
+    finally:
+        heartbeat.stop()
+    return instant_time
+
+
+def _execute(timeline: Timeline, instant: Instant, cfg: CompactionConfig, guard: Guard) -> None:
+    instant_time = instant.timestamp
+    plan = timeline.read_plan(instant.with_state(State.REQUESTED))
     schema = table_schema(timeline)
     data_schema = data_schema_of(schema)
     visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
@@ -156,7 +176,6 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
         transition_to_completed(timeline, instant, metadata.to_json())
     delete_marker_dir(timeline.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
-    return instant_time
 
 
 def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
@@ -208,10 +227,12 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
 
 
 def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig, guard: Guard = nullcontext) -> list[str]:
+    """Run every pending compaction but those another process is running (inflight, heartbeat alive)."""
     done = []
     for instant in timeline.instants:
         if instant.action == COMPACTION and not instant.is_completed:
-            done.append(execute_compaction(Timeline.load(timeline.storage, timeline.config), instant.timestamp, cfg,
-                                           guard))
+            try:
+                done.append(execute_compaction(timeline, instant.timestamp, cfg, guard))
+            except CommitConflictError as exc:
+                logger.info("Skipped: %s", exc)
     return done
-

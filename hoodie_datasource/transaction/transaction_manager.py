@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig
 from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.transaction.heartbeat import Heartbeat
+from hoodie_datasource.timeline.heartbeat import Heartbeat
 from hoodie_datasource.transaction.lock_manager import LockManager, open_lock_provider
 
 logger = logging.getLogger(__name__)

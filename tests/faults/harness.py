@@ -38,7 +38,7 @@ from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.heartbeat import is_heartbeat_expired
-from hoodie_datasource.timeline.instant import WRITE_ACTIONS
+from hoodie_datasource.timeline.instant import COMPACTION, WRITE_ACTIONS
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.storage_lock import Lease, StorageLockProvider
 from tests.conftest import REPO
@@ -174,11 +174,11 @@ def assert_reads(path: str, expected: Rows, what: str) -> None:
 
 
 def wait_for_dead_heartbeats(path: str) -> None:
-    """Until every pending write's heartbeat expired (a killed writer stopped beating)."""
+    """Until the heartbeat of every pending write and compaction expired (a killed writer stopped beating)."""
     storage = open_storage(path)
     deadline = time.monotonic() + 30
     for instant in timeline(path).pending():
-        if instant.action in WRITE_ACTIONS:
+        if instant.action in WRITE_ACTIONS or instant.action == COMPACTION:
             while not is_heartbeat_expired(storage, instant.timestamp, HEARTBEAT_EXPIRY_MS):
                 assert time.monotonic() < deadline, f"the heartbeat of {instant.timestamp} still beats"
                 time.sleep(0.1)

@@ -9,6 +9,8 @@ import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.errors import CommitConflictError
+from hoodie_datasource.timeline.heartbeat import Heartbeat, last_heartbeat_ms
 from hoodie_datasource.timeline.instant import State
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
@@ -85,6 +87,33 @@ def test_compaction_that_died_midway_is_resumed(mor):
     assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]  # still readable
     assert table.compact() == [instant]
     assert not os.path.exists(stray)
+    assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]
+
+
+def test_a_compaction_another_process_is_running_is_left_alone_until_its_heartbeat_expires(mor):
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
+    table = HoodieTable(mor)
+    instant = table.schedule_compaction()
+    timeline = table.timeline()
+    inflight = timeline.find(instant).with_state(State.INFLIGHT)
+    timeline.storage.write(timeline.path_of(inflight), b"")
+    running = Heartbeat(timeline.storage, instant, 1000).start()  # its compactor is alive, midway
+    partial = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
+    open(partial, "wb").close()
+    try:
+        assert table.compact() == []  # neither restarted nor scheduled again
+        with pytest.raises(CommitConflictError, match="being run by another process"):
+            table.run_compaction(instant)
+        assert os.path.exists(partial), "the running compaction's file was deleted"
+        assert not table.timeline().find(instant).is_completed
+    finally:
+        running.stop(delete=False)  # it died: its heartbeat stops
+    beat = os.path.join(mor, ".hoodie", ".heartbeat", instant)
+    aged = last_heartbeat_ms(timeline.storage, instant) / 1000 - 600
+    os.utime(beat, (aged, aged))  # ten minutes ago: expired (Hudi's default expiry is two minutes)
+    assert table.compact() == [instant]
+    assert not os.path.exists(partial)
+    assert not os.path.exists(beat)
     assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]
 
 
@@ -247,8 +276,6 @@ def test_compaction_from_another_process_while_writes_continue(mor, tmp_path):
 
 
 def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
-    from hoodie_datasource.timeline.instant import State
-
     t2 = write_local(mor, batch([("a", 2, "x", 10)]), MOR)
     rollback_time = HoodieTable(mor).rollback(t2)[0]
     timeline = HoodieTable(mor).timeline()
