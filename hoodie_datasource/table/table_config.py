@@ -146,11 +146,12 @@ class TableConfig:
 PROPERTIES_PATH = join(METAFOLDER, PROPERTIES_FILE)
 
 
-def table_exists(storage: Storage) -> bool:
-    return storage.exists(PROPERTIES_PATH)
-
-
 BACKUP_PATH = PROPERTIES_PATH + ".backup"
+
+
+def table_exists(storage: Storage) -> bool:
+    """``hoodie.properties`` exists, or only its backup (Hudi caught between deleting and rewriting it)."""
+    return storage.exists(PROPERTIES_PATH) or storage.exists(BACKUP_PATH)
 CHECKSUM_SINCE_VERSION = 3  # Hudi writes hoodie.table.checksum from table version 3 (0.10) on
 
 
@@ -171,18 +172,21 @@ def _intact(props: dict[str, str]) -> bool:
 
 
 def load_table_config(storage: Storage) -> TableConfig:
-    """``hoodie.properties``, or its backup when it is damaged (Hudi keeps ``hoodie.properties.backup``
-    while it updates the file, and reads it when the file fails its checksum)."""
+    """``hoodie.properties``, or its backup when it is damaged or missing (Hudi keeps
+    ``hoodie.properties.backup`` while it updates the file, which it deletes and writes again, and reads
+    the backup when the file is absent or fails its checksum: ``HoodieConfigUtils.fetchConfigs``)."""
     try:
         props = parse_properties(storage.read(PROPERTIES_PATH).decode("latin-1"))
     except FileNotFoundError:
-        raise TableNotFoundError(
-            f"No Hudi table at {storage.uri}: {storage.uri_of(PROPERTIES_PATH)} does not exist") from None
-    if not _intact(props):
+        props = None
+    if props is None or not _intact(props):
         try:
             backup = parse_properties(storage.read(BACKUP_PATH).decode("latin-1"))
         except FileNotFoundError:
             backup = {}
+        if props is None and not backup:
+            raise TableNotFoundError(
+                f"No Hudi table at {storage.uri}: {storage.uri_of(PROPERTIES_PATH)} does not exist") from None
         if not _intact(backup):
             raise CorruptFileError(
                 f"{storage.uri_of(PROPERTIES_PATH)} is damaged: hoodie.table.checksum is missing or does not match "

@@ -94,3 +94,16 @@ def test_damaged_properties_are_read_from_an_intact_backup(table: str) -> None:
         backup.write(handle.read())
     _damage(table, os.path.join(".hoodie", "hoodie.properties"), lambda b: b[: len(b) // 3])
     assert read_pairs(table) == [("a", 10), ("b", 2)]
+
+
+def test_missing_properties_are_read_from_the_backup(table: str) -> None:
+    """Hudi updates ``hoodie.properties`` by deleting it and writing it again, the backup beside it: a
+    table caught in between is read from the backup, as Hudi reads it."""
+    props = os.path.join(table, ".hoodie", "hoodie.properties")
+    os.replace(props, props + ".backup")
+    assert read_pairs(table) == [("a", 10), ("b", 2)]
+    write_local(table, batch([("c", 1, "x", 3)]), OPTS)
+    assert read_pairs(table) == [("a", 10), ("b", 2), ("c", 3)]
+    os.remove(props + ".backup")
+    with pytest.raises(HoodieError, match="No Hudi table"):
+        read_pairs(table)
