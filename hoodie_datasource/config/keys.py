@@ -18,6 +18,7 @@ TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE")
 BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+HOLLOW_COMMIT_POLICIES = ("FAIL", "BLOCK", "USE_TRANSITION_TIME")
 PAYLOAD_CLASSES = (
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
     "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
@@ -155,6 +156,15 @@ INCR_FALLBACK_FULL_SCAN = ConfigProperty(
     "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, ("incr.fallback.fulltablescan.enable",),
     parser=parse_bool,
 )
+# Structured Streaming reads (Hudi's DataSourceReadOptions.START_OFFSET and INCREMENTAL_READ_HANDLE_HOLLOW_COMMIT;
+# the two read limits are this library's: Hudi's Spark source has none)
+STREAMING_START_OFFSET = ConfigProperty("hoodie.datasource.streaming.startOffset", "earliest", ("startOffset",))
+STREAMING_MAX_INSTANTS = ConfigProperty("hoodie.datasource.streaming.max.instants.per.trigger", None,
+                                        ("maxInstantsPerTrigger",), parser=parse_int)
+STREAMING_MAX_ROWS = ConfigProperty("hoodie.datasource.streaming.max.rows.per.trigger", None,
+                                    ("maxRowsPerTrigger",), parser=parse_int)
+HOLLOW_COMMIT = ConfigProperty("hoodie.datasource.read.handle.hollow.commit", None, choices=HOLLOW_COMMIT_POLICIES,
+                               value_aliases=(("USE_STATE_TRANSITION_TIME", "USE_TRANSITION_TIME"),))
 
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
@@ -164,6 +174,7 @@ WRITE_PROPERTIES = (
 )
 READ_PROPERTIES = (
     QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,
+    STREAMING_START_OFFSET, STREAMING_MAX_INSTANTS, STREAMING_MAX_ROWS, HOLLOW_COMMIT,
 )
 
 # Keys Spark itself adds to the options it hands a data source.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
@@ -41,6 +41,7 @@ from hoodie_datasource.spark.shim_options import (
     is_set,
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
+from hoodie_datasource.spark.stream_reader import HoodieStreamReader
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
@@ -151,6 +152,10 @@ class HoodieDataSource(DataSource):
                 f"its columns are: {', '.join(plan.schema.names)}")
         reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
         return reader(plan, cfg, spark_arrow_schema(schema))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """``readStream``: the table's commits, as they complete (``spark.stream_reader``)."""
+        return HoodieStreamReader(table_path(self.options), self.options, spark_arrow_schema(schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)

@@ -1,0 +1,98 @@
+"""``spark.readStream.format("hoodie")``: a Structured Streaming source of a table's commits.
+
+Offsets are completed write instants (``{"instant": "<time>"}``, see ``read.stream_offsets``); a
+micro-batch from ``s`` to ``e`` is the incremental read of ``(s, e]``, planned from the commits' metadata
+(never a table scan) on the driver and read by the tasks, as a batch incremental read is. A restarted
+query resumes from Spark's checkpoint: it reads only commits after the last one it processed. When those
+were cleaned or archived meanwhile the read fails with ``ReadWindowError`` naming the instant, or, with
+``hoodie.datasource.read.incr.fallback.fulltablescan.enable=true``, reads the current snapshot instead.
+
+Read limits (PySpark 4.2+'s ``latestOffset(start, limit)``): ``max.instants.per.trigger`` is offered to
+Spark as ``ReadMaxFiles`` (a commit counts as one), ``max.rows.per.trigger`` as ``ReadMaxRows``; Spark
+passes ``ReadAllAvailable`` when a trigger asks for everything. ``Trigger.AvailableNow`` reads up to the
+latest commit readable when the query started, in as many micro-batches as the limits make.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxFiles,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from hoodie_datasource.config.read_config import resolve_read_config
+from hoodie_datasource.config.stream_config import resolve_stream_read_config
+from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.read.splits import split_slices
+from hoodie_datasource.read.stream_offsets import end_offset, initial_offset
+from hoodie_datasource.spark.reader import HoodieReader
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.timeline.timeline import Timeline
+
+
+class _Split(InputPartition):
+    """The file slices of one task, with the micro-batch's plan (state kept on the reader in
+    ``partitions()`` does not reach ``read()``)."""
+
+    def __init__(self, plan: ReadPlan, slices: tuple[FileSlice, ...]):
+        super().__init__(slices)
+        self.plan = plan
+
+
+class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, path: str, options: Mapping[str, str], arrow_schema: pa.Schema):
+        self.path = path
+        self.options = dict(options)
+        self.cfg = resolve_stream_read_config(options)
+        self.read_cfg = resolve_read_config(options)
+        self.arrow_schema = arrow_schema
+        self.target: str | None = None  # Trigger.AvailableNow: the last commit to read
+
+    def _storage(self) -> Storage:
+        return open_storage(self.path, self.options)
+
+    def _timeline(self) -> Timeline:
+        storage = self._storage()
+        return Timeline.load(storage, load_table_config(storage))
+
+    def initialOffset(self) -> dict:
+        return {"instant": initial_offset(self._timeline(), self.cfg)}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.cfg.max_instants is not None:
+            return ReadMaxFiles(self.cfg.max_instants)
+        if self.cfg.max_rows is not None:
+            return ReadMaxRows(self.cfg.max_rows)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = end_offset(self._timeline(), self.cfg, "")
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        max_instants = limit.max_files if isinstance(limit, ReadMaxFiles) else None
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return {"instant": end_offset(self._timeline(), self.cfg, start["instant"], max_instants, max_rows,
+                                      self.target)}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if start["instant"] >= end["instant"]:
+            return []
+        cfg = dataclasses.replace(self.read_cfg, query_type="incremental", begin_instant=start["instant"],
+                                  end_instant=end["instant"], as_of_instant=None)
+        plan = plan_read(self._storage(), cfg)
+        return [_Split(plan, files) for files in split_slices(plan.slices, cfg.split_size, cfg.parallelism)]
+
+    def read(self, partition: _Split) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        cfg = dataclasses.replace(self.read_cfg, query_type="incremental")
+        yield from HoodieReader(partition.plan, cfg, self.arrow_schema).read(InputPartition(partition.value))

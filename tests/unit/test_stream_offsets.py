@@ -1,0 +1,83 @@
+"""Offsets of streaming reads (``read.stream_offsets``): where a query starts, how far a micro-batch
+reaches under each limit, and that a write in flight before a completed one blocks the stream (or fails
+it) instead of being skipped for good."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import start_write
+from hoodie_datasource.config.stream_config import StreamReadConfig, resolve_stream_read_config
+from hoodie_datasource.errors import HoodieConfigError, ReadWindowError
+from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset, initial_offset
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.timeline.timeline import Timeline
+from tests.unit.small_tables import batch
+
+OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
+
+
+def timeline(path: str) -> Timeline:
+    storage = open_storage(path)
+    return Timeline.load(storage, load_table_config(storage))
+
+
+@pytest.fixture
+def commits(tmp_path) -> tuple[str, list[str]]:
+    """A table of three commits writing 1, 2 and 4 rows."""
+    path = str(tmp_path / "t")
+    times = []
+    for n, size in enumerate((1, 2, 4)):
+        times.append(write_local(path, batch([(f"k{n}-{i}", 1, "x", i) for i in range(size)]), OPTS))
+    return path, times
+
+
+def test_a_query_starts_before_every_commit_at_the_latest_or_at_an_instant(commits):
+    path, times = commits
+    assert initial_offset(timeline(path), StreamReadConfig()) == START_OF_TIMELINE
+    assert initial_offset(timeline(path), resolve_stream_read_config({"startOffset": "latest"})) == times[-1]
+    given = resolve_stream_read_config({"hoodie.datasource.streaming.startOffset": times[0]})
+    assert initial_offset(timeline(path), given) == times[0]
+
+
+def test_a_micro_batch_reaches_the_latest_commit_or_as_far_as_its_limit(commits):
+    path, times = commits
+    t, cfg = timeline(path), StreamReadConfig()
+    assert end_offset(t, cfg, START_OF_TIMELINE) == times[-1]
+    assert end_offset(t, cfg, times[-1]) == times[-1]  # nothing new
+    assert end_offset(t, cfg, START_OF_TIMELINE, max_instants=2) == times[1]
+    assert end_offset(t, cfg, times[0], max_instants=1) == times[1]
+    assert end_offset(t, cfg, START_OF_TIMELINE, max_rows=3) == times[1]  # 1 + 2 rows
+    assert end_offset(t, cfg, START_OF_TIMELINE, max_rows=2) == times[0]
+    assert end_offset(t, cfg, times[1], max_rows=1) == times[2]  # at least one commit, however large
+    assert end_offset(t, cfg, START_OF_TIMELINE, cap=times[1]) == times[1]  # Trigger.AvailableNow's target
+
+
+def test_a_write_in_flight_before_a_completed_one_blocks_the_stream_or_fails_it(commits):
+    path, times = commits
+    slow = start_write(open_storage(path), OPTS, batch([("late", 1, "x", 0)]).schema)  # alive: it beats
+    try:
+        later = write_local(path, batch([("after", 1, "x", 0)]), OPTS)
+        assert later > slow.instant_time
+        t = timeline(path)
+        assert end_offset(t, StreamReadConfig(), times[0]) == times[-1]  # not past the write in flight
+        assert end_offset(t, StreamReadConfig(), times[-1]) == times[-1]
+        with pytest.raises(ReadWindowError, match=f"Write {slow.instant_time} is still in flight"):
+            end_offset(t, StreamReadConfig(hollow_commits="FAIL"), times[0])
+    finally:
+        slow.abort()
+    assert end_offset(timeline(path), StreamReadConfig(), times[-1]) == later  # rolled back: the stream moves on
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"startOffset": "yesterday"}, "startOffset"),
+    ({"maxInstantsPerTrigger": "0"}, "max.instants.per.trigger"),
+    ({"maxInstantsPerTrigger": "1", "maxRowsPerTrigger": "5"}, "not both"),
+    ({"hoodie.datasource.read.handle.hollow.commit": "USE_TRANSITION_TIME"}, "not supported"),
+    ({"hoodie.datasource.read.handle.hollow.commit": "WAIT"}, "valid values are: FAIL, BLOCK"),
+])
+def test_bad_stream_options_are_refused_naming_them(options, message):
+    with pytest.raises(HoodieConfigError, match=message):
+        resolve_stream_read_config(options)
