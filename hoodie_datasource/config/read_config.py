@@ -24,6 +24,7 @@ class ReadConfig:
     split_size: int = 128 * k.MB
     parallelism: int = DRIVER_CORES
     incr_fallback_full_scan: bool = False  # incremental range past the read window: filter the snapshot
+    hollow_commits: str = "FAIL"  # a write in flight inside an incremental range: FAIL | BLOCK (read.hollow_commits)
 
     def pinned_to(self, instant: str) -> ReadConfig:
         """The same read as the table was at ``instant``: an incremental pull ends there, any other
@@ -55,7 +56,11 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         split_size=get(k.READ_SPLIT_SIZE),
         parallelism=get(k.READ_PARALLELISM) or DRIVER_CORES,
         incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
+        hollow_commits=get(k.HOLLOW_COMMIT) or "FAIL",
     )
+    if cfg.hollow_commits == "USE_TRANSITION_TIME":
+        raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported (tables of version 6 "
+                                "record no completion times); use FAIL (the default) or BLOCK")
     for prop, value in ((k.READ_SPLIT_SIZE, cfg.split_size), (k.READ_PARALLELISM, cfg.parallelism)):
         if value < 1:
             raise HoodieConfigError(f"Option {prop.key!r} must be a positive integer, got {value}")

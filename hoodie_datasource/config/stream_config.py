@@ -50,6 +50,6 @@ def resolve_stream_read_config(options: Mapping[str, str]) -> StreamReadConfig:
                                 "not both")
     hollow = get(k.HOLLOW_COMMIT) or "BLOCK"
     if hollow == "USE_TRANSITION_TIME":
-        raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported by streaming reads; "
-                                "use BLOCK (the default: wait for writes in flight) or FAIL")
+        raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported (tables of version 6 "
+                                "record no completion times); use BLOCK (the default: wait for writes in flight) or FAIL")
     return StreamReadConfig(start, get(k.STREAMING_MAX_INSTANTS), get(k.STREAMING_MAX_ROWS), hollow)

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.read.hollow_commits import readable_end
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -82,7 +83,7 @@ def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = Non
     if cfg.query_type == "incremental":
         begin = cfg.begin_instant or "0"
         latest = timeline.last_completed_write()
-        end = cfg.end_instant or (latest.timestamp if latest else begin)
+        end = readable_end(timeline, cfg.hollow_commits, begin, cfg.end_instant or (latest.timestamp if latest else begin))
         in_range = [i for i in timeline.completed() if begin < i.timestamp <= end]
         touched = {
             (s.get("partitionPath") or "", s["fileId"])

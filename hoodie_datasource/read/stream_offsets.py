@@ -3,36 +3,18 @@
 committed in ``(s, e]`` with an incremental read, which takes them from the commits' metadata and never
 scans the table.
 
-A write still in flight whose instant time is earlier than a completed one is a hollow commit: reading
-past the completed one would skip the earlier write's records for good once it completes. Under
-``BLOCK`` (Hudi's default for streams) the latest offset stops before the earliest write in flight;
-``FAIL`` raises instead.
+A write still in flight whose instant time is earlier than a completed one (a hollow commit,
+``read.hollow_commits``) holds the stream back under ``BLOCK``, Hudi's default for streams.
 """
 
 from __future__ import annotations
 
 from hoodie_datasource.config.stream_config import EARLIEST, LATEST, StreamReadConfig
-from hoodie_datasource.errors import ReadWindowError
+from hoodie_datasource.read.hollow_commits import readable_writes
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
-from hoodie_datasource.timeline.instant import WRITE_ACTIONS, Instant
 from hoodie_datasource.timeline.timeline import Timeline
 
 START_OF_TIMELINE = "0" * 17  # Hudi's INIT_INSTANT_TS, padded: before every instant
-
-
-def readable_writes(timeline: Timeline, cfg: StreamReadConfig) -> list[Instant]:
-    """The completed writes a stream may read now: all of them, except under ``BLOCK`` those at or after
-    the earliest write in flight (a hollow commit)."""
-    completed = timeline.completed()
-    in_flight = [i.timestamp for i in timeline.pending() if i.action in WRITE_ACTIONS]
-    if not in_flight:
-        return completed
-    first = min(in_flight)
-    if cfg.hollow_commits == "FAIL" and completed and completed[-1].timestamp > first:
-        raise ReadWindowError(
-            f"Write {first} is still in flight while later writes completed (a hollow commit): reading past it "
-            f"would skip its records; wait for it, or set hoodie.datasource.read.handle.hollow.commit=BLOCK")
-    return [i for i in completed if i.timestamp < first]
 
 
 def initial_offset(timeline: Timeline, cfg: StreamReadConfig) -> str:
@@ -40,7 +22,7 @@ def initial_offset(timeline: Timeline, cfg: StreamReadConfig) -> str:
     if cfg.start_offset == EARLIEST:
         return START_OF_TIMELINE
     if cfg.start_offset == LATEST:
-        readable = readable_writes(timeline, cfg)
+        readable = readable_writes(timeline, cfg.hollow_commits)
         return readable[-1].timestamp if readable else START_OF_TIMELINE
     return cfg.start_offset
 
@@ -50,7 +32,7 @@ def end_offset(timeline: Timeline, cfg: StreamReadConfig, start: str, max_instan
     """The end of the next micro-batch from ``start``: the latest readable commit (not after ``cap``, the
     target of ``Trigger.AvailableNow``), or fewer: at most ``max_instants`` commits, or whole commits
     holding about ``max_rows`` rows (at least one commit). ``start`` when there is nothing new."""
-    new = [i for i in readable_writes(timeline, cfg) if i.timestamp > start and (cap is None or i.timestamp <= cap)]
+    new = [i for i in readable_writes(timeline, cfg.hollow_commits, start) if cap is None or i.timestamp <= cap]
     if not new:
         return start
     if max_instants is not None:
