@@ -75,15 +75,21 @@ def test_writes_during_a_pending_compaction_are_kept(mor):
     assert rows(mor, query_type="read_optimized") == [("a", 10), ("b", 2), ("c", 3)]
 
 
-def test_compaction_that_died_midway_is_resumed(mor):
+def _compaction_midway(mor: str) -> tuple[HoodieTable, str, str]:
+    """A compaction scheduled and started (inflight) that wrote one (empty) file: the table, the
+    compaction's instant and the file's path."""
     write_local(mor, batch([("a", 2, "x", 10)]), MOR)
     table = HoodieTable(mor)
     instant = table.schedule_compaction()
     timeline = table.timeline()
-    inflight = timeline.find(instant).with_state(State.INFLIGHT)
-    timeline.storage.write(timeline.path_of(inflight), b"")  # started, then died before writing anything
-    stray = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
-    open(stray, "wb").close()
+    timeline.storage.write(timeline.path_of(timeline.find(instant).with_state(State.INFLIGHT)), b"")
+    written = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
+    open(written, "wb").close()
+    return table, instant, written
+
+
+def test_compaction_that_died_midway_is_resumed(mor):
+    table, instant, stray = _compaction_midway(mor)  # and died
     assert rows(mor) == [("a", 10), ("b", 2), ("c", 3)]  # still readable
     assert table.compact() == [instant]
     assert not os.path.exists(stray)
@@ -91,15 +97,9 @@ def test_compaction_that_died_midway_is_resumed(mor):
 
 
 def test_a_compaction_another_process_is_running_is_left_alone_until_its_heartbeat_expires(mor):
-    write_local(mor, batch([("a", 2, "x", 10)]), MOR)
-    table = HoodieTable(mor)
-    instant = table.schedule_compaction()
-    timeline = table.timeline()
-    inflight = timeline.find(instant).with_state(State.INFLIGHT)
-    timeline.storage.write(timeline.path_of(inflight), b"")
-    running = Heartbeat(timeline.storage, instant, 1000).start()  # its compactor is alive, midway
-    partial = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
-    open(partial, "wb").close()
+    table, instant, partial = _compaction_midway(mor)
+    storage = table.storage
+    running = Heartbeat(storage, instant, 1000).start()  # its compactor is alive
     try:
         assert table.compact() == []  # neither restarted nor scheduled again
         with pytest.raises(CommitConflictError, match="being run by another process"):
@@ -109,7 +109,7 @@ def test_a_compaction_another_process_is_running_is_left_alone_until_its_heartbe
     finally:
         running.stop(delete=False)  # it died: its heartbeat stops
     beat = os.path.join(mor, ".hoodie", ".heartbeat", instant)
-    aged = last_heartbeat_ms(timeline.storage, instant) / 1000 - 600
+    aged = last_heartbeat_ms(storage, instant) / 1000 - 600
     os.utime(beat, (aged, aged))  # ten minutes ago: expired (Hudi's default expiry is two minutes)
     assert table.compact() == [instant]
     assert not os.path.exists(partial)
