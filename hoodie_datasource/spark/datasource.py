@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
@@ -151,6 +151,12 @@ class HoodieDataSource(DataSource):
                 f"its columns are: {', '.join(plan.schema.names)}")
         reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
         return reader(plan, cfg, spark_arrow_schema(schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        # a query started after register() runs the sink through foreachBatch and never gets here
+        raise HoodieConfigError(
+            "writeStream.format('hoodie') needs hoodie_datasource.register(spark) in the process that starts "
+            "the query: it makes each micro-batch one commit of the distributed write, exactly once")
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)

@@ -10,6 +10,9 @@ executors (``spark.executorEnv.HOODIE_FAULT_POINTS``) and the hook module must b
 Points:
     after_data_file_written   a base or log file was written (its marker first), before the task
                               reports its write stat; context: ``storage``, ``path`` (relative to the table)
+    after_stream_batch_committed  the streaming sink committed a micro-batch, before it returns to Spark (which
+                              then records the batch in its own checkpoint); context: ``path`` (the table),
+                              ``batch_id``, ``instant``
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from hoodie_datasource.errors import HoodieConfigError
 
 ENV_VAR = "HOODIE_FAULT_POINTS"
 AFTER_DATA_FILE_WRITTEN = "after_data_file_written"
-POINTS = (AFTER_DATA_FILE_WRITTEN,)
+AFTER_STREAM_BATCH_COMMITTED = "after_stream_batch_committed"
+POINTS = (AFTER_DATA_FILE_WRITTEN, AFTER_STREAM_BATCH_COMMITTED)
 
 
 def reach(point: str, **context) -> None:
