@@ -7,13 +7,17 @@ misspelt option."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
 from pyspark.errors import StreamingQueryException
 
 from hoodie_datasource import HoodieConfigError, HoodieTable
+from tests.conftest import REPO
 from tests.spark.streams import SCHEMA, TIMEOUT_S, batches, commits, land, rows, run_to_end, stream
 
 pytestmark = pytest.mark.spark
@@ -83,6 +87,34 @@ def test_processing_time_stream_with_cleaning_and_archival(spark, tmp_path, tabl
     assert [i.action for i in timeline.instants if i.is_completed and i.timestamp in timeline.archived]
     assert any(i.action == "clean" and i.is_completed for i in timeline.instants)
     assert batches(table_path) == ["2", "3"]  # the commits still active; 0 and 1 archived
+
+
+def test_a_compactor_in_another_process_beside_the_stream(spark, tmp_path, table_path):
+    occ = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
+    src = tmp_path / "in"
+    query = stream(spark, src, table_path, tmp_path / "ckpt", trigger={"processingTime": "1 second"},
+                   **{"storage.type": "MERGE_ON_READ", **occ})
+    try:
+        land(src, "f0", rows(("a", 1, "sf", 1.0), ("b", 1, "nyc", 2.0)), 0)
+        wait_for_batch(table_path, 0)
+        land(src, "f1", rows(("a", 2, "sf", 10.0)), 1)
+        wait_for_batch(table_path, 1)
+        compactor = subprocess.Popen(
+            [sys.executable, "-c", "import json, sys; from hoodie_datasource import HoodieTable; "
+             "print(json.dumps(HoodieTable(sys.argv[1]).compact(**{sys.argv[2]: sys.argv[3]})))", table_path,
+             *next(iter(occ.items()))],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        land(src, "f2", rows(("a", 3, "sf", 30.0), ("c", 1, "la", 3.0)), 2)
+        wait_for_batch(table_path, 2)
+        out, err = compactor.communicate(timeout=TIMEOUT_S)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert compactor.returncode == 0, err[-3000:]
+    compactions = [i for i in HoodieTable(table_path).timeline().instants if i.action == "commit" and i.is_completed]
+    assert [i.timestamp for i in compactions] == json.loads(out)  # the compactor's commit
+    assert sorted(b for b in batches(table_path) if b is not None) == ["0", "1", "2"]
+    assert snapshot(spark, table_path) == [("a", 3, "sf", 30.0), ("b", 1, "nyc", 2.0), ("c", 1, "la", 3.0)]
 
 
 def test_two_writers_with_their_own_identifiers_write_one_table(spark, tmp_path, table_path):
