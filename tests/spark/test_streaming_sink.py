@@ -1,5 +1,5 @@
 """``writeStream.format("hoodie")``: file streams into copy-on-write and merge-on-read tables, with
-``availableNow`` and processing-time triggers; one commit per micro-batch, each recording its batch id as
+``availableNow`` and processing-time triggers; one commit per micro-batch with rows, each recording its batch id as
 Apache Hudi's streaming sink does; inline compaction, cleaning and archival running from the stream; two
 writers with their own identifiers on one table; and the bad inputs: a null key, an incompatible schema
 change (the table unchanged), a new nullable column (written), a second query under one identifier, a
@@ -51,9 +51,11 @@ def test_available_now_stream_one_commit_per_batch(spark, tmp_path, table_path, 
         options.update({"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"})
     land(src, "f0", rows(("a", 1, "sf", 1.0), ("b", 1, "sf", 2.0), ("c", 1, "nyc", 3.0)), 0)
     land(src, "f1", rows(("a", 2, "sf", 10.0), ("d", 1, "nyc", 4.0)), 1)
+    land(src, "empty", [], 2)  # a micro-batch without rows: no commit
 
     run_to_end(spark, src, table_path, ckpt, **options)
 
+    assert (ckpt / "commits" / "2").is_file()
     assert batches(table_path) == ["0", "1"] + ([None] if table_type == "MERGE_ON_READ" else [])
     assert snapshot(spark, table_path) == [("a", 2, "sf", 10.0), ("b", 1, "sf", 2.0), ("c", 1, "nyc", 3.0),
                                            ("d", 1, "nyc", 4.0)]
@@ -61,11 +63,12 @@ def test_available_now_stream_one_commit_per_batch(spark, tmp_path, table_path, 
     assert write == ("commit" if table_type == "COPY_ON_WRITE" else "deltacommit")
     assert checkpoint == {"batch": {"default_single_writer": "0"}, "query": {"default_single_writer": str(ckpt)}}
 
-    # the query resumes from its checkpoint: only the new file, as batch 2 (past the compaction on MOR)
-    land(src, "f2", rows(("b", 3, "sf", 20.0), ("e", 1, "la", 5.0)), 2)
+    # the query resumes from its checkpoint: only the new file, as batch 3 (its last checkpoint is found past
+    # the compaction on MOR)
+    land(src, "f3", rows(("b", 3, "sf", 20.0), ("e", 1, "la", 5.0)), 3)
     run_to_end(spark, src, table_path, ckpt, **options)
 
-    assert batches(table_path) == (["0", "1", "2"] if table_type == "COPY_ON_WRITE" else ["0", "1", None, "2"])
+    assert batches(table_path) == (["0", "1", "3"] if table_type == "COPY_ON_WRITE" else ["0", "1", None, "3"])
     assert snapshot(spark, table_path) == [("a", 2, "sf", 10.0), ("b", 3, "sf", 20.0), ("c", 1, "nyc", 3.0),
                                            ("d", 1, "nyc", 4.0), ("e", 1, "la", 5.0)]
 
