@@ -153,10 +153,11 @@ class HoodieDataSource(DataSource):
         return reader(plan, cfg, spark_arrow_schema(schema))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        # a query started after register() runs the sink through foreachBatch and never gets here
+        # a query started with start() after register() runs the sink through foreachBatch and never gets here
         raise HoodieConfigError(
-            "writeStream.format('hoodie') needs hoodie_datasource.register(spark) in the process that starts "
-            "the query: it makes each micro-batch one commit of the distributed write, exactly once")
+            "writeStream.format('hoodie') writes with .start(path) after hoodie_datasource.register(spark) in the "
+            "process that starts the query (each micro-batch is then one commit of the distributed write, exactly "
+            "once); toTable() and sessions without register() cannot write a hoodie stream")
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)
