@@ -60,6 +60,7 @@ from hoodie_datasource.write import fault_points
 
 logger = logging.getLogger(__name__)
 
+UNNAMED_QUERY = "unnamed-query-"  # the identity of a query Spark gives a checkpoint folder of its own each run
 # errors of the batch itself or of the options: another attempt would fail the same way
 NOT_RETRIED = (HoodieConfigError, SchemaMismatchError, InvalidRecordError, InvalidTablePathError,
                UnsupportedTableError, StreamingSinkError)
@@ -129,10 +130,12 @@ class HoodieStreamSink:
         if found is None:
             return None
         if found.query is not None and found.query != self.query:
+            this = (f"checkpoints at {self.query}" if not self.query.startswith(UNNAMED_QUERY) else
+                    "has no checkpoint location of its own (option checkpointLocation), so it can never resume")
             raise StreamingSinkError(
                 f"Commit {found.instant} of {self.path} holds micro-batch {found.batch_id} of writer "
                 f"{self.config.identifier!r} written by the query checkpointing at {found.query}, and this query "
-                f"checkpoints at {self.query}. Two queries cannot share a writer identifier: give each its own "
+                f"{this}. Two queries cannot share a writer identifier: give each its own "
                 f"hoodie.datasource.write.streaming.checkpoint.identifier (and optimistic concurrency control "
                 f"when they run at once), or restart the query from its own checkpoint"
             )

@@ -33,7 +33,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.spark.storage_keys import session_storage_keys
-from hoodie_datasource.spark.stream_sink import HoodieStreamSink
+from hoodie_datasource.spark.stream_sink import UNNAMED_QUERY, HoodieStreamSink
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
 
@@ -78,7 +78,7 @@ def _query_identity(spark: SparkSession, checkpoint: str | None, query_name: str
     if not checkpoint:
         root = spark.conf.get("spark.sql.streaming.checkpointLocation", None)
         if not (root and query_name):
-            return f"unnamed-query-{uuid.uuid4().hex}"
+            return f"{UNNAMED_QUERY}{uuid.uuid4().hex}"
         checkpoint = f"{root.rstrip('/')}/{query_name}"
     # a local path is resolved against the working directory, as Hadoop qualifies it
     return checkpoint if "://" in checkpoint or checkpoint.startswith("file:") else os.path.abspath(checkpoint)
