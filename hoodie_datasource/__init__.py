@@ -31,6 +31,7 @@ from hoodie_datasource.errors import (  # noqa: E402
     StorageAccessError,
     StorageError,
     StorageNotFoundError,
+    StreamingSinkError,
     TableNotFoundError,
     TimelineError,
     UnsupportedStorageError,
@@ -65,5 +66,6 @@ __all__ = [
     "HoodieError", "HoodieIndexError", "HoodieTable", "HoodieWriteConflictError", "InvalidRecordError",
     "InvalidTablePathError", "LockError", "LockTimeoutError",
     "PythonEnvironmentError", "SchemaMismatchError", "StorageAccessError", "StorageError", "StorageNotFoundError",
-    "TableNotFoundError", "TimelineError", "UnsupportedStorageError", "UnsupportedTableError", "register", "session",
+    "StreamingSinkError", "TableNotFoundError", "TimelineError", "UnsupportedStorageError", "UnsupportedTableError",
+    "register", "session",
 ]

@@ -55,6 +55,11 @@ class InvalidRecordError(HoodieError):
     """A record cannot be written: a null or missing record key or partition value."""
 
 
+class StreamingSinkError(HoodieError):
+    """A streaming query cannot write its micro-batch: another query writes the table under the same
+    ``hoodie.datasource.write.streaming.checkpoint.identifier``, so their batch ids cannot be told apart."""
+
+
 class HoodieIndexError(HoodieError):
     """The index cannot be built or read (for example a base file lost its bloom footer)."""
 

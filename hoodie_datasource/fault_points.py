@@ -26,6 +26,9 @@ Points, in the order a write reaches them (context in brackets; ``storage`` is t
     mid_rollback              a rollback deleted one of the data files of the instant it undoes
                               [storage, instant, path]
     mid_archival              archival moved one instant off the active timeline [storage, instant]
+    after_stream_batch_committed  the streaming sink committed a micro-batch, before it returns to Spark
+                              (which then records the batch in its own checkpoint) [path (the table),
+                              batch_id, instant]
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ MID_COMPACTION = "mid_compaction"
 MID_CLEAN = "mid_clean"
 MID_ROLLBACK = "mid_rollback"
 MID_ARCHIVAL = "mid_archival"
+AFTER_STREAM_BATCH_COMMITTED = "after_stream_batch_committed"
 POINTS = (AFTER_REQUESTED, AFTER_INFLIGHT, AFTER_DATA_FILE_WRITTEN, BEFORE_COMMIT, WHILE_HOLDING_LOCK,
-          AFTER_COMPLETED_CREATE, MID_COMPACTION, MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL)
+          AFTER_COMPLETED_CREATE, MID_COMPACTION, MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL, AFTER_STREAM_BATCH_COMMITTED)
 
 
 def reach(point: str, **context) -> None:

@@ -17,13 +17,15 @@ from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
 
 
-def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]) -> str:
-    """Write ``data`` with the operation in ``options``; return the committed instant time.
+def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str],
+                extra_metadata: Mapping[str, str] | None = None) -> str:
+    """Write ``data`` with the operation in ``options``; return the committed instant time. The commit
+    carries ``extra_metadata`` in its ``extraMetadata``.
 
     ``table`` is the table's storage, or its URI (a Python API entry point: the storage is then
     opened with the ``hoodie.storage.*`` keys of ``options``)."""
     storage = open_storage(table, options) if isinstance(table, str) else table
-    return run_write(storage, options, data.schema, lambda session: _run(session, data))
+    return run_write(storage, options, data.schema, lambda session: _run(session, data), extra_metadata)
 
 
 def _run(session: WriteSession, data: pa.Table) -> str:

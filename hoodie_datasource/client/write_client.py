@@ -108,6 +108,7 @@ class WriteSession:
     transactions: TransactionManager | None = None
     finished: bool = False  # committed or aborted
     owns_instant: bool = True  # False when another writer completed an instant of the same time
+    extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
 
     @property
     def instant_time(self) -> str:
@@ -215,7 +216,7 @@ class WriteSession:
         schema_json = to_avro_json(
             arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
         )
-        extra = {"schema": schema_json}
+        extra = {**self.extra_metadata, "schema": schema_json}
         timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
         metadata = CommitMetadata(
@@ -391,9 +392,11 @@ def create_table(storage: Storage, options: Mapping[str, str], schema: pa.Schema
         logger.info("Created table %s at %s", checked.config.table_name, storage.uri)
 
 
-def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> WriteSession:
+def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
+                extra_metadata: Mapping[str, str] | None = None) -> WriteSession:
     """Validate everything, then create the requested instant. Nothing is written before the
-    options and schema are known to be good, so a bad call leaves the table unchanged.
+    options and schema are known to be good, so a bad call leaves the table unchanged. The commit will
+    carry ``extra_metadata`` in its ``extraMetadata`` (the streaming sink's checkpoint).
 
     Failed writes (pending, their heartbeat expired) are rolled back first; the heartbeat of the new
     instant starts before its requested file exists. Under optimistic concurrency control both happen
@@ -420,7 +423,8 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     session = WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
-                           not timeline.completed(), services, concurrency=concurrency, transactions=tx)
+                           not timeline.completed(), services, concurrency=concurrency, transactions=tx,
+                           extra_metadata=dict(extra_metadata or {}))
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
     except BaseException:
@@ -430,7 +434,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
 
 
 def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
-              engine: Callable[[WriteSession], str]) -> str:
+              engine: Callable[[WriteSession], str], extra_metadata: Mapping[str, str] | None = None) -> str:
     """``start_write`` then ``session.run(engine)``; a write that loses to a concurrent one
     (``HoodieWriteConflictError``: its own instant is rolled back) is run again from the start, against
     the table as the winner left it, up to ``hoodie.write.num.retries.on.conflict`` times (Hudi's
@@ -439,7 +443,7 @@ def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.
     attempt = 0
     while True:
         try:
-            return start_write(storage, options, incoming_schema).run(engine)
+            return start_write(storage, options, incoming_schema, extra_metadata).run(engine)
         except HoodieWriteConflictError as exc:
             if attempt >= retries:
                 raise

@@ -166,6 +166,25 @@ STREAMING_MAX_ROWS = ConfigProperty("hoodie.datasource.streaming.max.rows.per.tr
 HOLLOW_COMMIT = ConfigProperty("hoodie.datasource.read.handle.hollow.commit", None, choices=HOLLOW_COMMIT_POLICIES,
                                value_aliases=(("USE_STATE_TRANSITION_TIME", "USE_TRANSITION_TIME"),))
 
+# Structured Streaming sink (Hudi's DataSourceWriteOptions.STREAMING_*)
+STREAMING_CHECKPOINT_IDENTIFIER = ConfigProperty(
+    "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
+    ("streaming.checkpoint.identifier",)
+)
+STREAMING_RETRY_COUNT = ConfigProperty(
+    "hoodie.datasource.write.streaming.retry.count", 3, ("streaming.retry.count",), parser=parse_int
+)
+STREAMING_RETRY_INTERVAL_MS = ConfigProperty(
+    "hoodie.datasource.write.streaming.retry.interval.ms", 2000, ("streaming.retry.interval.ms",), parser=parse_int
+)
+STREAMING_IGNORE_FAILED_BATCH = ConfigProperty(
+    "hoodie.datasource.write.streaming.ignore.failed.batch", False, ("streaming.ignore.failed.batch",),
+    parser=parse_bool,
+)
+STREAMING_PROPERTIES = (
+    STREAMING_CHECKPOINT_IDENTIFIER, STREAMING_RETRY_COUNT, STREAMING_RETRY_INTERVAL_MS, STREAMING_IGNORE_FAILED_BATCH,
+)
+
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
@@ -180,4 +199,6 @@ READ_PROPERTIES = (
 # Keys Spark itself adds to the options it hands a data source.
 SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external", "is_managed_location")
 
-CATALOG = OptionCatalog(WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES + CONCURRENCY_PROPERTIES)
+CATALOG = OptionCatalog(
+    WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES + CONCURRENCY_PROPERTIES + STREAMING_PROPERTIES
+)

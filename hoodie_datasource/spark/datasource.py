@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
@@ -156,6 +162,13 @@ class HoodieDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``readStream``: the table's commits, as they complete (``spark.stream_reader``)."""
         return HoodieStreamReader(table_path(self.options), self.options, spark_arrow_schema(schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        # a query started with start() after register() runs the sink through foreachBatch and never gets here
+        raise HoodieConfigError(
+            "writeStream.format('hoodie') writes with .start(path) after hoodie_datasource.register(spark) in the "
+            "process that starts the query (each micro-batch is then one commit of the distributed write, exactly "
+            "once); toTable() and sessions without register() cannot write a hoodie stream")
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = dict(self.options)

@@ -2,7 +2,8 @@
 
 It registers the data source and routes
 ``df.write.format("hoodie")...save()`` (with the Hudi operation as the save mode, or
-``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG, and
+``mode("append")`` plus ``hoodie.datasource.write.operation``) to the distributed write DAG, and the
+micro-batches of ``df.writeStream.format("hoodie")...start(path)`` to it too (``spark.stream_start``), and
 checks ``spark.read.format("hoodie")...load(path)`` before Spark does (``spark.read_check``), so a
 bad path or read option raises the ``HoodieError`` itself.
 """
@@ -17,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
-from hoodie_datasource.spark import read_check, save_modes
+from hoodie_datasource.spark import read_check, save_modes, stream_start
 from hoodie_datasource.spark.datasource import HoodieDataSource
 from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.worker_python import use_driver_python_locally
@@ -77,9 +78,10 @@ def save_dataframe(df: DataFrame, options: Mapping[str, str], mode: str | None, 
 
 
 def register(spark: SparkSession) -> None:
-    """Register ``format("hoodie")`` and the Hudi save modes on ``spark``, and check the path and
-    options of hoodie reads in this process (idempotent)."""
+    """Register ``format("hoodie")``, the Hudi save modes and the streaming sink on ``spark``, and check the
+    path and options of hoodie reads in this process (idempotent)."""
     use_driver_python_locally(spark)
     spark.dataSource.register(HoodieDataSource)
     save_modes.install(save_dataframe)
+    stream_start.install()
     read_check.install()

@@ -175,14 +175,17 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     return session.commit(stats)
 
 
-def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str]) -> str:
-    """Run one write of ``df`` into the table at ``path``; return the committed instant time.
+def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
+                    extra_metadata: Mapping[str, str] | None = None) -> str:
+    """Run one write of ``df`` into the table at ``path``; return the committed instant time. The commit
+    carries ``extra_metadata`` in its ``extraMetadata``.
 
     A ``HoodieError`` raised in a task is raised again here, as itself (Spark's exception chained)."""
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
     persisted: list[DataFrame] = []
     try:
-        return run_write(open_storage(path, options), options, arrow_schema, lambda s: _run(s, df, persisted))
+        return run_write(open_storage(path, options), options, arrow_schema, lambda s: _run(s, df, persisted),
+                         extra_metadata)
     except BaseException as exc:  # the session has rolled the instant back
         raised_in_task = task_error(exc)
         if raised_in_task is not None:

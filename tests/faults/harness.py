@@ -173,6 +173,24 @@ def assert_reads(path: str, expected: Rows, what: str) -> None:
     assert hudi_rs_snapshot(path) == expected, f"hudi-rs {what}"
 
 
+def assert_left(table: Table, outcome: Outcome, mode: str, expected: Rows, holds_lock: bool,
+                succeeded: bool = False) -> None:
+    """What a writer that failed (or, ``succeeded``, only seemed to) left: exactly ``expected`` by both
+    readers, and the table lock held by the dead writer only when it held it at the point (a killed
+    holder releases nothing; an exception releases it)."""
+    if succeeded:
+        assert outcome.returncode == 0, outcome.stderr[-2000:]
+    else:
+        assert_failed_as_injected(outcome, mode)
+    assert_reads(table.path, expected, f"after a {mode}")
+    held = lease(table.path)
+    if mode == "kill" and holds_lock:
+        assert held is not None and held.state == "held" and f":{outcome.session}:" in held.owner, held
+    else:
+        assert held is None or held.state == "released", f"the lock is still held: {held}"
+    table.rows = expected
+
+
 def wait_for_dead_heartbeats(path: str) -> None:
     """Until the heartbeat of every pending write and compaction expired (a killed writer stopped beating)."""
     storage = open_storage(path)

@@ -19,11 +19,9 @@ from tests.faults.harness import (
     Rows,
     Table,
     applied,
-    assert_failed_as_injected,
-    assert_reads,
+    assert_left,
     batch,
     data_files,
-    lease,
     recover,
     run_writer,
     timeline,
@@ -121,7 +119,8 @@ CASES = [pytest.param(p, mode, t, id=f"{p.name}-{mode}-{'cow' if t == COW else '
 
 
 def test_every_fault_point_is_covered():
-    assert {p.name for p in POINTS} == set(fp.POINTS)
+    # the streaming sink's point is failed by tests/spark/test_streaming_replay.py
+    assert {p.name for p in POINTS} == set(fp.POINTS) - {fp.AFTER_STREAM_BATCH_COMMITTED}
 
 
 @pytest.mark.parametrize(("point", "mode", "table_type"), CASES)
@@ -133,20 +132,10 @@ def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, poin
 
     outcome = run_writer(prepared.spec, point.name, mode)
 
-    if mode == "fail" and point.name == fp.AFTER_COMPLETED_CREATE:
-        # the create landed and only its answer was lost: the writer finds its commit there and succeeds
-        assert outcome.returncode == 0, outcome.stderr[-2000:]
-    else:
-        assert_failed_as_injected(outcome, mode)
+    # at after_completed_create an exception is a lost answer: the writer finds its commit and succeeds
+    lost_answer = mode == "fail" and point.name == fp.AFTER_COMPLETED_CREATE
     expected = prepared.after if point.outcome == "after" else prepared.before
-    assert_reads(table.path, expected, f"after a {mode} at {point.name}")
-    held = lease(table.path)
-    if mode == "kill" and point.holds_lock:
-        assert held is not None and held.state == "held" and f":{outcome.session}:" in held.owner, held
-    else:
-        assert held is None or held.state == "released", f"the lock is still held: {held}"
-
-    table.rows = expected
+    assert_left(table, outcome, mode, expected, point.holds_lock, succeeded=lost_answer)
     recover(table, prepared.again)
     if point.name == fp.MID_CLEAN:
         assert files_before - data_files(table.storage()), "the clean removed nothing"

@@ -8,16 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hoodie_datasource import fault_points as fp
-from tests.faults.harness import (
-    Table,
-    assert_failed_as_injected,
-    assert_reads,
-    batch,
-    lease,
-    recover,
-    run_writer,
-    timeline,
-)
+from tests.faults.harness import Table, assert_left, batch, recover, run_writer, timeline
 
 pytestmark = pytest.mark.fault
 
@@ -39,13 +30,10 @@ def test_a_spark_writer_failing_or_killed_leaves_the_table_as_it_was(tmp_path, p
 
     outcome = run_writer(spec, point, mode)
 
-    assert_failed_as_injected(outcome, mode)
-    assert_reads(table.path, before, f"after a {mode} at {point}")
+    assert_left(table, outcome, mode, before, holds_lock=False)
     pending = timeline(table.path).pending()
     if mode == "kill":  # the instant stays pending until the next write rolls it back
         assert [i.action for i in pending] == ["commit" if table_type == COW else "deltacommit"]
     else:  # the writer rolled its instant back itself
         assert not pending
-    held = lease(table.path)
-    assert held is None or held.state == "released", held
     recover(table, None)
