@@ -44,6 +44,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.record_writer import RecordWriter
@@ -93,8 +94,10 @@ def _confirm(storage: Storage, use_bloom: bool):
 
 def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], WriteTarget]):
     """One call per file group: its file is checked against the instant after it is written
-    (``write.task_attempt``), as the call is the last a task makes for that group."""
-    ctx, timeline, instant = session.context(), session.timeline, session.instant
+    (``write.task_attempt``), as the call is the last a task makes for that group. The check needs only
+    where the instant files are: a timeline without instants travels with the function."""
+    ctx, instant = session.context(), session.instant
+    timeline = Timeline(session.storage, session.table, ())
 
     def run(key: tuple, table: pa.Table) -> pa.Table:
         token, task_partition = task_token()

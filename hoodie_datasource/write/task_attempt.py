@@ -22,12 +22,12 @@ completed file was absent when A asked, after F and its marker were written; so 
 later, and the driver's second reconciliation, listing the markers after the commit point, finds F's
 marker and deletes F (for a rollback: the inflight file was there, so the rollback's second listing of
 the markers, after it deleted that file, finds F's marker). If A's check found the instant completed or
-rolled back, A deletes F itself. An attempt
-killed between writing a file and its check is covered by the second reconciliation when its write
-landed before it, which is the case for a local or HDFS write that the kill ended; an object-store PUT
-still in flight that lands after the second reconciliation is the one file this cannot catch (Hudi
-has the same window). Readers may see a late file between the commit point and the second
-reconciliation: it holds the same records as the winning attempt's file of that file group.
+rolled back, A deletes F itself. An attempt killed between writing a file and its check is covered by
+the second reconciliation when its write landed before it, which is the case for a local or HDFS write
+that the kill ended; an object-store PUT still in flight that lands after the second reconciliation is
+the one file this cannot catch (Hudi's writers reconcile once, before the commit point). Readers may
+see a late file between the commit point and the second reconciliation: it holds the same records as
+the winning attempt's file of that file group.
 """
 
 from __future__ import annotations
