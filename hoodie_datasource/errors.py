@@ -33,6 +33,11 @@ class CommitConflictError(TimelineError):
     """An instant file that must be created exactly once already exists."""
 
 
+class StaleTaskAttemptError(HoodieError):
+    """A write task attempt finished after its instant was completed without it or rolled back; it removed
+    the files it wrote, and its write stats are not used."""
+
+
 class HoodieWriteConflictError(HoodieError):
     """A write touched file groups that another write changed after it started (Hudi's
     ``HoodieWriteConflictException``); the message names that instant and those file groups. The write

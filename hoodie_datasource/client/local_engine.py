@@ -42,4 +42,4 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     timer.lap("profile")
     stats = writer.write_groups(routed, targets, UNKNOWN_WRITE_TOKEN, 0)
     timer.lap("write")
-    return session.commit(stats, partitions)
+    return session.commit(stats, partitions, single_attempt=True)

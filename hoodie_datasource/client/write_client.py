@@ -7,7 +7,8 @@
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats, partitions)       conflict check, then ``T.commit``: the one atomic commit point
+    session.commit(stats, partitions)       reconcile markers, conflict check, ``T.commit`` (the one atomic
+                                            commit point), reconcile markers again
     session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
     session.abort()                         roll its own instant back (also done by the next writer)
     run_write(...)                          start_write + run, again on a lost conflict when allowed
@@ -196,18 +197,21 @@ class WriteSession:
     def drop_partitions(self, partitions: Iterable[str]) -> str:
         """``delete_partition``: the partitions' file groups are replaced by nothing; no file is written."""
         self.mark_inflight({})
-        return self.commit([], partitions)
+        return self.commit([], partitions, single_attempt=True)
 
-    def commit(self, stats: list[WriteStat], written_partitions: Iterable[str] | None = None) -> str:
-        """Finalize: drop files of failed task attempts, write partition markers, complete the instant.
+    def commit(self, stats: list[WriteStat], written_partitions: Iterable[str] | None = None,
+               single_attempt: bool = False) -> str:
+        """Finalize: drop files of failed task attempts, write partition markers, complete the instant,
+        drop files of task attempts that wrote after the first reconciliation (``write.task_attempt``).
         ``written_partitions`` (the partitions of the incoming records) are those an overwrite replaces.
-        The time until the metadata is written is the ``commit`` stage."""
+        ``single_attempt``: the files were written in this process, once (the local engine): every marked
+        file is in ``stats``, so the markers are not listed. The time until the metadata is written is the
+        ``commit`` stage."""
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path}
-        for relative in marked_files(self.storage, self.instant_time):
-            if relative not in written and self.storage.delete(relative):
-                logger.info("Removed %s: written by a task attempt that did not succeed", relative)
+        if not single_attempt:
+            self._reconcile_markers(written)
         # a partition holding a file group this write updates has its metafile: every commit writes
         # its partitions' metafiles before it completes (Hudi's write handles too)
         known = {s.partitionPath for s in stats if s.prevCommit not in (None, "null")}
@@ -231,10 +235,21 @@ class WriteSession:
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
         fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.storage, instant=self.instant_time)
         self._complete(metadata.to_json(), touched)
+        # an attempt that found the instant pending after the first reconciliation wrote its files before
+        # the commit point, and its markers are listed now (``write.task_attempt``)
+        if not single_attempt:
+            self._reconcile_markers(written)
         delete_marker_dir(self.storage, self.instant_time)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
         self.run_table_services()
         return self.instant_time
+
+    def _reconcile_markers(self, written: set[str]) -> None:
+        """Delete the marked files that are not in the write stats: files of task attempts that failed or
+        lost to another attempt of their task (Hudi's ``HoodieTable.reconcileAgainstMarkers``)."""
+        for relative in marked_files(self.storage, self.instant_time):
+            if relative not in written and self.storage.delete(relative):
+                logger.info("Removed %s: written by a task attempt that did not succeed", relative)
 
     def _complete(self, content: bytes, touched: set[FileGroup]) -> None:
         """The commit point. Under optimistic concurrency control: lock, list the timeline again, check for

@@ -3,8 +3,9 @@ jvm-shim, which asks Spark for that distribution).
 
 Every partition's rows are in one task, so each task does the whole write of its partitions, as a
 task of the DataFrame write DAG does: tag them against the partition's files, plan their inserts,
-write their file groups. ``commit()`` completes the instant with the tasks' write stats. The
-instant is started when Spark asks for the writer, before any task runs.
+write their file groups, check the instant is still pending (``write.task_attempt``). ``commit()``
+completes the instant with the tasks' write stats. The instant is started when Spark asks for the
+writer, before any task runs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
+from hoodie_datasource.write.task_attempt import end_task_attempt
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ class PartitionWriter(DataSourceArrowWriter):
         records = tagging.keyed(pa.Table.from_batches(batches), self.session.config)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
+        stats = end_task_attempt(self.writer.timeline, self.session.instant, stats)  # the attempt's last step
         return PartitionStats([s.as_dict() for s in stats], timer.seconds)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

@@ -44,11 +44,13 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.targets import WriteContext, WriteTarget
+from hoodie_datasource.write.targets import WriteTarget
+from hoodie_datasource.write.task_attempt import end_task_attempt
 
 logger = logging.getLogger(__name__)
 
@@ -90,14 +92,20 @@ def _confirm(storage: Storage, use_bloom: bool):
 
 
 
-def _write_groups(ctx: WriteContext, targets: Mapping[tuple[str, str], WriteTarget]):
+def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], WriteTarget]):
+    """One call per file group: its file is checked against the instant after it is written
+    (``write.task_attempt``), as the call is the last a task makes for that group. The check needs only
+    where the instant files are: a timeline without instants travels with the function."""
+    ctx, instant = session.context(), session.instant
+    timeline = Timeline(session.storage, session.table, ())
+
     def run(key: tuple, table: pa.Table) -> pa.Table:
         token, task_partition = task_token()
         partition, file_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key[:2])
         target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
         stat = write_file_group(ctx, target, table, token, task_partition)
-        rows = [json.dumps(stat.as_dict())] if stat is not None else []
-        return pa.table({"stat": pa.array(rows, pa.string())})
+        stats = end_task_attempt(timeline, instant, [stat] if stat is not None else [])
+        return pa.table({"stat": pa.array([json.dumps(s.as_dict()) for s in stats], pa.string())})
     return run
 
 
@@ -108,13 +116,16 @@ def task_token() -> tuple[str, int]:
     return write_token(task.partitionId(), task.stageId(), task.taskAttemptId()), task.partitionId()
 
 
-def _write_partitions(writer: RecordWriter):
+def _write_partitions(session: WriteSession, writer: RecordWriter):
     """One task per partition: tag against that partition's files, plan its inserts, write its
-    file groups. The stage timings come back in an extra row per task (stat null)."""
+    file groups, then check its instant is still pending (``write.task_attempt``). The stage timings
+    come back in an extra row per task (stat null)."""
+    instant = session.instant
+
     def run(key: tuple, table: pa.Table) -> pa.Table:
         token, task_partition = task_token()
         timer = StageTimer()
-        stats = writer.write_records(table, token, task_partition, timer)
+        stats = end_task_attempt(writer.timeline, instant, writer.write_records(table, token, task_partition, timer))
         columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
         for stage in TASK_STAGES:
             columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
@@ -167,7 +178,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     shipped = listed if sum(len(files) for files in listed.values()) <= SHIPPED_LISTING_FILES else None
     with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
         rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
-            _write_partitions(session.record_writer(shipped)), PARTITION_STAT_SCHEMA).collect()
+            _write_partitions(session, session.record_writer(shipped)), PARTITION_STAT_SCHEMA).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
     for i, stage in enumerate(TASK_STAGES, start=1):
@@ -255,7 +266,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
 
     routed = tagged.mapInArrow(_per_batch(lambda records: tagging.route(records, plan)), tagged.schema)
     stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
-        _write_groups(session.context(), targets), STAT_SCHEMA
+        _write_groups(session, targets), STAT_SCHEMA
     )
     with _step(session, df, f"writing file groups ({sum(counts.values())} inserts)"):
         stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]

@@ -113,7 +113,7 @@ class LocalStorage(Storage):
         try:
             os.unlink(self.path(rel))
             return True
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # absent, as ``stat`` says (a file where a folder would be)
             return False
 
     def delete_tree(self, rel: str) -> int:

@@ -8,6 +8,8 @@ in its write stats (left by failed or retried task attempts).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.table_config import METAFOLDER
 
@@ -31,6 +33,19 @@ def marked_files(storage: Storage, instant: str) -> list[str]:
         if MARKER_SUFFIX in info.name:
             found.append(info.path[len(root) + 1:].split(MARKER_SUFFIX, 1)[0])
     return sorted(found)
+
+
+def delete_markers_of(storage: Storage, instant: str, files: Iterable[str]) -> None:
+    """Delete the markers of ``files`` (paths relative to the table) from one listing of the instant's
+    markers; the marker folder too when it holds no other marker. Only for an instant that is no longer
+    pending: a marker created after the listing then belongs to a task attempt that removes its own."""
+    root, mine = marker_dir(instant), set(files)
+    listed = [info.path for info in storage.list_tree(root) if MARKER_SUFFIX in info.name]
+    own = [path for path in listed if path[len(root) + 1:].split(MARKER_SUFFIX, 1)[0] in mine]
+    for path in own:
+        storage.delete(path)
+    if len(own) == len(listed):
+        storage.delete_tree(root)
 
 
 def delete_marker_dir(storage: Storage, instant: str) -> None:

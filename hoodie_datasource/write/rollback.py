@@ -2,7 +2,8 @@
 
 A failed write leaves a requested/inflight instant and maybe some data files, each of which has a
 marker. Rollback deletes the marked files (and, in case markers were lost, any base file named
-with that instant), then the marker folder and the pending instant files. Rolling back the latest
+with that instant), then the pending instant files, then files marked meanwhile (by task attempts still
+running, see ``write.task_attempt``) and the marker folder. Rolling back the latest
 *completed* write first deletes its completed instant file, so readers stop seeing its files at
 once, then cleans up the same way.
 """
@@ -91,8 +92,13 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
         partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
                                          "failedDeleteFiles": [n for n in names if n not in ok],
                                          "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
-    delete_marker_dir(storage, target.timestamp)
     delete_pending_files(timeline, target)
+    # a task attempt that found the instant still pending wrote its files before the line above, so
+    # their markers are listed now; one ending later finds it gone and removes its own (``write.task_attempt``)
+    for late in set(marked_files(storage, target.timestamp)) - set(files):
+        if storage.delete(late):
+            logger.info("Removed %s: written by a task attempt of %s during its rollback", late, target.timestamp)
+    delete_marker_dir(storage, target.timestamp)
     metadata = {
         "startRollbackTime": rollback_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
         "totalFilesDeleted": sum(len(m["successDeleteFiles"]) for m in partition_metadata.values()),

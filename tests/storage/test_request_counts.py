@@ -3,6 +3,10 @@ with benchmarks/object_store.py: a snapshot read lists the timeline once per cal
 (``schema()``, then ``reader()``, which checks the plan ``schema()`` made is still current), walks the
 table once, and reads each instant file it needs once; so its requests grow with the files it reads,
 not with the number of commits on the timeline.
+
+And what a write's guard against late task attempts costs (``write.task_attempt``): each write task that
+wrote files asks for its instant's completed and inflight files (two HEADs), and the driver lists the
+markers once before and once after the commit point; a local-engine write lists none.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+from hoodie_datasource.client.local_engine import write_local
 from tests.object_stores import S3Bucket, Server
 
 pytestmark = pytest.mark.spark
@@ -71,3 +76,39 @@ def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to
     assert {v: after[v] for v in ("LIST", "GET", "HEAD")} == {v: before[v] for v in ("LIST", "GET", "HEAD")}, \
         (before, after)
     assert not (after["PUT"] or after["DELETE"] or after["POST"])
+
+
+def by_folder(server: Server, mark: int) -> Counter:
+    """Requests since ``mark`` by verb and by what they touch: the instant files (``timeline``), the markers,
+    heartbeats, or data files and the rest (``data``)."""
+    kinds: Counter = Counter()
+    for verb, path in server.request_log_since(mark):
+        split = urllib.parse.urlsplit(path)
+        target = urllib.parse.parse_qs(split.query).get("prefix", [""])[0] if verb == "LIST" else split.path
+        folder = ("markers" if "/.hoodie/.temp/" in target else "heartbeat" if "/.hoodie/.heartbeat/" in target
+                  else "timeline" if "/.hoodie/" in target else "data")
+        kinds[f"{verb} {folder}"] += 1
+    return kinds
+
+
+def test_the_late_attempt_guard_costs_two_heads_per_write_task_and_one_marker_listing(spark, moto, s3_bucket):
+    uri = s3_bucket.uri("trips")
+    upsert(spark, s3_bucket, uri, ROWS, "overwrite")
+    mark = moto.mark()
+    upsert(spark, s3_bucket, uri, [("a", 2, 11.0, "sf"), ("b", 2, 21.0, "nyc"), ("d", 1, 40.0, "la")])
+    spark_write = by_folder(moto, mark)
+    # hoodie.properties (does the table exist), then three write tasks, one per partition: each HEADs
+    # the completed and the inflight instant file (measured: 1 before the guard, 7 with it)
+    assert spark_write["HEAD timeline"] == 1 + 2 * 3, spark_write
+    # the driver: the markers before the commit point, after it, and when deleting the marker folder
+    # (measured: 2 before, 3 with it); the whole write took 27 requests before, 34 with it
+    assert spark_write["LIST markers"] == 3, spark_write
+
+    mark = moto.mark()
+    write_local(uri, spark.createDataFrame([("c", 2, 31.0, "la")], SCHEMA).toArrow(),
+                {**OPTS, **s3_bucket.options})
+    local_write = by_folder(moto, mark)
+    assert local_write["HEAD timeline"] == 1, local_write  # hoodie.properties: one attempt needs no check
+    # only to delete the marker folder: every marked file is in the write stats (measured: 2 before, 22
+    # requests in all, now 21)
+    assert local_write["LIST markers"] == 1, local_write
