@@ -1,0 +1,197 @@
+"""Rounds of ingestion (Apache Hudi's ``HoodieStreamer`` / ``StreamSync``): read what the source has after
+the checkpoint, transform it (optional SQL), write it to the target as one commit recording the new
+checkpoint, and, with ``--continuous``, again every ``--min-sync-interval-seconds``.
+
+A DFS source's files are parsed in Spark tasks (``mapInArrow``, through the storage layer, so any store
+the library supports works); a hoodie source is read with an incremental read of up to ``num_instants``
+commits, never past a write still in flight. Bad records (unparseable, null record key) fail the round
+before anything is written, naming the first few, or with an error table go there, after the round's
+commit, each with its file, raw text and reason. Each round logs a progress line; the run ends with a
+summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import hoodie_datasource
+from hoodie_datasource.config.stream_config import StreamReadConfig
+from hoodie_datasource.errors import InvalidRecordError
+from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset
+from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
+from hoodie_datasource.spark.types import spark_schema
+from hoodie_datasource.spark.write_dag import write_dataframe
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.streamer.checkpoint import commit_metadata, resume_point
+from hoodie_datasource.streamer.config import StreamerConfig
+from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, parse_file, select_new_files
+from hoodie_datasource.table.meta_columns import META_COLUMNS
+from hoodie_datasource.table.table_config import load_table_config, table_exists
+from hoodie_datasource.timeline.timeline import Timeline
+
+logger = logging.getLogger(__name__)
+BAD = "_hoodie_streamer_bad_"  # prefix of the columns carrying bad records beside the good ones
+SOURCE_VIEW = "hoodie_streamer_source"
+SHOWN_BAD_RECORDS = 3
+
+
+@dataclass(frozen=True)
+class Round:
+    rows: int  # records read from the source (good ones)
+    bad: int
+    instant: str | None  # the commit made, None when the source had nothing new
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    rounds: int
+    rows: int
+    bad: int
+    commits: int
+    seconds: float
+
+
+def read_file(uri: str, options: dict[str, str] | None = None) -> bytes:
+    """A whole file given by its path or URI (a schema or properties file), through the storage layer."""
+    folder, _, name = uri.rstrip("/").rpartition("/")
+    return open_storage(folder or ".", options).read(name)
+
+
+def _storage_options(cfg: StreamerConfig) -> dict[str, str]:
+    return {key: v for key, v in cfg.write_options.items() if key.startswith("hoodie.storage.")}
+
+
+def _timeline(path: str, options: dict[str, str]) -> Timeline | None:
+    storage = open_storage(path, options)
+    return Timeline.load(storage, load_table_config(storage)) if table_exists(storage) else None
+
+
+def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | None) -> tuple[DataFrame, str] | None:
+    """The new files' records (good ones, with bad ones in ``_hoodie_streamer_bad_*`` columns) and the new
+    checkpoint; None when no file is new."""
+    options = _storage_options(cfg)
+    storage = open_storage(cfg.source_root, options)
+    selection = select_new_files(storage, checkpoint, cfg.source_limit)
+    if not selection.files:
+        return None
+    if cfg.source_schema_file:
+        schema = avro_to_arrow_schema(read_file(cfg.source_schema_file, options).decode("utf-8"))
+    else:  # the first file's columns: give a schema file when files differ
+        schema = parse_file(storage, selection.files[0].path, cfg.source, None, (), cfg.csv_header).good.schema
+    out = pa.schema([*schema, *(pa.field(BAD + f.name, f.type) for f in BAD_RECORD_SCHEMA)])
+    root, fmt, header = cfg.source_root, cfg.source, cfg.csv_header
+    keys = tuple(f for f in cfg.key_fields if f in schema.names)
+
+    def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        source = open_storage(root, options)
+        for batch in batches:
+            for path in batch.column("path").to_pylist():
+                parsed = parse_file(source, path, fmt, schema, keys, header)
+                good = parsed.good.append_column(BAD + "source", pa.nulls(parsed.good.num_rows, pa.string()))
+                for name in ("record", "reason"):
+                    good = good.append_column(BAD + name, pa.nulls(parsed.good.num_rows, pa.string()))
+                bad = pa.table([pa.nulls(parsed.bad.num_rows, f.type) for f in schema] + parsed.bad.columns,
+                               schema=out)
+                yield from pa.concat_tables([good.cast(out), bad]).to_batches()
+
+    paths = spark.createDataFrame([(f.path,) for f in selection.files], "path string")
+    tasks = max(1, min(len(selection.files), spark.sparkContext.defaultParallelism))
+    return paths.repartition(tasks).mapInArrow(parse, spark_schema(out)), selection.checkpoint
+
+
+def _incremental_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | None) -> tuple[DataFrame, str] | None:
+    """The records of the followed table's next commits (up to ``num_instants``) and the last one's time."""
+    options = _storage_options(cfg)
+    source = _timeline(cfg.source_root, options)
+    begin = checkpoint or START_OF_TIMELINE
+    end = end_offset(source, StreamReadConfig(), begin, max_instants=cfg.incr_num_instants) if source else begin
+    if end == begin:
+        return None
+    frame = (spark.read.format("hoodie").options(**options).option("hoodie.datasource.query.type", "incremental")
+             .option("hoodie.datasource.read.begin.instanttime", begin)
+             .option("hoodie.datasource.read.end.instanttime", end).load(cfg.source_root))
+    return frame.drop(*[c for c in META_COLUMNS if c in frame.columns]), end
+
+
+def _check_bad(bad: DataFrame, count: int, cfg: StreamerConfig) -> None:
+    if count and cfg.error_table_path is None:
+        shown = [f"{r[BAD + 'source']}: {r[BAD + 'reason']}: {r[BAD + 'record'][:200]!r}"
+                 for r in bad.limit(SHOWN_BAD_RECORDS).collect()]
+        raise InvalidRecordError(
+            f"{count} bad source record(s), e.g. {'; '.join(shown)}. Nothing was written; fix the files, or set "
+            "hoodie.errortable.enable=true and hoodie.errortable.base.path to write bad records to an error table")
+
+
+def _write_errors(bad: DataFrame, cfg: StreamerConfig, instant: str) -> None:
+    """Bad records into the error table (a hoodie table keyed by a fresh uuid), naming the round's commit."""
+    errors = bad.select(
+        F.expr("uuid()").alias("uuid"), F.lit(int(time.time() * 1000)).alias("ts"),
+        F.col(BAD + "source").alias("source"), F.col(BAD + "record").alias("record"),
+        F.col(BAD + "reason").alias("reason"), F.lit(instant).alias("target_instant"))
+    write_dataframe(errors, cfg.error_table_path, {
+        **_storage_options(cfg), "hoodie.table.name": cfg.error_table_name,
+        "hoodie.datasource.write.recordkey.field": "uuid", "hoodie.datasource.write.partitionpath.field": "",
+        "hoodie.datasource.write.operation": "insert"})
+
+
+def run_round(spark: SparkSession, cfg: StreamerConfig) -> Round:
+    started = time.monotonic()
+    resume = resume_point(_timeline(cfg.target_path, _storage_options(cfg)), cfg.checkpoint)
+    read = (_incremental_records if cfg.source == "hoodie" else _dfs_records)(spark, cfg, resume.checkpoint)
+    if read is None:
+        return Round(0, 0, None, time.monotonic() - started)
+    frame, checkpoint = read
+    frame = frame.persist()
+    try:
+        has_bad = BAD + "reason" in frame.columns
+        good = frame.filter(F.col(BAD + "reason").isNull()).drop(*[BAD + f.name for f in BAD_RECORD_SCHEMA]) \
+            if has_bad else frame
+        bad = frame.filter(F.col(BAD + "reason").isNotNull()) if has_bad else None
+        bad_count = bad.count() if bad is not None else 0
+        if bad is not None:
+            _check_bad(bad, bad_count, cfg)
+        rows = good.count()
+        if cfg.transformer_sql:
+            view = f"{SOURCE_VIEW}_{uuid.uuid4().hex[:8]}"
+            good.createOrReplaceTempView(view)
+            good = good.sparkSession.sql(cfg.transformer_sql.replace("<SRC>", view))
+        instant = write_dataframe(good, cfg.target_path, cfg.write_options, commit_metadata(checkpoint, resume.reset))
+        if bad_count:
+            _write_errors(bad, cfg, instant)
+    finally:
+        frame.unpersist()
+    return Round(rows, bad_count, instant, time.monotonic() - started)
+
+
+def run(spark: SparkSession, cfg: StreamerConfig) -> Summary:
+    """One round, or rounds until stopped (``--continuous``), each at least ``min_sync_interval_s`` apart."""
+    hoodie_datasource.register(spark)
+    started = time.monotonic()
+    rounds, rows, bad, commits, idle = 0, 0, 0, 0, 0
+    while True:
+        result = run_round(spark, cfg)
+        rounds += 1
+        rows, bad = rows + result.rows, bad + result.bad
+        commits += result.instant is not None
+        idle = 0 if result.instant is not None else idle + 1
+        if result.instant is None:
+            logger.info("Round %d: no new data (%.1f s)", rounds, result.seconds)
+        else:
+            logger.info("Round %d: %d rows in, %d bad, commit %s, %.1f s", rounds, result.rows, result.bad,
+                        result.instant, result.seconds)
+        if not cfg.continuous or (cfg.idle_rounds_to_stop is not None and idle >= cfg.idle_rounds_to_stop):
+            break
+        time.sleep(max(0.0, cfg.min_sync_interval_s - result.seconds))
+    summary = Summary(rounds, rows, bad, commits, time.monotonic() - started)
+    logger.info("Done: %d rounds, %d commits, %d rows in, %d bad records, %.1f s", summary.rounds, summary.commits,
+                summary.rows, summary.bad, summary.seconds)
+    return summary
