@@ -22,11 +22,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-import hoodie_datasource
 from hoodie_datasource.config.stream_config import StreamReadConfig
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
+from hoodie_datasource.spark.register import register
 from hoodie_datasource.spark.types import spark_schema
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
@@ -174,7 +174,7 @@ def run_round(spark: SparkSession, cfg: StreamerConfig) -> Round:
 
 def run(spark: SparkSession, cfg: StreamerConfig) -> Summary:
     """One round, or rounds until stopped (``--continuous``), each at least ``min_sync_interval_s`` apart."""
-    hoodie_datasource.register(spark)
+    register(spark)
     started = time.monotonic()
     rounds, rows, bad, commits, idle = 0, 0, 0, 0, 0
     while True:

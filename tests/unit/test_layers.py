@@ -4,7 +4,8 @@ structure, checked rather than described; no JVM).
 
 Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping, option parsing),
 storage, the table's files and timeline, resolved configs, index and log formats, write primitives,
-reads, table services, write clients, the ``HoodieTable`` facade and SQL procedures, Spark, and the
+reads, table services, write clients, the ``HoodieTable`` facade and SQL procedures, Spark, the ingestion
+utility (``streamer``), and the
 package's front door."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("client",),
     ("hoodie_table", "procedures"),
     ("spark",),
+    ("streamer",),  # the ingestion utility, a Spark application
     ("", "spark.demo"),  # hoodie_datasource/__init__.py, and the demo, which uses it as a user would
 ]
 
