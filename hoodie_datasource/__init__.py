@@ -31,6 +31,7 @@ from hoodie_datasource.errors import (  # noqa: E402
     StorageAccessError,
     StorageError,
     StorageNotFoundError,
+    StreamingCheckpointError,
     StreamingSinkError,
     TableNotFoundError,
     TimelineError,
@@ -66,6 +67,7 @@ __all__ = [
     "HoodieError", "HoodieIndexError", "HoodieTable", "HoodieWriteConflictError", "InvalidRecordError",
     "InvalidTablePathError", "LockError", "LockTimeoutError",
     "PythonEnvironmentError", "SchemaMismatchError", "StorageAccessError", "StorageError", "StorageNotFoundError",
-    "StreamingSinkError", "TableNotFoundError", "TimelineError", "UnsupportedStorageError", "UnsupportedTableError",
+    "StreamingCheckpointError", "StreamingSinkError", "TableNotFoundError", "TimelineError",
+    "UnsupportedStorageError", "UnsupportedTableError",
     "register", "session",
 ]

@@ -60,7 +60,11 @@ class InvalidRecordError(HoodieError):
     """A record cannot be written: a null or missing record key or partition value."""
 
 
-class StreamingSinkError(HoodieError):
+class StreamingCheckpointError(HoodieError):
+    """A streaming query's checkpoint does not belong to the table it reads or writes."""
+
+
+class StreamingSinkError(StreamingCheckpointError):
     """A streaming query cannot write its micro-batch: another query writes the table under the same
     ``hoodie.datasource.write.streaming.checkpoint.identifier``, so their batch ids cannot be told apart."""
 

@@ -30,6 +30,7 @@ from pyspark.sql.streaming.datasource import (
 
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.stream_config import resolve_stream_read_config
+from hoodie_datasource.errors import StreamingCheckpointError
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.read.stream_offsets import end_offset, initial_offset
@@ -66,8 +67,20 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         storage = self._storage()
         return Timeline.load(storage, load_table_config(storage))
 
+    def _offset(self, instant: str) -> dict:
+        """An offset names its table too, so a checkpoint taken on another table is refused, not misread."""
+        return {"instant": instant, "table": self._storage().uri}
+
+    def _check(self, offset: dict) -> str:
+        table = self._storage().uri
+        if offset.get("table", table) != table:
+            raise StreamingCheckpointError(
+                f"The query's checkpoint was taken reading {offset['table']}, not {table}: a checkpoint belongs to "
+                "one table; give this query a checkpointLocation of its own")
+        return offset["instant"]
+
     def initialOffset(self) -> dict:
-        return {"instant": initial_offset(self._timeline(), self.cfg)}
+        return self._offset(initial_offset(self._timeline(), self.cfg))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.cfg.max_instants is not None:
@@ -82,14 +95,15 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         max_instants = limit.max_files if isinstance(limit, ReadMaxFiles) else None
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return {"instant": end_offset(self._timeline(), self.cfg, start["instant"], max_instants, max_rows,
-                                      self.target)}
+        return self._offset(end_offset(self._timeline(), self.cfg, self._check(start), max_instants, max_rows,
+                                       self.target))
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        if start["instant"] >= end["instant"]:
+        begin, end_instant = self._check(start), self._check(end)
+        if begin >= end_instant:
             return []
-        cfg = dataclasses.replace(self.read_cfg, query_type="incremental", begin_instant=start["instant"],
-                                  end_instant=end["instant"], as_of_instant=None)
+        cfg = dataclasses.replace(self.read_cfg, query_type="incremental", begin_instant=begin,
+                                  end_instant=end_instant, as_of_instant=None)
         plan = plan_read(self._storage(), cfg)
         return [_Split(plan, files) for files in split_slices(plan.slices, cfg.split_size, cfg.parallelism)]
 

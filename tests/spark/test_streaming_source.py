@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.errors import ReadWindowError
+from hoodie_datasource.errors import ReadWindowError, StreamingCheckpointError
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
         "hoodie.clean.automatic": "false"}
@@ -79,3 +79,14 @@ def test_commits_cleaned_before_a_restart_fail_the_read_or_fall_back_to_the_snap
     fallback = stream(spark, path, str(tmp_path / "fallback"), startOffset="earliest",
                       **{"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
     assert fallback == [[("k1", "c5:k1"), ("k2", "c5:k2"), ("k3", "c5:k3")]]
+
+
+def test_a_checkpoint_taken_on_another_table_is_refused(spark, tmp_path, table):
+    path, options = table
+    other = str(tmp_path / "other")
+    write_local(other, rows("o1", ["k7"]), options)
+    checkpoint = str(tmp_path / "ckpt")
+    stream(spark, path, checkpoint)
+    write_local(other, rows("o2", ["k9"]), options)
+    with pytest.raises(Exception, match=f"{StreamingCheckpointError.__name__}.*checkpoint was taken reading"):
+        stream(spark, other, checkpoint)
