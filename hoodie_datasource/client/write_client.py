@@ -135,6 +135,7 @@ class WriteSession:
             log_block_format=self.config.log_block_format,
             table_name=self.table.name,
             record_key_fields=self.config.keygen.record_key_fields,
+            cdc_logging_mode=self.table.cdc_logging_mode if self.table.cdc_enabled else None,
         )
 
     def file_system_view(self) -> FileSystemView:
@@ -203,7 +204,7 @@ class WriteSession:
         The time until the metadata is written is the ``commit`` stage."""
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
-        written = {s.path for s in stats if s.path}
+        written = {s.path for s in stats if s.path} | {p for s in stats for p in s.cdcStats or ()}
         for relative in marked_files(self.storage, self.instant_time):
             if relative not in written and self.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)

@@ -43,3 +43,4 @@ class WriteContext:
     log_block_format: str = "parquet"
     table_name: str = "hoodie"
     record_key_fields: tuple[str, ...] = ()
+    cdc_logging_mode: str | None = None  # the table's CDC supplemental logging mode; None: CDC is off
