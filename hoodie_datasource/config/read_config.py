@@ -24,6 +24,11 @@ class ReadConfig:
     split_size: int = 128 * k.MB
     parallelism: int = DRIVER_CORES
     incr_fallback_full_scan: bool = False  # incremental range past the read window: filter the snapshot
+    incremental_format: str = "latest_state"  # "cdc": every change with before/after images (read.cdc_reader)
+
+    @property
+    def is_cdc(self) -> bool:
+        return self.query_type == "incremental" and self.incremental_format == "cdc"
 
     def pinned_to(self, instant: str) -> ReadConfig:
         """The same read as the table was at ``instant``: an incremental pull ends there, any other
@@ -55,6 +60,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         split_size=get(k.READ_SPLIT_SIZE),
         parallelism=get(k.READ_PARALLELISM) or DRIVER_CORES,
         incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
+        incremental_format=get(k.INCREMENTAL_FORMAT),
     )
     for prop, value in ((k.READ_SPLIT_SIZE, cfg.split_size), (k.READ_PARALLELISM, cfg.parallelism)):
         if value < 1:
