@@ -28,7 +28,8 @@ import base64
 import datetime as dt
 import decimal
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -190,20 +191,41 @@ def _changes(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupSta
                             skip_unchanged=split.case == LOG_FILE)
 
 
-def read_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> pa.Table:
-    """The CDC query ``cfg`` (an incremental read, format ``cdc``) as one table of ``CDC_SCHEMA``."""
+@dataclass(frozen=True)
+class CDCPlan:
+    """The file groups a CDC query reads and their splits (picklable: Spark tasks read groups of it)."""
+
+    storage: Storage
+    timeline: Timeline
+    end: str  # the range's end (inclusive): the newest write the query shows
+    groups: tuple[tuple[FileGroupKey, tuple[CDCSplit, ...]], ...]
+
+
+def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> CDCPlan:
+    """The splits of the CDC query ``cfg`` (an incremental read, format ``cdc``)."""
     if timeline is None:
         timeline = Timeline.load(storage, load_table_config(storage))
     latest = timeline.last_completed_write()
     begin = cfg.begin_instant or "0"
     end = cfg.end_instant or (latest.timestamp if latest else begin)
     splits = extract_cdc_splits(timeline, begin, end)
-    states = _FileGroupStates(storage, timeline, sorted({p for p, _ in splits}))
-    mode = timeline.config.cdc_logging_mode
+    return CDCPlan(storage, timeline, end, tuple((key, tuple(found)) for key, found in splits.items()))
+
+
+def read_cdc_groups(plan: CDCPlan, groups: Sequence[tuple[FileGroupKey, tuple[CDCSplit, ...]]]) -> pa.Table:
+    """The changes of ``groups`` (some of ``plan.groups``), file group by file group, commit by commit."""
+    states = _FileGroupStates(plan.storage, plan.timeline, sorted({p for (p, _), _ in groups}))
+    mode = plan.timeline.config.cdc_logging_mode
     columns: list[list[str | None]] = [[], [], [], []]
-    for key, group_splits in splits.items():
+    for key, group_splits in groups:
         for split in group_splits:
-            for op, before, after in _changes(storage, split, mode, states, key):
+            for op, before, after in _changes(plan.storage, split, mode, states, key):
                 for column, value in zip(columns, (op, split.instant, before, after)):
                     column.append(value)
     return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], schema=CDC_SCHEMA)
+
+
+def read_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> pa.Table:
+    """The CDC query ``cfg`` as one table of ``CDC_SCHEMA``."""
+    plan = plan_cdc(storage, cfg, timeline)
+    return read_cdc_groups(plan, plan.groups)
