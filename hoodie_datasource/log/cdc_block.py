@@ -28,7 +28,6 @@ from hoodie_datasource.log.avro_codec import decode_avro_records, encode_avro_re
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, LogBlock, encode_block
 from hoodie_datasource.schema.avro_schema import to_avro_json
 
-CDC_SUFFIX = ".cdc"
 OP, TS_MS, BEFORE, AFTER, RECORD_KEY = "op", "ts_ms", "before", "after", "record_key"
 INSERT, UPDATE, DELETE = "i", "u", "d"  # HoodieCDCOperation
 OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER = "OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"

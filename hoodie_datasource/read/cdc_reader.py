@@ -61,6 +61,7 @@ from hoodie_datasource.read.cdc_splits import (
 )
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
+from hoodie_datasource.read.read_window import check_cdc_range
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.fs_view import FileSystemView
@@ -209,6 +210,13 @@ def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None
     begin = cfg.begin_instant or "0"
     end = cfg.end_instant or (latest.timestamp if latest else begin)
     splits = extract_cdc_splits(timeline, begin, end)
+    latest_time = latest.timestamp if latest else ""
+    if splits and begin < latest_time:  # a read of the past: the files it needs may have been cleaned
+        writes = [i.timestamp for i in timeline.completed()]
+        needs = {key: {s.instant for s in found} | set([w for w in writes if w < found[0].instant][-1:])
+                 for key, found in splits.items()}
+        view = FileSystemView(timeline, partitions=sorted({p for p, _ in splits}))
+        check_cdc_range(timeline, view, begin, end, needs)
     return CDCPlan(storage, timeline, end, tuple((key, tuple(found)) for key, found in splits.items()))
 
 

@@ -21,7 +21,6 @@ import pyarrow as pa
 from hoodie_datasource.log.cdc_block import (
     AFTER,
     BEFORE,
-    CDC_SUFFIX,
     DATA_BEFORE,
     DATA_BEFORE_AFTER,
     DELETE,
@@ -36,7 +35,7 @@ from hoodie_datasource.log.cdc_block import (
 from hoodie_datasource.log.log_format import write_log_file
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema
 from hoodie_datasource.storage.storage import join
-from hoodie_datasource.table.file_names import LogFileName
+from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, LogFileName
 from hoodie_datasource.table.markers import create_marker
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN, conform
 from hoodie_datasource.write.merge import MergeResult
@@ -83,7 +82,7 @@ def write_cdc_log(ctx: WriteContext, target: WriteTarget, token: str, existing: 
         columns[AFTER] = _image(after, has_after) if after is not None else pa.nulls(len(ops), pa.struct(list(data)))
     name = ctx.table_name
     schema = cdc_schema(mode, arrow_to_avro_schema(data, f"{name}_record", f"hoodie.{name}"))
-    log_name = LogFileName(target.file_id, ctx.instant, 1, token).name() + CDC_SUFFIX
+    log_name = LogFileName(target.file_id, ctx.instant, 1, token).name() + CDC_LOG_SUFFIX
     relative = join(target.partition, log_name)
     create_marker(ctx.storage, ctx.instant, target.partition, log_name, "CREATE")
     size = write_log_file(ctx.storage, relative, [encode_cdc_block(pa.table(columns), ctx.instant, schema)])

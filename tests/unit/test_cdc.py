@@ -235,3 +235,24 @@ def test_compaction_between_writes_changes_nothing(tmp_path):
         (0, "i", None, image(1, 1, "a", "v1")), (0, "i", None, image(2, 1, "a", "v2")),
         (1, "u", image(1, 1, "a", "v1"), image(1, 2, "a", "v1b")),
         (2, "u", image(2, 1, "a", "v2"), image(2, 3, "a", "v2b"))], key=repr)
+
+
+def test_clean_and_rollback_remove_cdc_logs_and_the_window_holds(tmp_path):
+    """The cleaner deletes a cleaned slice's CDC log with it (Hudi's CleanPlanner); a CDC query that would
+    need cleaned versions fails with ReadWindowError instead of answering wrongly; a rollback removes the
+    rolled-back commit's CDC log."""
+    from hoodie_datasource import HoodieTable
+    from hoodie_datasource.errors import ReadWindowError
+
+    path = str(tmp_path / "t")
+    opts = dict(OPTS, **{"hoodie.table.cdc.enabled": "true", "hoodie.clean.automatic": "false"})
+    instants = [write_local(path, rows([(1, t, "a", f"v{t}")]), opts) for t in range(1, 5)]
+    assert [p.name.split("_")[1].split(".")[0] for p in cdc_logs(path)] == instants[1:]
+    HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1"})
+    assert [p.name.split("_")[1].split(".")[0] for p in cdc_logs(path)] == instants[2:]
+    with pytest.raises(ReadWindowError, match="CDC query"):
+        cdc_read(path, instants, begin_instant=instants[1])
+    assert cdc_read(path, instants, begin_instant=instants[2]) == [
+        (3, "u", image(1, 3, "a", "v3"), image(1, 4, "a", "v4"))]
+    HoodieTable(path).rollback(instants[3])
+    assert [p.name.split("_")[1].split(".")[0] for p in cdc_logs(path)] == instants[2:3]
