@@ -95,7 +95,7 @@ def image_json(row: dict[str, Any] | None) -> str | None:
     """A row's CDC image: its data columns as a JSON object."""
     if row is None:
         return None
-    return json.dumps({k: v for k, v in row.items() if k not in META_COLUMNS}, default=_json_value)
+    return json.dumps({k: v for k, v in row.items() if k not in META_COLUMNS}, default=_json_value, ensure_ascii=False)
 
 
 class _FileGroupStates:
