@@ -42,3 +42,8 @@ def test_cdc_query_through_spark(spark, table_path, table_type):
     assert {r[1] for r in got if r[0] == "d"} == {last}
     # a projection and a filter, as Spark pushes them
     assert df.filter("op = 'u'").select("before").count() == 2
+    # a later read of the open range sees a later commit
+    later = write(spark, table_path, [(4, 4, "a", "v4", True)], **kind)
+    again = (spark.read.format("hoodie").option("query", "incremental").option("incremental.format", "cdc")
+             .option("begin.instant", last).load(table_path))
+    assert [(r.op, r.ts_ms, json.loads(r.before)["id"]) for r in again.collect()] == [("d", later, 4)]
