@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.log.cdc_block import (
     AFTER,
     BEFORE,
@@ -91,11 +92,18 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
+_ENCODER = json.JSONEncoder(default=_json_value, ensure_ascii=False)  # one encoder: json.dumps makes one per call
+
+
 def image_json(row: dict[str, Any] | None) -> str | None:
-    """A row's CDC image: its data columns as a JSON object."""
-    if row is None:
-        return None
-    return json.dumps({k: v for k, v in row.items() if k not in META_COLUMNS}, default=_json_value, ensure_ascii=False)
+    """A CDC image: a row's data columns as a JSON object."""
+    return None if row is None else _ENCODER.encode(row)
+
+
+def _images(table: pa.Table) -> list[str | None]:
+    """The CDC image of every row of ``table`` (its meta columns left out)."""
+    data = table.select([name for name in table.column_names if name not in META_COLUMNS])
+    return [image_json(row) for row in data.to_pylist()]
 
 
 class _FileGroupStates:
@@ -127,31 +135,31 @@ class _FileGroupStates:
         return table
 
 
-def _rows_by_key(table: pa.Table) -> dict[str, dict[str, Any]]:
-    return {row[RECORD_KEY_COLUMN]: row for row in table.to_pylist()}
+def _images_by_key(table: pa.Table, keys: pa.Array | pa.ChunkedArray) -> dict[str, str | None]:
+    """The images of ``table``'s rows with these record keys, by key."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    rows = table.filter(pc.is_in(table.column(RECORD_KEY_COLUMN), value_set=keys))
+    return dict(zip(rows.column(RECORD_KEY_COLUMN).to_pylist(), _images(rows)))
 
 
 def _derived(before: pa.Table, after: pa.Table, instant: str, skip_unchanged: bool) -> Iterator[Change]:
     """The changes between a file group's records before and after ``instant``: records ``instant``
     wrote are inserts or updates, records gone are deletes."""
-    after_keys = after.column(RECORD_KEY_COLUMN)
-    gone = before.filter(pc.invert(pc.is_in(before.column(RECORD_KEY_COLUMN), value_set=after_keys.combine_chunks())))
-    for row in gone.to_pylist():
-        yield DELETE, image_json(row), None
+    after_keys = after.column(RECORD_KEY_COLUMN).combine_chunks()
+    gone = before.filter(pc.invert(pc.is_in(before.column(RECORD_KEY_COLUMN), value_set=after_keys)))
+    for image in _images(gone):
+        yield DELETE, image, None
     written = after.filter(pc.equal(after.column(COMMIT_TIME_COLUMN), instant))
     if not written.num_rows:
         return
-    old = before.filter(pc.is_in(before.column(RECORD_KEY_COLUMN),
-                                 value_set=written.column(RECORD_KEY_COLUMN).combine_chunks()))
-    old_rows = _rows_by_key(old)
-    for row in written.to_pylist():
-        previous = old_rows.get(row[RECORD_KEY_COLUMN])
-        if previous is None:
-            yield INSERT, None, image_json(row)
-            continue
-        before_json, after_json = image_json(previous), image_json(row)
-        if not (skip_unchanged and before_json == after_json):
-            yield UPDATE, before_json, after_json
+    previous = _images_by_key(before, written.column(RECORD_KEY_COLUMN))
+    for record_key, image in zip(written.column(RECORD_KEY_COLUMN).to_pylist(), _images(written)):
+        old = previous.get(record_key)
+        if old is None:
+            yield INSERT, None, image
+        elif not (skip_unchanged and old == image):
+            yield UPDATE, old, image
 
 
 def _logged(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupStates,
@@ -163,17 +171,21 @@ def _logged(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupStat
     if not records:
         return
     logged = pa.concat_tables(records, promote_options="permissive")
+    ops = logged.column(OP).to_pylist()
     if mode == DATA_BEFORE_AFTER:
-        for row in logged.to_pylist():
-            yield row[OP], image_json(row[BEFORE]), image_json(row[AFTER])
+        befores = [image_json(row) for row in logged.column(BEFORE).to_pylist()]
+        afters = [image_json(row) for row in logged.column(AFTER).to_pylist()]
+        yield from zip(ops, befores, afters)
         return
-    after = _rows_by_key(states.as_of(key, split.instant))
-    before = _rows_by_key(states.before(key, split.instant)) if mode != DATA_BEFORE else {}
-    for row in logged.to_pylist():
-        op, record_key = row[OP], row[RECORD_KEY]
-        old = row[BEFORE] if mode == DATA_BEFORE else before.get(record_key)
-        new = after.get(record_key) if op != DELETE else None
-        yield op, image_json(old) if op != INSERT else None, image_json(new)
+    keys = logged.column(RECORD_KEY)
+    after = _images_by_key(states.as_of(key, split.instant), keys)
+    if mode == DATA_BEFORE:
+        befores = [image_json(row) for row in logged.column(BEFORE).to_pylist()]
+    else:
+        before = _images_by_key(states.before(key, split.instant), keys)
+        befores = [before.get(k) for k in keys.to_pylist()]
+    for op, record_key, old in zip(ops, keys.to_pylist(), befores):
+        yield op, old if op != INSERT else None, after.get(record_key) if op != DELETE else None
 
 
 def _changes(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupStates,
@@ -181,12 +193,11 @@ def _changes(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupSta
     if split.case == AS_IS:
         yield from _logged(storage, split, mode, states, key)
     elif split.case == BASE_FILE_INSERT:
-        rows = conform(read_parquet(storage, split.path or ""), states.schema)
-        for row in rows.to_pylist():
-            yield INSERT, None, image_json(row)
+        for image in _images(conform(read_parquet(storage, split.path or ""), states.schema)):
+            yield INSERT, None, image
     elif split.case in (BASE_FILE_DELETE, REPLACE):
-        for row in states.before(key, split.instant).to_pylist():
-            yield DELETE, image_json(row), None
+        for image in _images(states.before(key, split.instant)):
+            yield DELETE, image, None
     else:  # LOG_FILE, BASE_FILE_REWRITE
         yield from _derived(states.before(key, split.instant), states.as_of(key, split.instant), split.instant,
                             skip_unchanged=split.case == LOG_FILE)
@@ -206,6 +217,10 @@ def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None
     """The splits of the CDC query ``cfg`` (an incremental read, format ``cdc``)."""
     if timeline is None:
         timeline = Timeline.load(storage, load_table_config(storage))
+    if not timeline.config.populate_meta_fields:
+        raise UnsupportedTableError(
+            "CDC queries need the record key and commit time meta columns, which this table does not store "
+            "(hoodie.populate.meta.fields=false); use an incremental query with the default format")
     latest = timeline.last_completed_write()
     begin = cfg.begin_instant or "0"
     end = cfg.end_instant or (latest.timestamp if latest else begin)
