@@ -334,3 +334,33 @@ def test_cdc_query_of_a_table_without_meta_columns_is_refused(tmp_path):
     path = _real_table(tmp_path, "sample_table/cow/v6_simplekeygen_hivestyle_no_metafields.zip")
     with pytest.raises(UnsupportedTableError, match="populate.meta.fields=false"):
         read_table(path, ReadConfig(query_type="incremental", begin_instant="0", incremental_format="cdc"))
+
+
+class Injected(RuntimeError):
+    pass
+
+
+def fail(point: str, **context) -> None:
+    raise Injected(context["path"])
+
+
+def test_a_failed_write_leaves_no_cdc_log(monkeypatch, tmp_path):
+    """The CDC log has its marker before it exists: the rollback of a write failing after its files are
+    written removes it with the base file."""
+    from hoodie_datasource import fault_points
+    from tests.conftest import assert_failed_write_left_nothing, table_listing
+
+    path = str(tmp_path / "t")
+    opts = dict(OPTS, **{"hoodie.table.cdc.enabled": "true"})
+    write_local(path, rows([(1, 1, "a", "v1"), (2, 1, "a", "v2")]), opts)
+    before = table_listing(path)
+    monkeypatch.setenv(fault_points.ENV_VAR, f"{fault_points.AFTER_DATA_FILE_WRITTEN}={__name__}:fail")
+    fault_points._hooks.cache_clear()
+    try:
+        with pytest.raises(Injected):
+            write_local(path, rows([(1, 2, "a", "v1b")]), opts)
+    finally:
+        monkeypatch.delenv(fault_points.ENV_VAR)
+        fault_points._hooks.cache_clear()
+    assert_failed_write_left_nothing(path, before)
+    assert not cdc_logs(path)
