@@ -25,6 +25,7 @@ class WriteTarget:
     io_type: str = CREATE
     base_size: int | None = None  # bytes of the base file, from the listing
     log_version: int | None = None  # APPEND: the new log file's version, from the listing
+    log_files: tuple[str, ...] = ()  # APPEND: the names of the slice's log files before this write
 
 
 @dataclass(frozen=True)

@@ -364,3 +364,19 @@ def test_a_failed_write_leaves_no_cdc_log(monkeypatch, tmp_path):
         fault_points._hooks.cache_clear()
     assert_failed_write_left_nothing(path, before)
     assert not cdc_logs(path)
+
+
+def test_log_write_stats_list_the_slice_log_files(tmp_path):
+    """A log write's stat lists the slice's earlier log files and its own (``HoodieDeltaWriteStat.logFiles``):
+    Hudi's CDC extractor rebuilds from them the slice a log file was written on."""
+    path = str(tmp_path / "t")
+    instants = write_history(path, "MERGE_ON_READ", {})
+
+    def stat(instant):
+        commit = json.loads((Path(path) / ".hoodie" / f"{instant}.deltacommit").read_text())
+        return next(s for s in commit["partitionToWriteStats"]["a"] if ".log." in s["path"])
+
+    first, second = stat(instants[2]), stat(instants[3])
+    assert first["logFiles"] == [first["path"].split("/")[1]]
+    assert second["logFiles"] == [first["path"].split("/")[1], second["path"].split("/")[1]]
+    assert second["baseFile"] == first["baseFile"]
