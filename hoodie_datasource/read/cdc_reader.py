@@ -225,8 +225,7 @@ def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None
     begin = cfg.begin_instant or "0"
     end = cfg.end_instant or (latest.timestamp if latest else begin)
     splits = extract_cdc_splits(timeline, begin, end)
-    latest_time = latest.timestamp if latest else ""
-    if splits and begin < latest_time:  # a read of the past: the files it needs may have been cleaned
+    if splits:  # the file versions before each change are read: the cleaner may have removed some
         writes = [i.timestamp for i in timeline.completed()]
         needs = {key: {s.instant for s in found} | set([w for w in writes if w < found[0].instant][-1:])
                  for key, found in splits.items()}
