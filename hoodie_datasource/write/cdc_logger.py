@@ -5,9 +5,13 @@ updates and deletes; small-file inserts on either table type) also writes one CD
 slice, ``.<fileId>_<instant>.log.1_<token>.cdc``, holding a CDC_DATA block with one record per changed
 key: ``i`` (new key), ``u`` (updated), ``d`` (deleted), with the images the supplemental logging mode
 asks for. Its path and size go into the write stat's ``cdcStats``. Like Hudi, no CDC log is written
-when the readers can derive the changes from the files alone: a new file group, a rewrite that wrote
-only inserts, or one that deleted every record. Merge-on-read log appends never get one either
-(``HoodieAppendHandle`` has no CDC logger): readers derive their changes from the log blocks.
+when the readers can derive the changes from the files alone: a new file group, or a rewrite that
+wrote only inserts and kept no record. Unlike Hudi, a rewrite that deleted records always gets one:
+Hudi skips it when nothing is left or only inserts are, and then its own reader fails on the write
+stat unless the operation was a delete ("There should be a cdc log file", ``HoodieCDCExtractor``), as
+for an upsert whose ``_hoodie_is_deleted`` records emptied the file group. Merge-on-read log appends
+never get one (``HoodieAppendHandle`` has no CDC logger): readers derive their changes from the log
+blocks.
 
 A stored record that wins over an incoming one by its ordering value is not logged (Hudi logs it
 as an update whose before and after images are equal).
@@ -43,8 +47,10 @@ from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
 
 def needs_cdc_log(ctx: WriteContext, existing: pa.Table | None, written: int, plan: MergeResult) -> bool:
-    """``HoodieMergeHandleWithChangeLog.close``: a CDC log unless nothing was written or only inserts."""
-    return ctx.cdc_logging_mode is not None and existing is not None and written not in (0, plan.num_inserts)
+    """``HoodieMergeHandleWithChangeLog.close``: a CDC log unless nothing was written or only inserts; here
+    also whenever records were deleted (see the module's doc)."""
+    return ctx.cdc_logging_mode is not None and existing is not None and (
+        written not in (0, plan.num_inserts) or plan.num_deletes > 0)
 
 
 def _image(rows: pa.Table, present: np.ndarray) -> pa.StructArray:
