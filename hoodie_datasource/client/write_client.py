@@ -137,6 +137,7 @@ class WriteSession:
             log_block_format=self.config.log_block_format,
             table_name=self.table.name,
             record_key_fields=self.config.keygen.record_key_fields,
+            cdc_logging_mode=self.table.cdc_logging_mode if self.table.cdc_enabled else None,
         )
 
     def file_system_view(self) -> FileSystemView:
@@ -209,7 +210,7 @@ class WriteSession:
         ``commit`` stage."""
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
-        written = {s.path for s in stats if s.path}
+        written = {s.path for s in stats if s.path} | {p for s in stats for p in s.cdcStats or ()}
         if not single_attempt:
             self._reconcile_markers(written)
         # a partition holding a file group this write updates has its metafile: every commit writes

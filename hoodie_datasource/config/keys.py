@@ -19,6 +19,9 @@ INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE")
 BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 HOLLOW_COMMIT_POLICIES = ("FAIL", "BLOCK", "USE_TRANSITION_TIME")
+INCREMENTAL_FORMATS = ("latest_state", "cdc")
+# HoodieCDCSupplementalLoggingMode (Hudi 0.14+); the 0.13 spellings are accepted as aliases
+CDC_LOGGING_MODES = ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER")
 PAYLOAD_CLASSES = (
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
     "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
@@ -77,6 +80,13 @@ COMBINE_BEFORE_UPSERT = ConfigProperty("hoodie.combine.before.upsert", True, par
 COMBINE_BEFORE_INSERT = ConfigProperty("hoodie.combine.before.insert", False, parser=parse_bool)
 LOG_BLOCK_FORMAT = ConfigProperty(
     "hoodie.logfile.data.block.format", "parquet", ("log.block.format",), choices=("parquet", "avro")
+)
+CDC_ENABLED = ConfigProperty("hoodie.table.cdc.enabled", None, ("cdc.enabled",), parser=parse_bool)
+CDC_LOGGING_MODE = ConfigProperty(
+    "hoodie.table.cdc.supplemental.logging.mode", None, ("cdc.supplemental.logging.mode",),
+    choices=CDC_LOGGING_MODES,
+    value_aliases=(("cdc_op_key", "OP_KEY_ONLY"), ("cdc_data_before", "DATA_BEFORE"),
+                   ("cdc_data_before_after", "DATA_BEFORE_AFTER")),
 )
 PARALLELISM = ConfigProperty(
     "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
@@ -152,6 +162,10 @@ END_INSTANT = ConfigProperty("hoodie.datasource.read.end.instanttime", None, ("e
 AS_OF_INSTANT = ConfigProperty("as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"))
 READ_SPLIT_SIZE = ConfigProperty("hoodie.read.split.size", 128 * MB, ("split.size",), parser=parse_int)
 READ_PARALLELISM = ConfigProperty("hoodie.read.parallelism", 0, ("read.parallelism",), parser=parse_int)
+INCREMENTAL_FORMAT = ConfigProperty(
+    "hoodie.datasource.query.incremental.format", "latest_state", ("incremental.format",),
+    choices=INCREMENTAL_FORMATS,
+)
 INCR_FALLBACK_FULL_SCAN = ConfigProperty(
     "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, ("incr.fallback.fulltablescan.enable",),
     parser=parse_bool,
@@ -189,11 +203,12 @@ WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE, SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
-    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT,
+    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
+    CDC_LOGGING_MODE,
 )
 READ_PROPERTIES = (
     QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,
-    STREAMING_START_OFFSET, STREAMING_MAX_INSTANTS, STREAMING_MAX_ROWS, HOLLOW_COMMIT,
+    STREAMING_START_OFFSET, STREAMING_MAX_INSTANTS, STREAMING_MAX_ROWS, HOLLOW_COMMIT, INCREMENTAL_FORMAT,
 )
 
 # Keys Spark itself adds to the options it hands a data source.

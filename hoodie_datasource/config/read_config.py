@@ -25,6 +25,11 @@ class ReadConfig:
     parallelism: int = DRIVER_CORES
     incr_fallback_full_scan: bool = False  # incremental range past the read window: filter the snapshot
     hollow_commits: str = "FAIL"  # a write in flight inside an incremental range: FAIL | BLOCK (read.hollow_commits)
+    incremental_format: str = "latest_state"  # "cdc": every change with before/after images (read.cdc_reader)
+
+    @property
+    def is_cdc(self) -> bool:
+        return self.query_type == "incremental" and self.incremental_format == "cdc"
 
     def pinned_to(self, instant: str) -> ReadConfig:
         """The same read as the table was at ``instant``: an incremental pull ends there, any other
@@ -57,6 +62,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         parallelism=get(k.READ_PARALLELISM) or DRIVER_CORES,
         incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
         hollow_commits=get(k.HOLLOW_COMMIT) or "FAIL",
+        incremental_format=get(k.INCREMENTAL_FORMAT),
     )
     if cfg.hollow_commits == "USE_TRANSITION_TIME":
         raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported (tables of version 6 "

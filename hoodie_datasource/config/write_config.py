@@ -11,6 +11,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import (
+    CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
 )
@@ -58,6 +59,8 @@ class WriteConfig:
     combine_before_insert: bool = False
     parallelism: int = 0
     log_block_format: str = "parquet"
+    cdc_enabled: bool = False
+    cdc_logging_mode: str = CDC_DEFAULT_MODE
 
     @property
     def is_mor(self) -> bool:
@@ -97,6 +100,8 @@ class WriteConfig:
             base_file_format="PARQUET",
             payload_class=self.payload_class,
             create_schema=create_schema,
+            cdc_enabled=self.cdc_enabled,
+            cdc_logging_mode=self.cdc_logging_mode,
         )
 
 
@@ -154,6 +159,12 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
             "hive-style partitioning", hive_style, existing.hive_style_partitioning,
             "hoodie.datasource.write.hive_style_partitioning",
         )
+    cdc_enabled = bool(_merge_with_table("CDC setting", get(k.CDC_ENABLED), existing.cdc_enabled if existing else None,
+                                         k.CDC_ENABLED.key))
+    cdc_mode = get(k.CDC_LOGGING_MODE)
+    if existing is not None and existing.cdc_enabled:
+        cdc_mode = _merge_with_table("CDC supplemental logging mode", cdc_mode, existing.cdc_logging_mode,
+                                     k.CDC_LOGGING_MODE.key)
     url_encode = get(k.URL_ENCODE) if existing is None else existing.url_encode_partitions
     payload = get(k.PAYLOAD_CLASS) or (existing.payload_class if existing else PAYLOAD_OVERWRITE_LATEST)
     keygen_class = get(k.KEYGEN_CLASS)
@@ -196,4 +207,6 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         combine_before_insert=get(k.COMBINE_BEFORE_INSERT),
         parallelism=get(k.PARALLELISM),
         log_block_format=get(k.LOG_BLOCK_FORMAT),
+        cdc_enabled=cdc_enabled,
+        cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
     )

@@ -27,6 +27,7 @@ class FileKeyRange:
     max_key: str | None
     has_logs: bool = False
     next_log_version: int | None = None  # merge-on-read: the version a new log file of the slice takes
+    log_files: tuple[str, ...] = ()  # merge-on-read: the names of the slice's log files
 
 
 def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
@@ -47,6 +48,7 @@ def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
         low.decode() if low is not None else None,
         high.decode() if high is not None else None,
         bool(file_slice.log_files),
+        log_files=tuple(log.name for log in file_slice.log_files),
     )
 
 

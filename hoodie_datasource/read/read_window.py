@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config.keys import INCR_FALLBACK_FULL_SCAN
@@ -205,4 +205,24 @@ def is_exact_range(timeline: Timeline, view: FileSystemView, begin: str, end: st
     raise ReadWindowError(
         f"{problem}: read from it or later, or set {FALLBACK_KEY}=true to answer from the current snapshot "
         f"filtered on _hoodie_commit_time in ({begin}, {end}]. {_RETAIN_HINT}"
+    )
+
+
+def check_cdc_range(timeline: Timeline, view: FileSystemView, begin: str, end: str,
+                    needs: Mapping[Group, Iterable[str]]) -> None:
+    """Raise ``ReadWindowError`` unless the CDC query (begin, end] is exact: it reads each file group as of
+    the instants in ``needs`` (every commit that changed it, and the write before the first of them)."""
+    writes = timeline.completed()
+    start = writes[0].timestamp if writes and timeline.hudi_archive else None
+    window = load_read_window(timeline, view, start)
+    if start is not None and begin < start:
+        reason = (f"the instants before {start} were archived by Apache Hudi into its archive log, "
+                  "which is not read, so commits in the range may be unknown")
+    elif any(window.misses(t, [key]) for key, instants in needs.items() for t in instants):
+        reason = "the cleaner has removed file versions this query needs to tell the records before each change"
+    else:
+        return
+    raise ReadWindowError(
+        f"Cannot answer the CDC query ({begin}, {end}] exactly: {reason}. The earliest instant that can still be "
+        f"read exactly is {window.earliest}: begin the query there or later. {_RETAIN_HINT}"
     )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
@@ -14,8 +15,13 @@ from hoodie_datasource.storage.registry import open_storage
 
 def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mapping[str, str] | None = None) -> pa.Table:
     """The query ``cfg`` on the table at ``path`` (a local path or a table URI); ``storage_options`` are
-    ``hoodie.storage.*`` keys (credentials, endpoints)."""
-    plan = plan_read(open_storage(path, storage_options), cfg or ReadConfig())
+    ``hoodie.storage.*`` keys (credentials, endpoints). A CDC query (incremental, format ``cdc``) returns
+    Hudi's CDC schema (``read.cdc_reader``)."""
+    cfg = cfg or ReadConfig()
+    storage = open_storage(path, storage_options)
+    if cfg.is_cdc:
+        return read_cdc(storage, cfg)
+    plan = plan_read(storage, cfg)
     row_filter = plan.commit_filter()
     batches = [b for s in plan.slices for b in read_file_slice(plan, s, row_filter)]
     return pa.Table.from_batches(batches, schema=plan.schema) if batches else plan.schema.empty_table()

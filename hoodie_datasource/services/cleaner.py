@@ -83,8 +83,10 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
         for base in bases:
             if base.instant_time not in keep:
                 doomed[group.partition_path].append(base.name)
+                # the slice's CDC logs too, as Hudi's CleanPlanner.getCleanFileInfoForSlice does with CDC on
                 doomed[group.partition_path].extend(
-                    log.name for log in group.log_files if log.instant_time == base.instant_time)
+                    log.name for log in (*group.log_files, *group.cdc_log_files)
+                    if log.instant_time == base.instant_time)
     return dict(doomed), retained_from
 
 

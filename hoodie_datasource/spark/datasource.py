@@ -29,9 +29,11 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
+from hoodie_datasource.spark.cdc_reader import CDC_SPARK_SCHEMA, CDCReader, cdc_listing
 from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
@@ -131,6 +133,20 @@ class HoodieDataSource(DataSource):
             plan = plan.only(frozenset(self.options[FILE_GROUPS_OPTION].split("\n")))
         return plan, cfg
 
+    def _cdc(self) -> tuple[CDCPlan, ReadConfig] | None:
+        """A CDC query's plan (made once: it travels with this instance to ``reader()``); None for other reads."""
+        cfg = resolve_read_config(self.options)
+        if not cfg.is_cdc:
+            return None
+        pinned = self.options.get(PLAN_INSTANT_OPTION) or None
+        if pinned:
+            cfg = cfg.pinned_to(pinned)
+        made: CDCPlan | None = getattr(self, "_made_cdc_plan", None)
+        if made is None or made.end != (cfg.end_instant or made.end):
+            made = plan_cdc(open_storage(table_path(self.options), self.options), cfg)
+            self._made_cdc_plan = made
+        return made, cfg
+
     @classmethod
     def name(cls) -> str:
         return "hoodie"
@@ -142,6 +158,9 @@ class HoodieDataSource(DataSource):
             return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
             alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
+        cdc = self._cdc()
+        if cdc is not None:
+            return listing_schema(cdc_listing(cdc[0])) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
         plan, _ = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan))
@@ -150,6 +169,9 @@ class HoodieDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         if self.options.get(PROCEDURE_OPTION):
             return ProcedureReader(self.options)
+        cdc = self._cdc()
+        if cdc is not None:
+            return CDCReader(cdc[0], cdc[1].parallelism, spark_arrow_schema(schema))
         plan, cfg = self._planned()
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:

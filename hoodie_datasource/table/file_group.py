@@ -63,3 +63,5 @@ class FileGroup:
     file_id: str
     base_files: list[BaseFile] = field(default_factory=list)
     log_files: list[LogFile] = field(default_factory=list)
+    # CDC log files (``.cdc``): never part of a slice's data, removed with the slice they were written with
+    cdc_log_files: list[LogFile] = field(default_factory=list)

@@ -10,6 +10,7 @@ BASE_FILE = re.compile(r"^([a-zA-Z0-9-]+)_([a-zA-Z0-9-]+)_([0-9]+)\.([a-zA-Z0-9]
 LOG_FILE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(?:_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 UNKNOWN_WRITE_TOKEN = "1-0-1"
+CDC_LOG_SUFFIX = ".cdc"  # HoodieCDCUtils.CDC_LOGFILE_SUFFIX
 
 
 def new_file_id(instant: str, partition: str, index: int) -> str:
@@ -50,6 +51,14 @@ class LogFileName:
     def parse(name: str) -> LogFileName | None:
         match = LOG_FILE.match(name)
         if not match or match.group(3) != "log" or match.group(9):
+            return None
+        return LogFileName(match.group(1), match.group(2), int(match.group(4)), match.group(5) or "")
+
+    @staticmethod
+    def parse_cdc(name: str) -> LogFileName | None:
+        """A CDC log file's name (``HoodieCDCUtils.CDC_LOGFILE_SUFFIX``); None for any other file."""
+        match = LOG_FILE.match(name)
+        if not match or match.group(3) != "log" or not match.group(9):
             return None
         return LogFileName(match.group(1), match.group(2), int(match.group(4)), match.group(5) or "")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
-from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName, LogFileName
+from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, PARTITION_METAFILE, BaseFileName, LogFileName
 from hoodie_datasource.timeline.timeline import Timeline
 
 
@@ -81,12 +81,11 @@ class FileSystemView:
                 group = self._group(partition, base.file_id)
                 group.base_files.append(BaseFile(info.name, base.file_id, base.instant_time, info.size))
                 continue
-            log = LogFileName.parse(info.name)
+            log = LogFileName.parse(info.name) or LogFileName.parse_cdc(info.name)
             if log is not None:
                 group = self._group(partition, log.file_id)
-                group.log_files.append(
-                    LogFile(info.name, log.file_id, log.instant_time, log.version, log.write_token, info.size)
-                )
+                files = group.cdc_log_files if info.name.endswith(CDC_LOG_SUFFIX) else group.log_files
+                files.append(LogFile(info.name, log.file_id, log.instant_time, log.version, log.write_token, info.size))
 
     def _group(self, partition: str, file_id: str) -> FileGroup:
         key = (partition, file_id)

@@ -26,6 +26,14 @@ EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 SUPPORTED_READ_VERSIONS = (6, 8, 9)
 
+# HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE (default DATA_BEFORE_AFTER, stored as the
+# HoodieCDCSupplementalLoggingMode name; Hudi 0.13 wrote cdc_op_key / cdc_data_before / cdc_data_before_after)
+CDC_ENABLED_KEY = "hoodie.table.cdc.enabled"
+CDC_MODE_KEY = "hoodie.table.cdc.supplemental.logging.mode"
+CDC_DEFAULT_MODE = "DATA_BEFORE_AFTER"
+_LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFORE",
+                     "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
+
 
 def table_checksum(database: str, table: str) -> int:
     """Hudi's ``hoodie.table.checksum``: CRC32 of ``"<database>.<table>"``."""
@@ -53,6 +61,8 @@ class TableConfig:
     create_schema: str | None = None
     timeline_path: str = ""
     archive_folder: str = "archived"
+    cdc_enabled: bool = False
+    cdc_logging_mode: str = CDC_DEFAULT_MODE  # OP_KEY_ONLY | DATA_BEFORE | DATA_BEFORE_AFTER
     raw: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -84,6 +94,7 @@ class TableConfig:
             props.get("hoodie.table.keygenerator.type", "").upper(), ""
         )
         ordering = props.get("hoodie.table.precombine.field") or props.get("hoodie.table.ordering.fields")
+        cdc_mode = props.get(CDC_MODE_KEY, CDC_DEFAULT_MODE).strip().upper()
         partition_fields = tuple(
             f.split(":")[0].strip() for f in props.get("hoodie.table.partition.fields", "").split(",") if f.strip()
         )
@@ -109,6 +120,8 @@ class TableConfig:
             create_schema=props.get("hoodie.table.create.schema"),
             timeline_path=props.get("hoodie.timeline.path", "timeline") if layout >= 2 else "",
             archive_folder=props.get("hoodie.archivelog.folder", "archived"),
+            cdc_enabled=props.get(CDC_ENABLED_KEY, "false").strip().lower() == "true",
+            cdc_logging_mode=_LEGACY_CDC_MODES.get(cdc_mode, cdc_mode),
             raw=tuple(sorted(props.items())),
         )
 
@@ -139,6 +152,9 @@ class TableConfig:
             props["hoodie.table.precombine.field"] = self.precombine_field
         if self.create_schema:
             props["hoodie.table.create.schema"] = self.create_schema
+        if self.cdc_enabled:  # HoodieTableMetaClient.PropertyBuilder: the mode only with CDC on
+            props[CDC_ENABLED_KEY] = "true"
+            props[CDC_MODE_KEY] = self.cdc_logging_mode
         props["hoodie.table.checksum"] = str(table_checksum(self.database, self.name))
         return props
 

@@ -37,6 +37,7 @@ class WriteStat:
     minEventTime: int | None = None
     maxEventTime: int | None = None
     runtimeStats: dict[str, int] | None = None
+    cdcStats: dict[str, int] | None = None  # CDC log files written with the base file: path -> bytes
     # delta (log) write fields
     logVersion: int | None = None
     logOffset: int | None = None
@@ -47,7 +48,7 @@ class WriteStat:
         out: dict[str, Any] = {
             "fileId": self.fileId,
             "path": self.path,
-            "cdcStats": None,
+            "cdcStats": self.cdcStats,
             "prevCommit": self.prevCommit,
             "numWrites": self.numWrites,
             "numDeletes": self.numDeletes,

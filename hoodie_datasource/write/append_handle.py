@@ -99,5 +99,7 @@ def append_to_file_group(
         logVersion=version,
         logOffset=0,
         baseFile=posixpath.basename(target.base_file),
-        logFiles=[log_name],
+        # HoodieAppendHandle: the slice's log files and the new one (Hudi's CDC extractor takes the slice a
+        # log file was written on from them: HoodieCommitMetadata.getFileSliceForFileGroupFromDeltaCommit)
+        logFiles=[*target.log_files, log_name],
     )

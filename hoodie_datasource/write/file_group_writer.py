@@ -21,6 +21,7 @@ from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_CO
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
+from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
 from hoodie_datasource.write.merge import merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
@@ -99,6 +100,8 @@ def write_file_group(
     marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
                            ctx.record_key_fields, first_new_row=plan.num_kept)
+    cdc_stats = write_cdc_log(ctx, target, token, existing, fresh, plan) \
+        if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
     fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
     finished = time.monotonic()
     return WriteStat(
@@ -112,6 +115,7 @@ def write_file_group(
         numInserts=plan.num_inserts,
         totalWriteBytes=size,
         fileSizeInBytes=size,
+        cdcStats=cdc_stats,
         runtimeStats={
             "totalScanTime": int((scanned - started) * 1000),
             "totalUpsertTime": int((finished - scanned) * 1000) if existing is not None else 0,

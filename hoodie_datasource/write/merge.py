@@ -30,6 +30,10 @@ class MergeResult:
     num_updates: int
     num_deletes: int
     num_inserts: int
+    # positions in ``existing`` of the rows the updates replace (in the updates' output order), and of
+    # the deleted rows: the before-images of a CDC log
+    updated_from: np.ndarray
+    deleted_rows: np.ndarray
 
 
 def merge_positions(
@@ -48,7 +52,8 @@ def merge_positions(
     )
     if existing_keys is None or len(existing_keys) == 0:
         inserts = np.nonzero(~is_delete)[0]
-        return MergeResult(-(inserts + 1), 0, 0, 0, len(inserts))
+        none = np.empty(0, np.int64)
+        return MergeResult(-(inserts + 1), 0, 0, 0, len(inserts), none, none)
 
     in_keys = incoming.column(RECORD_KEY_COLUMN)
     # position of each incoming key in the existing file, -1 when new
@@ -70,7 +75,9 @@ def merge_positions(
     dels = np.nonzero(matched & is_delete)[0]
     deleted[where[dels]] = True
     kept = np.nonzero((replacement < 0) & ~deleted)[0]
-    updates = replacement[replacement >= 0]  # incoming rows, in their old rows' order
+    updated_from = np.nonzero(replacement >= 0)[0]
+    updates = replacement[updated_from]  # incoming rows, in their old rows' order
     inserts = np.nonzero((where == -1) & ~is_delete)[0]
     sources = np.concatenate([kept, -(updates + 1), -(inserts + 1)])
-    return MergeResult(sources, len(kept), len(upd), int(deleted.sum()), len(inserts))
+    deleted_rows = np.nonzero(deleted)[0]
+    return MergeResult(sources, len(kept), len(upd), len(deleted_rows), len(inserts), updated_from, deleted_rows)

@@ -72,9 +72,12 @@ class RecordWriter:
         compacted takes new log files in the slice the compaction starts."""
         existing_io = APPEND if self.config.is_mor else MERGE
         pending = self._pending_compactions()
-        targets = {(f.partition, f.file_id): WriteTarget(f.partition, f.file_id, f.base_file,
-                                                         pending.get((f.partition, f.file_id), f.base_instant),
-                                                         existing_io, f.size, f.next_log_version) for f in files}
+        targets = {}
+        for f in files:
+            base_instant = pending.get((f.partition, f.file_id), f.base_instant)
+            logs = tuple(n for n in f.log_files if n.startswith(f".{f.file_id}_{base_instant}.log."))
+            targets[(f.partition, f.file_id)] = WriteTarget(f.partition, f.file_id, f.base_file, base_instant,
+                                                            existing_io, f.size, f.next_log_version, logs)
         for partition, buckets in plan.by_partition.items():
             for target in buckets.targets:
                 io_type = MERGE if target.base_file is not None else CREATE

@@ -178,5 +178,6 @@ def rollback_completed(timeline: Timeline, instant_time: str) -> str:
             f"Only the latest completed write can be rolled back; latest is "
             f"{latest.timestamp if latest else 'none'}, asked for {instant_time}"
         )
-    written = [s["path"] for s in write_stats_of(timeline.read_metadata(latest)) if s.get("path")]
+    stats = list(write_stats_of(timeline.read_metadata(latest)))
+    written = [s["path"] for s in stats if s.get("path")] + [p for s in stats for p in s.get("cdcStats") or ()]
     return _rollback(timeline, latest, instant_data_files(timeline, latest, written))

@@ -25,6 +25,7 @@ class WriteTarget:
     io_type: str = CREATE
     base_size: int | None = None  # bytes of the base file, from the listing
     log_version: int | None = None  # APPEND: the new log file's version, from the listing
+    log_files: tuple[str, ...] = ()  # APPEND: the names of the slice's log files before this write
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,4 @@ class WriteContext:
     log_block_format: str = "parquet"
     table_name: str = "hoodie"
     record_key_fields: tuple[str, ...] = ()
+    cdc_logging_mode: str | None = None  # the table's CDC supplemental logging mode; None: CDC is off

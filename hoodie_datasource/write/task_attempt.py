@@ -49,7 +49,7 @@ def end_task_attempt(timeline: Timeline, instant: Instant, stats: Sequence[Write
     """``stats`` when the write's ``instant`` is still pending; otherwise delete the files they list and
     their markers and raise ``StaleTaskAttemptError``. One check per task attempt (two HEADs on an
     object store); none when the attempt wrote nothing."""
-    written = [s.path for s in stats if s.path]
+    written = [s.path for s in stats if s.path] + [p for s in stats for p in s.cdcStats or ()]
     if not written or is_still_pending(timeline, instant):
         return stats
     storage, instant_time = timeline.storage, instant.timestamp

@@ -60,14 +60,11 @@ object HoodieErrors {
       "use WHEN MATCHED / WHEN NOT MATCHED clauses, or DELETE FROM with a subquery")
 
   def tableChangesArguments(given: Int): AnalysisException =
-    HoodieErrors(s"hoodie_table_changes takes (table, begin instant [, end instant]) or Hudi's (table, 'latest_state', " +
+    HoodieErrors(s"hoodie_table_changes takes (table, begin instant [, end instant]) or Hudi's (table, 'latest_state' | 'cdc', " +
       s"begin instant [, end instant]); got $given argument(s)")
 
   def tableChangesArgument(position: Int, value: Any): AnalysisException =
     HoodieErrors(s"hoodie_table_changes argument $position must be a non-null string literal, got: $value")
-
-  def cdcUnsupported(): AnalysisException =
-    HoodieErrors("hoodie_table_changes: query type 'cdc' is not supported; use 'latest_state' (the default)")
 
   def alterColumns(table: String, why: String): AnalysisException =
     HoodieErrors(s"ALTER TABLE $table: $why; hoodie tables take ADD COLUMNS of nullable top-level columns (added " +
