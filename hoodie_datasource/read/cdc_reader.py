@@ -60,6 +60,7 @@ from hoodie_datasource.read.cdc_splits import (
     FileGroupKey,
     extract_cdc_splits,
 )
+from hoodie_datasource.read.hollow_commits import readable_end
 from hoodie_datasource.read.merged_reader import read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.read.read_window import check_cdc_range
@@ -223,7 +224,7 @@ def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None
             "(hoodie.populate.meta.fields=false); use an incremental query with the default format")
     latest = timeline.last_completed_write()
     begin = cfg.begin_instant or "0"
-    end = cfg.end_instant or (latest.timestamp if latest else begin)
+    end = readable_end(timeline, cfg.hollow_commits, begin, cfg.end_instant or (latest.timestamp if latest else begin))
     splits = extract_cdc_splits(timeline, begin, end)
     if splits:  # the file versions before each change are read: the cleaner may have removed some
         writes = [i.timestamp for i in timeline.completed()]

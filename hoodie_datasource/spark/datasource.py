@@ -49,7 +49,7 @@ from hoodie_datasource.spark.shim_options import (
     is_set,
 )
 from hoodie_datasource.spark.staged_writer import StagedWriter
-from hoodie_datasource.spark.stream_reader import HoodieStreamReader
+from hoodie_datasource.spark.stream_reader import HoodieStreamReader, stream_view
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
@@ -158,6 +158,9 @@ class HoodieDataSource(DataSource):
             return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
             alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
+        view = stream_view(self.options)
+        if view is not None:  # a stream's columns (a batch read of these options fails in reader())
+            return CDC_SPARK_SCHEMA if view.incremental_format == "cdc" else spark_schema(_plan(view.options)[0].schema)
         cdc = self._cdc()
         if cdc is not None:
             return listing_schema(cdc_listing(cdc[0])) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
@@ -172,6 +175,10 @@ class HoodieDataSource(DataSource):
         cdc = self._cdc()
         if cdc is not None:
             return CDCReader(cdc[0], cdc[1].parallelism, spark_arrow_schema(schema))
+        if stream_view(self.options) is not None:
+            raise HoodieConfigError(
+                "hoodie.datasource.query.incremental.format=cdc applies to incremental queries: set "
+                "query.type=incremental and begin.instant, or read the changes as a stream (readStream)")
         plan, cfg = self._planned()
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown:

@@ -28,18 +28,39 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.stream_config import resolve_stream_read_config
 from hoodie_datasource.errors import StreamingCheckpointError
+from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.read.stream_offsets import end_offset, initial_offset
+from hoodie_datasource.spark.cdc_reader import CDCReader
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.timeline import Timeline
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamView:
+    options: dict[str, str]  # the read's options as a stream uses them: without a query type
+    incremental_format: str
+
+
+def stream_view(options: Mapping[str, str]) -> StreamView | None:
+    """How a stream reads these options, when they are a stream's and not a batch read's: a CDC format
+    without an incremental query, or an incremental query without a begin instant (as Hudi's streams are
+    given). None for the options of a batch read."""
+    get = lambda prop: k.CATALOG.resolve(options, prop)  # noqa: E731
+    incremental = get(k.QUERY_TYPE) == "incremental"
+    if (incremental and get(k.BEGIN_INSTANT)) or (not incremental and get(k.INCREMENTAL_FORMAT) != "cdc"):
+        return None
+    names = {n.lower() for n in k.QUERY_TYPE.names}
+    return StreamView({key: v for key, v in options.items() if key.lower() not in names}, get(k.INCREMENTAL_FORMAT))
 
 
 class _Split(InputPartition):
@@ -51,12 +72,21 @@ class _Split(InputPartition):
         self.plan = plan
 
 
+class _CDCSplit(InputPartition):
+    """The file groups of one task of a CDC micro-batch, with the micro-batch's CDC plan."""
+
+    def __init__(self, plan: CDCPlan, groups: tuple):
+        super().__init__(groups)
+        self.plan = plan
+
+
 class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, path: str, options: Mapping[str, str], arrow_schema: pa.Schema):
         self.path = path
-        self.options = dict(options)
-        self.cfg = resolve_stream_read_config(options)
-        self.read_cfg = resolve_read_config(options)
+        view = stream_view(options)
+        self.options = dict(options) if view is None else view.options
+        self.cfg = resolve_stream_read_config(self.options)
+        self.read_cfg = resolve_read_config(self.options)
         self.arrow_schema = arrow_schema
         self.target: str | None = None  # Trigger.AvailableNow: the last commit to read
 
@@ -104,9 +134,15 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
         cfg = dataclasses.replace(self.read_cfg, query_type="incremental", begin_instant=begin,
                                   end_instant=end_instant, as_of_instant=None)
+        if cfg.is_cdc:  # changes with before and after images, file group by file group
+            changes = plan_cdc(self._storage(), cfg)
+            return [_CDCSplit(changes, p.value) for p in CDCReader(changes, cfg.parallelism, self.arrow_schema).partitions()]
         plan = plan_read(self._storage(), cfg)
         return [_Split(plan, files) for files in split_slices(plan.slices, cfg.split_size, cfg.parallelism)]
 
-    def read(self, partition: _Split) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, _CDCSplit):
+            yield from CDCReader(partition.plan, 1, self.arrow_schema).read(InputPartition(partition.value))
+            return
         cfg = dataclasses.replace(self.read_cfg, query_type="incremental")
         yield from HoodieReader(partition.plan, cfg, self.arrow_schema).read(InputPartition(partition.value))

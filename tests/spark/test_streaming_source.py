@@ -4,6 +4,8 @@ before a restart read fail clearly (or fall back to the snapshot, by option). CO
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 
@@ -90,3 +92,29 @@ def test_a_checkpoint_taken_on_another_table_is_refused(spark, tmp_path, table):
     write_local(other, rows("o2", ["k9"]), options)
     with pytest.raises(Exception, match=f"{StreamingCheckpointError.__name__}.*checkpoint was taken reading"):
         stream(spark, other, checkpoint)
+
+
+def test_a_change_feed_stream_gives_each_change_once_with_its_images(spark, tmp_path, table):
+    path, options = table
+    options = {**options, "hoodie.table.cdc.enabled": "true"}
+    cdc_path = str(tmp_path / "cdc")
+    write_local(cdc_path, rows("c1", ["k1", "k2"]), options)
+    checkpoint = str(tmp_path / "ckpt")
+
+    def changes():
+        out = []
+        query = (spark.readStream.format("hoodie").option("hoodie.datasource.query.incremental.format", "cdc")
+                 .load(cdc_path).writeStream.option("checkpointLocation", checkpoint).trigger(availableNow=True)
+                 .foreachBatch(lambda df, _: out.extend(
+                     (r["op"], json.loads(r["before"])["v"] if r["before"] else None,
+                      json.loads(r["after"])["v"] if r["after"] else None) for r in df.collect()))
+                 .start())
+        query.awaitTermination(120)
+        return sorted(out, key=str)
+
+    assert changes() == [("i", None, "c1:k1"), ("i", None, "c1:k2")]
+    write_local(cdc_path, rows("c2", ["k1"], ts=2), options)
+    write_local(cdc_path, rows("c2", ["k2"], ts=2), {**options, "hoodie.datasource.write.operation": "delete"})
+    assert changes() == [("d", "c1:k2", None), ("u", "c1:k1", "c2:k1")]
+    with pytest.raises(Exception, match="applies to incremental queries"):
+        spark.read.format("hoodie").option("hoodie.datasource.query.incremental.format", "cdc").load(cdc_path).collect()
