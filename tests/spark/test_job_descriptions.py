@@ -53,7 +53,8 @@ def test_each_job_of_a_write_is_named_after_its_step(spark, table_path, partitio
     instant = HoodieTable(table_path).latest_commit()
     prefix = f"hoodie upsert trips {instant}: "
     assert descriptions, "the write ran no Spark job"
-    assert all(d is not None and d.startswith(prefix) for d in descriptions), descriptions
+    unnamed = [d for d in descriptions if d is None or not d.startswith(prefix)]
+    assert not unnamed, f"jobs not named after a step of {instant}: {unnamed}"
     steps = {d[len(prefix):] for d in descriptions}
     assert stages and all(name is not None and name.startswith(prefix) for name in stages), stages
     assert {name[len(prefix):] for name in stages} == steps  # stages are named after their step too
