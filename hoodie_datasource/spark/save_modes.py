@@ -36,11 +36,11 @@ from typing import Any
 
 from pyspark.errors import AnalysisException, PySparkValueError
 from pyspark.sql import DataFrame
-from pyspark.sql.utils import to_str
 
 from hoodie_datasource.config.property import did_you_mean
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.spark.writer_recording import recording_setters
 
 HOODIE_WRITE_OPERATIONS = frozenset(op.value for op in WriteOperation)
 SPARK_SAVE_MODES = ("append", "overwrite", "ignore", "error", "errorifexists", "default")
@@ -138,31 +138,6 @@ def _writer_classes() -> list[tuple[type, Callable[[Any], DataFrame]]]:
 def _patch(cls: type, dataframe_of: Callable[[Any], DataFrame]) -> None:
     original = {name: vars(cls)[name] for name in (*_PATCHED, *_OTHER_WRITES) if name in vars(cls)}
 
-    @functools.wraps(original["format"])
-    def format(self, source):
-        original["format"](self, source)
-        _state(self).format = source
-        return self
-
-    @functools.wraps(original["option"])
-    def option(self, key, value):
-        original["option"](self, key, value)
-        if value is not None:
-            _state(self).options[str(key).lower()] = to_str(value)
-        return self
-
-    @functools.wraps(original["options"])
-    def options(self, **opts):
-        original["options"](self, **opts)
-        _state(self).options.update({str(k).lower(): to_str(v) for k, v in opts.items() if v is not None})
-        return self
-
-    @functools.wraps(original["partitionBy"])
-    def partitionBy(self, *cols):
-        original["partitionBy"](self, *cols)
-        _state(self).partition_by = list(cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols)
-        return self
-
     @functools.wraps(original["mode"])
     def mode(self, saveMode):
         state = _state(self)
@@ -212,8 +187,7 @@ def _patch(cls: type, dataframe_of: Callable[[Any], DataFrame]) -> None:
 
         return guarded
 
-    patched = {"format": format, "option": option, "options": options, "partitionBy": partitionBy,
-               "mode": mode, "save": save}
+    patched = {**recording_setters(original, _state, lambda name: str(name).lower()), "mode": mode, "save": save}
     patched.update({name: refuse_operations(name) for name in original if name in _OTHER_WRITES})
     for name, fn in patched.items():
         setattr(cls, name, fn)

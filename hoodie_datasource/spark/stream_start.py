@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.utils import to_str
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.streaming_config import resolve_streaming_config
@@ -34,6 +33,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.stream_sink import UNNAMED_QUERY, HoodieStreamSink
+from hoodie_datasource.spark.writer_recording import recording_setters
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import load_table_config, table_exists
 
@@ -120,31 +120,6 @@ def _writer_classes() -> list[tuple[type, Callable[[Any], SparkSession]]]:
 def _patch(cls: type, session_of: Callable[[Any], SparkSession]) -> None:
     original = {name: vars(cls)[name] for name in _PATCHED}
 
-    @functools.wraps(original["format"])
-    def format(self, source):
-        original["format"](self, source)
-        _state(self).format = source
-        return self
-
-    @functools.wraps(original["option"])
-    def option(self, key, value):
-        original["option"](self, key, value)
-        if value is not None:
-            _state(self).options[str(key)] = to_str(value)
-        return self
-
-    @functools.wraps(original["options"])
-    def options(self, **opts):
-        original["options"](self, **opts)
-        _state(self).options.update({str(key): to_str(value) for key, value in opts.items() if value is not None})
-        return self
-
-    @functools.wraps(original["partitionBy"])
-    def partitionBy(self, *cols):
-        original["partitionBy"](self, *cols)
-        _state(self).partition_by = list(cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols)
-        return self
-
     @functools.wraps(original["outputMode"])
     def outputMode(self, outputMode):
         original["outputMode"](self, outputMode)
@@ -174,8 +149,7 @@ def _patch(cls: type, session_of: Callable[[Any], SparkSession]) -> None:
         self.foreachBatch(stream_sink(session_of(self), state, path))
         return original["start"](self)
 
-    patched = {"format": format, "option": option, "options": options, "partitionBy": partitionBy,
-               "outputMode": outputMode, "queryName": queryName, "start": start}
+    patched = {**recording_setters(original, _state), "outputMode": outputMode, "queryName": queryName, "start": start}
     for name, fn in patched.items():
         setattr(cls, name, fn)
     setattr(cls, _ORIGINALS, original)
