@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +26,7 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
 
 logger = logging.getLogger(__name__)
+RESULTS = Path(__file__).resolve().parent / "results"
 OPTS = {"table.name": "bench", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
 KINDS = {
     "cow, CDC logs": {"storage.type": "COPY_ON_WRITE", "hoodie.table.cdc.enabled": "true"},
@@ -76,9 +80,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    lines = [f"# CDC query vs plain incremental read of one commit ({time.strftime('%Y-%m-%d')})", "",
+             f"`python benchmarks/cdc_read.py {shlex.join(sys.argv[1:])}`: {args.rows:,} rows, one upsert of "
+             f"{args.updates:,} updates + {args.updates:,} inserts; core reader (no Spark), median of {args.runs}.", "",
+             "| table | incremental s | rows | CDC s | changes | CDC / incremental |", "|---|---:|---:|---:|---:|---:|"]
     for name, r in measure(args.rows, args.updates, args.runs).items():
         logger.info("%-14s incremental %.3f s (%d rows), cdc %.3f s (%d rows)", name, r["incremental"],
                     r["incremental rows"], r["cdc"], r["cdc rows"])
+        lines.append(f"| {name} | {r['incremental']:.3f} | {int(r['incremental rows']):,} | {r['cdc']:.3f} | "
+                     f"{int(r['cdc rows']):,} | {r['cdc'] / r['incremental']:.1f}x |")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "cdc_read.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -152,7 +152,8 @@ def main() -> None:
         lines.append(f"| {trigger} s | {statistics.median(seconds):.1f} | {max(seconds):.1f} | "
                      f"{', '.join(f'{s:.1f}' for s in seconds)} |")
     lines += ["", f"## A stream of upserts into a {args.rows:,}-row table", "",
-              f"{args.batches} micro-batches of up to {args.batch_rows:,} rows (the seed batch), one commit each.", "",
+              f"{args.batches} micro-batches of {min(args.batch_rows, upsert_batch(args.rows, SEED).num_rows):,} rows "
+              "(the seed batch: updates, most into the latest days, and inserts), one commit each.", "",
               "| table | rows/s |", "|---|---|"]
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         work = tempfile.mkdtemp(prefix="hoodie-stream-")
