@@ -186,10 +186,11 @@ def apply_tags(records: pa.Table, locations: pa.Table, global_index: bool) -> pa
         [(FILE_ID_COLUMN, "first"), (LOCATION_PARTITION_COLUMN, "first")]
     )
     right = right.rename_columns([n.removesuffix("_first") for n in right.column_names])
-    joined = records.append_column("__row", pa.array(np.arange(records.num_rows))).join(
-        right, keys=on, join_type="left outer", use_threads=False
-    )
-    return joined.sort_by("__row").drop_columns(["__row"])
+    # only the join keys go through the join: pyarrow cannot carry every column type (structs, lists) in one
+    keys = records.select(on).append_column("__row", pa.array(np.arange(records.num_rows)))
+    found = keys.join(right, keys=on, join_type="left outer", use_threads=False).sort_by("__row")
+    return (records.append_column(FILE_ID_COLUMN, found.column(FILE_ID_COLUMN))
+            .append_column(LOCATION_PARTITION_COLUMN, found.column(LOCATION_PARTITION_COLUMN)))
 
 
 def untagged(records: pa.Table) -> pa.Table:

@@ -14,7 +14,9 @@ from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.index import lookup
+from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.write import tagging
 from tests.unit.small_tables import batch
@@ -163,3 +165,24 @@ def test_base_file_reads_are_remembered_until_the_file_changes(tmp_path, monkeyp
     pq.write_table(pa.table({"_hoodie_record_key": ["only"]}), os.path.join(path, file))
     assert base_file_cache.stored_keys(storage, file).to_pylist() == ["only"]
     assert base_file_cache.bloom_filter(storage, file) is None
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_records_with_struct_and_list_columns_are_tagged_and_updated(tmp_path, table_type):
+    """Tagging joins only the keys: pyarrow's join cannot carry struct or list columns."""
+    path = str(tmp_path / "t")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+            "storage.type": table_type}
+    point = pa.struct([("x", pa.int64()), ("y", pa.int64())])
+
+    def rows(keys, ts):
+        return pa.table({"id": keys, "ts": [ts] * len(keys), "p": ["a"] * len(keys),
+                         "at": pa.array([{"x": ts, "y": i} for i, _ in enumerate(keys)], point),
+                         "tags": pa.array([[f"t{ts}"] * (i + 1) for i, _ in enumerate(keys)], pa.list_(pa.string()))})
+
+    write_local(path, rows(["k1", "k2"], 1), opts)
+    write_local(path, rows(["k2", "k3"], 2), opts)
+    out = read_table(path, ReadConfig()).sort_by("id")
+    assert out.column("id").to_pylist() == ["k1", "k2", "k3"]
+    assert out.column("at").to_pylist() == [{"x": 1, "y": 0}, {"x": 2, "y": 0}, {"x": 2, "y": 1}]
+    assert out.column("tags").to_pylist() == [["t1"], ["t2"], ["t2", "t2"]]
