@@ -70,7 +70,7 @@ def hash_key_values(record_keys: pa.Array | pa.ChunkedArray, hash_fields: Sequen
     rows = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
     flat = pc.list_flatten(parts)
     has_field = pc.match_substring(flat, ":")
-    field = pc.replace_substring_regex(flat, ":.*$", "", max_replacements=1)
+    field = pc.replace_substring_regex(flat, "(?s):.*$", "", max_replacements=1)
     value = pc.if_else(has_field, pc.replace_substring_regex(flat, "^[^:]*:", "", max_replacements=1), flat)
     keep = pc.or_(pc.invert(has_field), pc.is_in(field, value_set=pa.array(list(hash_fields), pa.string())))
     value = pc.if_else(pc.equal(value, EMPTY_PLACEHOLDER), "", value)
