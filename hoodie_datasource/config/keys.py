@@ -64,9 +64,10 @@ PAYLOAD_CLASS = ConfigProperty(
     "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES
 )
 INDEX_TYPE = ConfigProperty("hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES)
-# HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 4 per partition), BUCKET_INDEX_HASH_FIELD (default:
-# the record key fields), BUCKET_INDEX_ENGINE_TYPE (default SIMPLE)
-BUCKET_NUM_BUCKETS = ConfigProperty("hoodie.bucket.index.num.buckets", 4, ("bucket.index.num.buckets",),
+# HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
+# FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
+# BUCKET_INDEX_ENGINE_TYPE (default SIMPLE)
+BUCKET_NUM_BUCKETS = ConfigProperty("hoodie.bucket.index.num.buckets", 256, ("bucket.index.num.buckets",),
                                     parser=parse_int)
 BUCKET_HASH_FIELD = ConfigProperty("hoodie.bucket.index.hash.field", (), ("bucket.index.hash.field",),
                                    parser=parse_field_list)

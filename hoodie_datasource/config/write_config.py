@@ -27,7 +27,7 @@ class IndexConfig:
     bloom_filter_type: str = "DYNAMIC_V0"
     bloom_max_entries: int = 100000
     prune_by_ranges: bool = True
-    num_buckets: int = 4
+    num_buckets: int = 256
     bucket_hash_fields: tuple[str, ...] = ()  # resolved: the record key fields unless given
 
     @property

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.index.bucket_id import (
     bucket_id_of_file,
@@ -144,3 +145,9 @@ def test_fewer_buckets_than_the_table_was_written_with_is_refused(tmp_path):
     with pytest.raises(HoodieConfigError, match="num.buckets=2 .*bucket 2.*at least 3 buckets"):
         write_local(path, batch([("1", 2, "a", 5)]), _options(**{"hoodie.bucket.index.num.buckets": "2"}))
     assert read(path) == sorted((str(i), i) for i in range(30))
+
+
+def test_bucket_options_default_as_hudis_spark_writer():
+    index = resolve_write_config({**_options(), "hoodie.bucket.index.num.buckets": "256"}, None).index
+    defaults = resolve_write_config({k: v for k, v in _options().items() if "num.buckets" not in k}, None).index
+    assert defaults == index and defaults.bucket_hash_fields == ("id",) and defaults.is_bucket
