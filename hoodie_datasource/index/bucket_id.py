@@ -69,6 +69,16 @@ def hash_key_values(record_keys: pa.Array | pa.ChunkedArray, hash_fields: Sequen
     parts = pc.split_pattern(record_keys, ",")
     rows = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
     flat = pc.list_flatten(parts)
+    # Java's String.split drops trailing empty strings ("a," -> ["a"], "," -> []) unless nothing
+    # was split ("" -> [""])
+    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    position = np.arange(len(rows), dtype=np.int64) - starts[rows]
+    last_filled = np.full(len(counts), -1, dtype=np.int64)
+    filled = pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False)
+    np.maximum.at(last_filled, rows[filled], position[filled])
+    kept = (position <= last_filled[rows]) | (counts[rows] == 1)
+    flat, rows = pc.filter(flat, pa.array(kept)), rows[kept]
     has_field = pc.match_substring(flat, ":")
     field = pc.replace_substring_regex(flat, "(?s):.*$", "", max_replacements=1)
     value = pc.if_else(has_field, pc.replace_substring_regex(flat, "^[^:]*:", "", max_replacements=1), flat)

@@ -151,3 +151,10 @@ def test_bucket_options_default_as_hudis_spark_writer():
     index = resolve_write_config({**_options(), "hoodie.bucket.index.num.buckets": "256"}, None).index
     defaults = resolve_write_config({k: v for k, v in _options().items() if "num.buckets" not in k}, None).index
     assert defaults == index and defaults.bucket_hash_fields == ("id",) and defaults.is_bucket
+
+
+def test_trailing_empty_parts_are_dropped_as_javas_split_does():
+    # "a,".split(",") == ["a"]; ",".split(",") == [] (List.of().hashCode() == 1); "".split(",") == [""]
+    got = bucket_ids(pa.array(["a,", "a,,", ",", "", ",a"]), ["id"], 1000).tolist()
+    assert got == [_java_bucket(["a"], 1000), _java_bucket(["a"], 1000), 1, _java_bucket([""], 1000),
+                   _java_bucket(["", "a"], 1000)]
