@@ -14,7 +14,8 @@ is a hash field, and the placeholders ``__null__`` / ``__empty__`` stand for nul
 keep the record key's order. (This is the String.split form of Hudi 0.14/0.15, the table version
 we write; Hudi 1.1 rewrote it to scan for separators, which hashes a key lacking either "," or ":"
 whole, e.g. a single-field ComplexKeyGenerator key "id:1", and lets values hold ",".)
-``List.hashCode`` is ``h = 31 * h + (e == null ? 0 : e.hashCode())`` from 1, and ``String.hashCode`` the same fold, from 0, over UTF-16 code units; both wrap at 32 bits.
+``List.hashCode`` is ``h = 31 * h + (e == null ? 0 : e.hashCode())`` from 1, and
+``String.hashCode`` the same fold, from 0, over UTF-16 code units; both wrap at 32 bits.
 Everything here runs on whole Arrow arrays with numpy (no Python loop per record).
 """
 
