@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.index.bucket_id import bucket_id_of_file, bucket_ids, new_bucket_file_id
+from hoodie_datasource.index.bucket_id import BUCKET_ID_DIGITS, bucket_id_of_file, bucket_ids, new_bucket_file_id
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -33,6 +33,10 @@ def bucket_file_groups(files: Sequence[FileKeyRange], num_buckets: int) -> dict[
     ``num_buckets`` means the table was written with more buckets: its count cannot change."""
     groups: dict[tuple[str, int], str] = {}
     for f in files:
+        if not f.file_id[:BUCKET_ID_DIGITS].isdigit():
+            raise HoodieConfigError(
+                f"hoodie.index.type=BUCKET but file group {f.file_id} in partition {f.partition!r} carries no "
+                "bucket number: the table was written with another index, which cannot change to BUCKET")
         bucket = bucket_id_of_file(f.file_id)
         if bucket >= num_buckets:
             raise HoodieConfigError(

@@ -158,3 +158,11 @@ def test_trailing_empty_parts_are_dropped_as_javas_split_does():
     got = bucket_ids(pa.array(["a,", "a,,", ",", "", ",a"]), ["id"], 1000).tolist()
     assert got == [_java_bucket(["a"], 1000), _java_bucket(["a"], 1000), 1, _java_bucket([""], 1000),
                    _java_bucket(["", "a"], 1000)]
+
+
+def test_a_table_written_with_another_index_cannot_switch_to_bucket(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("1", 1, "a", 1)]), {**_options(), "hoodie.index.type": "BLOOM"})
+    with pytest.raises(HoodieConfigError, match="carries no bucket number"):
+        write_local(path, batch([("1", 2, "a", 5)]), _options())
+    assert read(path) == [("1", 1)]
