@@ -15,7 +15,8 @@ from hoodie_datasource.config.write_operation import WriteOperation
 MB = 1024 * 1024
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
-INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE")
+INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "BUCKET")
+BUCKET_ENGINES = ("SIMPLE", "CONSISTENT_HASHING")  # HoodieIndex.BucketIndexEngineType
 BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 HOLLOW_COMMIT_POLICIES = ("FAIL", "BLOCK", "USE_TRANSITION_TIME")
@@ -63,6 +64,15 @@ PAYLOAD_CLASS = ConfigProperty(
     "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES
 )
 INDEX_TYPE = ConfigProperty("hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES)
+# HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
+# FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
+# BUCKET_INDEX_ENGINE_TYPE (default SIMPLE)
+BUCKET_NUM_BUCKETS = ConfigProperty("hoodie.bucket.index.num.buckets", 256, ("bucket.index.num.buckets",),
+                                    parser=parse_int)
+BUCKET_HASH_FIELD = ConfigProperty("hoodie.bucket.index.hash.field", (), ("bucket.index.hash.field",),
+                                   parser=parse_field_list)
+BUCKET_ENGINE = ConfigProperty("hoodie.index.bucket.engine", "SIMPLE", ("index.bucket.engine",),
+                               choices=BUCKET_ENGINES)
 BLOOM_NUM_ENTRIES = ConfigProperty("hoodie.index.bloom.num_entries", 60000, parser=parse_int)
 BLOOM_FPP = ConfigProperty("hoodie.index.bloom.fpp", 1e-9, parser=parse_float)
 BLOOM_FILTER_TYPE = ConfigProperty(
@@ -201,8 +211,9 @@ STREAMING_PROPERTIES = (
 
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
-    KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
-    BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE, SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
+    KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
+    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE,
+    SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE,
 )

@@ -27,6 +27,8 @@ class IndexConfig:
     bloom_filter_type: str = "DYNAMIC_V0"
     bloom_max_entries: int = 100000
     prune_by_ranges: bool = True
+    num_buckets: int = 256
+    bucket_hash_fields: tuple[str, ...] = ()  # resolved: the record key fields unless given
 
     @property
     def is_global(self) -> bool:
@@ -35,6 +37,10 @@ class IndexConfig:
     @property
     def uses_bloom(self) -> bool:
         return self.index_type in ("BLOOM", "GLOBAL_BLOOM")
+
+    @property
+    def is_bucket(self) -> bool:
+        return self.index_type == "BUCKET"
 
 
 @dataclass(frozen=True)
@@ -183,7 +189,11 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         bloom_filter_type=get(k.BLOOM_FILTER_TYPE),
         bloom_max_entries=get(k.BLOOM_MAX_ENTRIES),
         prune_by_ranges=get(k.PRUNE_BY_RANGES),
+        num_buckets=get(k.BUCKET_NUM_BUCKETS),
+        bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or tuple(record_keys),
     )
+    if index.is_bucket:
+        _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))
     if not 0 < index.bloom_fpp < 1 or index.bloom_num_entries <= 0:
         raise HoodieConfigError("hoodie.index.bloom.fpp must be in (0, 1) and hoodie.index.bloom.num_entries > 0")
     sizing = FileSizing(
@@ -210,3 +220,18 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         cdc_enabled=cdc_enabled,
         cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
     )
+
+
+def _check_bucket_index(index: IndexConfig, engine: str, record_keys: tuple[str, ...]) -> None:
+    """Only Hudi's SIMPLE bucket engine is supported. Hash fields must be record key fields: Hudi
+    computes the bucket from the record key string alone (BucketIdentifier.getHashKeys)."""
+    if engine != "SIMPLE":
+        raise HoodieConfigError(
+            f"hoodie.index.bucket.engine={engine} is not supported; valid values: SIMPLE")
+    if index.num_buckets <= 0:
+        raise HoodieConfigError(f"hoodie.bucket.index.num.buckets must be positive, got {index.num_buckets}")
+    extra = [f for f in index.bucket_hash_fields if f not in record_keys]
+    if extra:
+        raise HoodieConfigError(
+            f"hoodie.bucket.index.hash.field {','.join(extra)} is not a record key field "
+            f"(record key fields: {','.join(record_keys)})")

@@ -46,6 +46,7 @@ from hoodie_datasource.table.meta_columns import (
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
+from hoodie_datasource.write.bucket_tagging import bucket_tag
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -230,7 +231,11 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     writer = session.record_writer()
     files = writer.key_ranges(None if cfg.index.is_global else partitions)
     location_fields = ((FILE_ID_COLUMN, T.StringType()), (LOCATION_PARTITION_COLUMN, T.StringType()))
-    if session.needs_tagging and files:
+    if cfg.index.is_bucket:  # the bucket hash places every record: no lookup, no shuffle
+        instant = session.instant
+        tagged = keyed.mapInArrow(_per_batch(lambda records: bucket_tag(records, files, cfg.index, instant)),
+                                  _schema_with(keyed, *location_fields))
+    elif session.needs_tagging and files:
         cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)
         cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
             _per_batch(lambda records: tagging.candidates(records, files, cfg.index.prune_by_ranges,
@@ -251,7 +256,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         persisted.append(tagged)
     else:  # nothing to look up: a projection of the persisted keyed records
         tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in location_fields])
-    with _step(session, df, "tagging" if session.needs_tagging and files else "counting inserts"):
+    with _step(session, df, "tagging" if cfg.index.is_bucket or session.needs_tagging and files
+               else "counting inserts"):
         counts = {
             r[0]: r[1]
             for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))

@@ -22,6 +22,7 @@ from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
+from hoodie_datasource.write.bucket_tagging import bucket_tag
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -89,6 +90,8 @@ class RecordWriter:
         index = self.config.index
         partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
         files = self.key_ranges(None if index.is_global else partitions)
+        if index.is_bucket:  # the hash alone places every record, whatever the operation
+            return bucket_tag(records, files, index, self.ctx.instant), files
         if not (self.needs_tagging and files):
             return tagging.untagged(records), files
         cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
