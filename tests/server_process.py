@@ -1,8 +1,10 @@
-"""What every server the tests start shares: stopping its process and reading the end of its log."""
+"""What every server and child process the tests start shares: stopping it, reading the end of its log."""
 
 from __future__ import annotations
 
+import multiprocessing
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -19,3 +21,12 @@ def stop_process(process: subprocess.Popen) -> None:
 
 def log_tail(path: Path, lines: int = 20) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def join_or_kill(children: Iterable[multiprocessing.Process], timeout_s: float = 30) -> None:
+    """Wait for each child process, killing one that has not ended within ``timeout_s``."""
+    for child in children:
+        child.join(timeout_s)
+        if child.is_alive():
+            child.kill()
+            child.join()

@@ -137,25 +137,28 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
     inside ``guard()``, on a timeline listed there: with the table lock, two processes never both run one
     compaction; without it (a single writer), only one process should run compactions."""
     storage = timeline.storage
-    with guard():
-        timeline = Timeline.load(storage, timeline.config)
-        instant = timeline.find(instant_time)
-        if instant is None or instant.action != COMPACTION:
-            raise TimelineError(f"No pending compaction {instant_time}")
-        if instant.is_completed:
-            raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
-        if instant.state is State.INFLIGHT and not is_heartbeat_expired(storage, instant_time, cfg.heartbeat_expiry_ms):
-            raise CommitConflictError(f"Compaction {instant_time} is being run by another process (its heartbeat "
-                                      f"is alive); it is resumed only once that heartbeat expired")
-        heartbeat = Heartbeat(storage, instant_time, cfg.heartbeat_interval_ms).start()
+    heartbeat = None
     try:
+        with guard():
+            timeline = Timeline.load(storage, timeline.config)
+            instant = timeline.find(instant_time)
+            if instant is None or instant.action != COMPACTION:
+                raise TimelineError(f"No pending compaction {instant_time}")
+            if instant.is_completed:
+                raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
+            if instant.state is State.INFLIGHT and not is_heartbeat_expired(storage, instant_time,
+                                                                            cfg.heartbeat_expiry_ms):
+                raise CommitConflictError(f"Compaction {instant_time} is being run by another process (its "
+                                          f"heartbeat is alive); it is resumed only once that heartbeat expired")
+            heartbeat = Heartbeat(storage, instant_time, cfg.heartbeat_interval_ms).start()
         if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
             delete_instant_data_files(timeline, instant)
         else:
             instant = transition_to_inflight(timeline, instant)
         _execute(timeline, instant, cfg, guard)
     finally:
-        heartbeat.stop()
+        if heartbeat is not None:  # also when leaving the lock failed after the heartbeat started
+            heartbeat.stop()
     return instant_time
 
 

@@ -14,6 +14,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline import instant_time
 from hoodie_datasource.timeline.timeline import Timeline
+from tests.server_process import join_or_kill
 from tests.storage import skew_workers
 from tests.storage.tables import Place, pairs, rows, snapshot
 
@@ -41,11 +42,7 @@ def run_writers(place: Place, steps: dict[str, list], clock_back_s: dict[str, fl
             found[tag] = (events, readings)
         return found
     finally:
-        for child in children:
-            child.join(30)
-            if child.is_alive():
-                child.kill()
-                child.join()
+        join_or_kill(children)
 
 
 def in_order(found: dict[str, tuple], event: str) -> list[str]:

@@ -16,6 +16,7 @@ from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
+from tests.server_process import join_or_kill
 from tests.storage import occ_workers
 from tests.storage.tables import Place, committed_files, data_files, pairs, rows, snapshot
 
@@ -40,11 +41,7 @@ def run_children_pair(*targets: tuple) -> list:
     try:
         return [results.get(timeout=TIMEOUT_S) for _ in children]
     finally:
-        for child in children:
-            child.join(30)
-            if child.is_alive():
-                child.kill()
-                child.join()
+        join_or_kill(children)
 
 
 def test_two_processes_never_lose_an_increment(place: Place) -> None:
