@@ -61,6 +61,7 @@ from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.transaction.conflict import FileGroup, check_conflicts
 from hoodie_datasource.transaction.transaction_manager import TransactionManager
+from hoodie_datasource.write.bucket_count import bucket_count_metadata, check_bucket_count
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
@@ -368,6 +369,8 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
     timeline = Timeline.load(storage, existing) if existing else None
+    if timeline is not None:
+        check_bucket_count(timeline, config.index)
     table_schema = table_data_schema(timeline) if timeline else None
     if deleting and table_schema is not None:
         data_schema = table_schema
@@ -440,7 +443,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     session = WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
                            not timeline.completed(), services, concurrency=concurrency, transactions=tx,
-                           extra_metadata=dict(extra_metadata or {}))
+                           extra_metadata={**(extra_metadata or {}), **bucket_count_metadata(config.index)})
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
     except BaseException:

@@ -42,7 +42,8 @@ def bucket_file_groups(files: Sequence[FileKeyRange], num_buckets: int) -> dict[
             raise HoodieConfigError(
                 f"hoodie.bucket.index.num.buckets={num_buckets} but the table has file group {f.file_id} of "
                 f"bucket {bucket} in partition {f.partition!r}, so it was written with at least {bucket + 1} "
-                "buckets: the bucket count of a simple bucket index table cannot change")
+                "buckets, or with another index (a random file id may begin with 8 digits): the bucket count "
+                "of a simple bucket index table cannot change, nor can another index change to BUCKET")
         other = groups.setdefault((f.partition, bucket), f.file_id)
         if other != f.file_id:
             raise HoodieConfigError(

@@ -21,6 +21,8 @@ from hoodie_datasource.index.bucket_id import (
     java_string_hashes,
     new_bucket_file_id,
 )
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.write.bucket_tagging import bucket_file_groups
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -142,9 +144,18 @@ def test_hash_field_must_be_a_record_key_field(tmp_path):
 def test_fewer_buckets_than_the_table_was_written_with_is_refused(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, batch([(str(i), 1, "a", i) for i in range(30)]), _options())
-    with pytest.raises(HoodieConfigError, match="num.buckets=2 .*bucket 2.*at least 3 buckets"):
+    with pytest.raises(HoodieConfigError, match="num.buckets=2 but the table was written with 3 buckets"):
         write_local(path, batch([("1", 2, "a", 5)]), _options(**{"hoodie.bucket.index.num.buckets": "2"}))
     assert read(path) == sorted((str(i), i) for i in range(30))
+
+
+def test_file_ids_of_more_buckets_than_the_count_are_refused():
+    # a table whose commits record no count (written by Apache Hudi) is checked by its file ids
+    files = [FileKeyRange("a", new_bucket_file_id("20240101000000000", "a", b), f"a/{b}.parquet",
+                          "20240101000000000", 1, 1, "k", "k") for b in (0, 2)]
+    assert set(bucket_file_groups(files, 3)) == {("a", 0), ("a", 2)}
+    with pytest.raises(HoodieConfigError, match="num.buckets=2 .*bucket 2.*at least 3 buckets"):
+        bucket_file_groups(files, 2)
 
 
 def test_bucket_options_default_as_hudis_spark_writer():
@@ -163,6 +174,18 @@ def test_trailing_empty_parts_are_dropped_as_javas_split_does():
 def test_a_table_written_with_another_index_cannot_switch_to_bucket(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, batch([("1", 1, "a", 1)]), {**_options(), "hoodie.index.type": "BLOOM"})
-    with pytest.raises(HoodieConfigError, match="carries no bucket number"):
+    # a file id of another index begins with 8 digits 2.3% of the time, read as a bucket number out of range
+    with pytest.raises(HoodieConfigError, match="carries no bucket number|or with another index"):
         write_local(path, batch([("1", 2, "a", 5)]), _options())
     assert read(path) == [("1", 1)]
+
+
+def test_more_buckets_than_the_table_was_written_with_is_refused(tmp_path):
+    # 3 -> 8 buckets: no file id tells (buckets 0-2 exist either way), the count recorded in the commit does;
+    # key "7" is in bucket 1 of 3 but bucket 7 of 8: it would be written a second time
+    path = str(tmp_path / "t")
+    write_local(path, batch([(str(i), 1, "a", i) for i in range(30)]), _options())
+    with pytest.raises(HoodieConfigError, match="num.buckets=8 but the table was written with 3 buckets"):
+        write_local(path, batch([("7", 2, "a", 70)]), _options(**{"hoodie.bucket.index.num.buckets": "8"}))
+    write_local(path, batch([("7", 2, "a", 70)]), _options())
+    assert read(path) == sorted((str(i), 70 if i == 7 else i) for i in range(30))
