@@ -19,9 +19,11 @@ from benchmarks.workload import PARTITION
 logger = logging.getLogger(__name__)
 
 COW, MOR, DELTA, DELTA_CDF, ICEBERG, PLAIN, RELOAD = "cow", "mor", "delta", "delta_cdf", "iceberg", "plain", "reload"
+MOR_BUCKET = "mor_bucket"
 LOADS = {
     COW: "hoodie COW bulk_insert",
     MOR: "hoodie MOR bulk_insert",
+    MOR_BUCKET: "hoodie MOR bulk_insert, BUCKET index (4 buckets a partition)",
     DELTA: "delta-rs write_deltalake",
     DELTA_CDF: "delta-rs write_deltalake, change data feed on",
     ICEBERG: "pyiceberg append (SQLite catalog)",
@@ -65,6 +67,7 @@ def load(spark: SparkSession, base: pa.Table, root: Path, formats: tuple[str, ..
     loaders = {
         COW: lambda path: ours.write(base_df, path, ours.COW, "bulk_insert"),
         MOR: lambda path: ours.write(base_df, path, ours.MOR, "bulk_insert"),
+        MOR_BUCKET: lambda path: ours.write(base_df, path, ours.MOR, "bulk_insert", ours.BUCKET_INDEX),
         DELTA: lambda path: peer_delta.load(base, path, change_data_feed=False),
         DELTA_CDF: lambda path: peer_delta.load(base, path, change_data_feed=True),
         ICEBERG: lambda path: peer_iceberg.load(base, path),

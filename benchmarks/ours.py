@@ -16,15 +16,18 @@ from hoodie_datasource import HoodieTable
 COW = "COPY_ON_WRITE"
 MOR = "MERGE_ON_READ"
 STAGE_PREFIX = "hoodie.stage."
+# the bucket index case: 4 buckets per partition (Hudi's Flink default; its Spark default, 256, would make
+# files of a few hundred rows at these sizes)
+BUCKET_INDEX = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
 
 
-def options(table_type: str) -> dict[str, str]:
+def options(table_type: str, index: dict[str, str] | None = None) -> dict[str, str]:
     return {"hoodie.table.name": "trips", "recordkey.field": KEY, "precombine.field": ORDERING,
-            "partitionpath.field": PARTITION, "storage.type": table_type}
+            "partitionpath.field": PARTITION, "storage.type": table_type, **(index or {})}
 
 
-def write(df: DataFrame, path: Path, table_type: str, mode: str) -> None:
-    df.write.format("hoodie").options(**options(table_type)).mode(mode).save(str(path))
+def write(df: DataFrame, path: Path, table_type: str, mode: str, index: dict[str, str] | None = None) -> None:
+    df.write.format("hoodie").options(**options(table_type, index)).mode(mode).save(str(path))
 
 
 def commit_facts(path: Path, instant: str | None = None) -> dict[str, Any]:
@@ -40,8 +43,9 @@ def commit_facts(path: Path, instant: str | None = None) -> dict[str, Any]:
             "files": len(stats), "stages": stages}
 
 
-def upsert_case(key: str, label: str, batch: DataFrame, pristine: Path, target: Path, table_type: str) -> Case:
-    return Case(key, label, run=lambda: write(batch, target, table_type, "upsert"),
+def upsert_case(key: str, label: str, batch: DataFrame, pristine: Path, target: Path, table_type: str,
+                index: dict[str, str] | None = None) -> Case:
+    return Case(key, label, run=lambda: write(batch, target, table_type, "upsert", index),
                 prepare=lambda: restore(pristine, target), facts=lambda: commit_facts(target))
 
 

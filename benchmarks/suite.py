@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks import floor, index_stats, ours, peer_delta, peer_iceberg, reads
 from benchmarks.copies import restore
-from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, PLAIN, RELOAD, Tables, load, stage
+from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, Tables, load, stage
 from benchmarks.memory import PeakMemory
 from benchmarks.spark_parquet import reload_case
 from benchmarks.timing import Case, Measurement, interleave
@@ -74,7 +74,7 @@ class SizeSuite:
     def _key_style(self, style: str, variants: list[Variant]) -> None:
         full = SEED in variants
         base = base_table(self.rows, variants[0])
-        formats = (COW, MOR, DELTA, PLAIN) + ((DELTA_CDF, ICEBERG, RELOAD) if full else ())
+        formats = (COW, MOR, DELTA, PLAIN) + ((MOR_BUCKET, DELTA_CDF, ICEBERG, RELOAD) if full else ())
         root = self.root / style
         tables = load(self.spark, base, root, formats)
         self.result.load_seconds[style], self.result.table_bytes[style] = tables.load_seconds, tables.table_bytes
@@ -100,6 +100,9 @@ class SizeSuite:
         p, w = tables.pristine, tables.work
         cases = [ours.upsert_case("cow", "hoodie COW upsert", batch_df, p(COW), w(COW), ours.COW),
                  ours.upsert_case("mor", "hoodie MOR upsert", batch_df, p(MOR), w(MOR), ours.MOR)]
+        if MOR_BUCKET in tables.formats:  # loaded with the seed batch's suite; the uniform batch uses it too
+            cases.append(ours.upsert_case("mor_bucket", "hoodie MOR upsert, BUCKET index", batch_df, p(MOR_BUCKET),
+                                          w(MOR_BUCKET), ours.MOR, ours.BUCKET_INDEX))
         if merged is not None:
             cases.append(reload_case("reload", "Spark parquet bulk reload (all rows, batch applied)", merged,
                                      p(RELOAD), w(RELOAD)))
