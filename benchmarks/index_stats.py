@@ -20,6 +20,7 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.index.key_ranges import load_key_ranges
 from hoodie_datasource.index.lookup import bloom_check, range_candidates, stored_key_check
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.storage.registry import open_storage
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class IndexCounts:
 
 
 def count(table: Path, batch: pa.Table) -> IndexCounts:
-    base_path = str(table)
+    base_path = open_storage(str(table), {})
     files = load_key_ranges(base_path, list(plan_read(base_path, ReadConfig()).slices))
     keys, partitions = batch.column(KEY).combine_chunks(), batch.column(PARTITION).combine_chunks()
     touched = set(pc.unique(partitions).to_pylist())

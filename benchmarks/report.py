@@ -136,6 +136,10 @@ def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
     if READS in result.groups:
         lines += ["### Reads (the tables as the seed batch left them)", ""] + _measurements(result.groups[READS], None)
         lines += [f"Checked first: {'; '.join(result.checks)}.", ""]
+    for name in VARIANTS:
+        if f"{READS}/{name}" in result.groups:
+            lines += [f"### Merge-on-read snapshots with the {name} batch in the logs", ""] + _measurements(
+                result.groups[f"{READS}/{name}"], None)
     if GROWTH in result.groups:
         lines += [f"### Upsert of the cost-growth batch ({result.batch_rows[GROWTH]:,} rows: the smallest size's seed "
                   "batch)", ""] + _measurements(result.groups[GROWTH], result.batch_bytes[GROWTH])

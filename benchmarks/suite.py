@@ -93,6 +93,8 @@ class SizeSuite:
                 self._fixed_cost(tables)
                 self._reads(tables, batch, batch_df, expected_rows=after.num_rows)
                 self._growth(tables, root)
+            elif not variant.time_prefixed:
+                self._merge_on_read_reads(tables, variant, batch_df)
             batch_df.unpersist()
         shutil.rmtree(root)
 
@@ -147,6 +149,17 @@ class SizeSuite:
                      + reads.snapshot_cases(self.spark, cow) + reads.merge_on_read_cases(self.spark, mor, compacted)
                      + [ours.compaction_case("compaction", "hoodie MOR compaction of the upsert", mor,
                                              tables.work("mor_compaction"))])
+
+    def _merge_on_read_reads(self, tables: Tables, variant: Variant, batch_df: DataFrame) -> None:
+        """MOR snapshots before and after compaction with ``variant``'s batch in the logs (the uniform batch
+        leaves a log in every file slice, the seed batch in most)."""
+        read = tables.root / "read"
+        mor, compacted = read / f"mor_{variant.name}", read / f"mor_{variant.name}_compacted"
+        restore(tables.pristine(MOR), mor)
+        ours.write(batch_df, mor, ours.MOR, "upsert")
+        restore(mor, compacted)
+        HoodieTable(str(compacted)).compact()
+        self.measure(f"{READS}/{variant.name}", reads.merge_on_read_cases(self.spark, mor, compacted))
 
     def _growth(self, tables: Tables, root: Path) -> None:
         """The smallest size's seed batch, the same rows at every size (at that size it is the seed batch)."""

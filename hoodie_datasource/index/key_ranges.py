@@ -7,7 +7,7 @@ filters are read later, by the task that checks that file's candidates.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY
@@ -38,18 +38,19 @@ def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
     kv = metadata.metadata or {}
     low = kv.get(FOOTER_MIN_KEY.encode())
     high = kv.get(FOOTER_MAX_KEY.encode())
-    return FileKeyRange(
-        file_slice.partition_path,
-        file_slice.file_id,
-        relative,
-        file_slice.base_instant,
-        file_slice.base_file.size,
-        metadata.num_rows,
-        low.decode() if low is not None else None,
-        high.decode() if high is not None else None,
-        bool(file_slice.log_files),
-        log_files=tuple(log.name for log in file_slice.log_files),
-    )
+    return replace(unranged(file_slice), num_records=metadata.num_rows,
+                   min_key=low.decode() if low is not None else None,
+                   max_key=high.decode() if high is not None else None)
+
+
+def unranged(file_slice: FileSlice) -> FileKeyRange:
+    """A slice with a base file as a ``FileKeyRange`` without reading its footer: no key range, no
+    record count (what a bucket index needs: the file ids alone place records)."""
+    relative = file_slice.base_relative_path
+    assert relative is not None and file_slice.base_file is not None
+    return FileKeyRange(file_slice.partition_path, file_slice.file_id, relative, file_slice.base_instant,
+                        file_slice.base_file.size, 0, None, None, bool(file_slice.log_files),
+                        log_files=tuple(log.name for log in file_slice.log_files))
 
 
 def load_key_ranges(storage: Storage, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:

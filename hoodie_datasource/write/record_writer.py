@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
-from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
@@ -42,14 +42,19 @@ class RecordWriter:
     listed: Mapping[str, tuple[FileInfo, ...]] | None = None
 
     def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
-        """Min/max keys of the latest base files in ``partitions`` (all when None)."""
+        """Min/max keys of the latest base files in ``partitions`` (all when None); under a bucket index
+        the files without their key ranges."""
         if self.new_table:
             return []
         if partitions is None:
             view = FileSystemView(self.timeline)
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
             view = FileSystemView(self.timeline, partitions=list(partitions), listed=self.listed)
-        files = load_key_ranges(self.ctx.storage, view.latest_file_slices())
+        slices = view.latest_file_slices()
+        if self.config.index.is_bucket:  # file ids alone place records: no footer is read
+            files = [unranged(s) for s in slices if s.base_file is not None]
+        else:
+            files = load_key_ranges(self.ctx.storage, slices)
         if not self.config.is_mor:
             return files
         pending = self._pending_compactions()  # logs written while a compaction is pending are named after it
