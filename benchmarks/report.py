@@ -197,8 +197,10 @@ def render(run: Run, results: dict[int, SizeResult], verdicts: list[Verdict], ch
     lines += [f"Load average (1, 5, 15 min) at start: {run.load_before}; at end: {run.load_after}.", ""]
     if run.note:
         lines += [f"**Note:** {run.note}", ""]
-    lines += ["## Targets (issue 5)", ""]
-    lines += _table(["target", "where", "measured", "status"], [[v.target, v.where, v.measured, v.status] for v in verdicts])
+    for issue, title in ((15, "Targets (issue 15)"), (5, "Earlier targets (issue 5)")):
+        lines += [f"## {title}", ""]
+        lines += _table(["target", "where", "measured", "status"],
+                        [[v.target, v.where, v.measured, v.status] for v in verdicts if v.issue == issue])
     lines += ["## Machine and versions", ""]
     lines += _table(["", ""], list(run.machine.items()) + list(run.versions.items()))
     lines += ["## Workload", "",
