@@ -9,10 +9,13 @@ The log blocks are decoded first; then the base file streams by in batches, and 
 key no log block names passes through untouched (one vectorized membership test per batch), as
 Apache Hudi's ``HoodieMergedLogRecordScanner`` + base-file iterator pass a base record absent from
 the log's record map. Only the base rows of the keys the logs name join the log records in the
-sort-based merge. No Python work per record.
+sort-based merge. No Python work per record. ``log_changes`` decides the same merge from the base
+file's key and ordering columns alone, for readers that read the base file themselves (the jvm-shim
+hands it to Spark's parquet scan).
 
 Memory: the slice's decoded log records (their columns the read needs), one batch of the base file
-(``base_reader.BATCH_ROWS`` rows) and the base rows whose keys the logs name, at a time.
+(``base_reader.BATCH_ROWS`` rows) and the base rows whose keys the logs name, at a time; for
+``log_changes`` the same with the base file's key and ordering columns only.
 """
 
 from __future__ import annotations
@@ -132,9 +135,47 @@ def iter_merged_slice(
     base = pa.concat_tables(touched) if touched else schema.empty_table()
     data = pa.concat_tables([base, logs.data])
     seq = np.concatenate([np.zeros(base.num_rows, np.int64), logs.seq])
-    merged = _merge(data, seq, logs.delete_keys, logs.delete_seqs, ordering_field)
-    if merged.num_rows:
-        yield merged
+    winners = _winners(data, seq, logs.delete_keys, logs.delete_seqs, ordering_field)
+    if len(winners):
+        yield data.take(pa.array(winners))
+
+
+@dataclass(frozen=True)
+class LogChanges:
+    """What a slice's log blocks change in its base file: the rows they make (the log records that win,
+    in the schema asked for) and the keys of the base rows that lose (to one of those rows or a delete).
+    The slice reads as its base file less the ``replaced`` rows, plus ``rows``."""
+
+    rows: pa.Table
+    replaced: pa.Array
+
+
+def log_changes(
+    storage: Storage,
+    file_slice: FileSlice,
+    schema: pa.Schema,
+    visible_instants: Collection[str],
+    ordering_field: str | None,
+) -> LogChanges:
+    """The slice's log changes, deciding every key the logs name from the log records and the base file's
+    record key and ordering columns only (the base file's other columns are never decoded)."""
+    logs = read_log_records(storage, file_slice, schema, visible_instants)
+    key_type = schema.field(RECORD_KEY_COLUMN).type
+    if logs.data.num_rows == 0 and len(logs.delete_keys) == 0:
+        return LogChanges(logs.data, pa.array([], key_type))
+    decisive = merge_schema(schema, (), ordering_field)
+    log_keys = logs.keys
+    touched = [batch.filter(pc.is_in(batch.column(RECORD_KEY_COLUMN), value_set=log_keys))
+               for batch in _base_batches(storage, file_slice, decisive)]
+    base = pa.concat_tables(touched) if touched else decisive.empty_table()
+    data = pa.concat_tables([base, logs.data.select(decisive.names)])
+    seq = np.concatenate([np.zeros(base.num_rows, np.int64), logs.seq])
+    winners = _winners(data, seq, logs.delete_keys, logs.delete_seqs, ordering_field)
+    kept = np.zeros(base.num_rows, dtype=bool)
+    kept[winners[winners < base.num_rows]] = True
+    replaced = base.column(RECORD_KEY_COLUMN).filter(pa.array(~kept))
+    rows = logs.data.take(pa.array(winners[winners >= base.num_rows] - base.num_rows))
+    return LogChanges(rows, replaced.combine_chunks())
 
 
 def read_merged_slice(
@@ -149,10 +190,10 @@ def read_merged_slice(
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _merge(data: pa.Table, seq: np.ndarray, delete_keys: pa.Array, delete_seqs: np.ndarray,
-           ordering_field: str | None) -> pa.Table:
-    """Per key, the winning record of ``data`` (highest ordering value, then highest ``seq``), unless a
-    delete with a higher ``seq`` came after it."""
+def _winners(data: pa.Table, seq: np.ndarray, delete_keys: pa.Array, delete_seqs: np.ndarray,
+             ordering_field: str | None) -> np.ndarray:
+    """The positions in ``data``, ascending, of each key's winning record (highest ordering value, then
+    highest ``seq``), but for keys a delete with a higher ``seq`` came after."""
     keys = data.column(RECORD_KEY_COLUMN)
     sort_table = pa.table({"k": keys, SEQ: seq})
     sort_keys = [("k", "ascending")]
@@ -174,7 +215,5 @@ def _merge(data: pa.Table, seq: np.ndarray, delete_keys: pa.Array, delete_seqs: 
         joined = winner_table.join(last_delete, "k", join_type="left outer")
         alive = pc.or_(pc.is_null(joined.column("d_max")),
                        pc.greater(joined.column("w"), joined.column("d_max")))
-        winners = np.sort(joined.filter(pc.fill_null(alive, True)).column("i").to_numpy())
-    else:
-        winners = np.sort(winners)
-    return data.take(pa.array(winners))
+        winners = joined.filter(pc.fill_null(alive, True)).column("i").to_numpy()
+    return np.sort(winners)
