@@ -155,7 +155,8 @@ def test_sql_reads_return_what_the_python_reader_returns(sql, name, location):
                   f"SELECT uuid, fare FROM hoodie_table_changes('{name}', '{first}')",
                   f"SELECT count(*), sum(fare) FROM {name}"):
         assert_same_as_python_reads(sql, lambda q=query: sql.sql(q))
-    assert scans(sql.sql(f"SELECT * FROM {name}")) == {"parquet": 1, "python": 1}
+    # sf's base file is read by Spark too, less the row its log replaces (listed by a Python scan)
+    assert scans(sql.sql(f"SELECT * FROM {name}")) == {"parquet": 2, "python": 2}
     assert_rows(sql, f"SELECT * FROM {name}", [("a", 1, 35.0, "sf"), ("b", 1, 20.0, "sf"), ("c", 1, 30.0, "nyc"),
                                                ("d", 1, 4.0, "la")])
     # a write whose input reads the table it writes
