@@ -10,6 +10,12 @@ stores every table column it has with the table's type: our reader casts other t
 widened since, a partition column Hudi's time-based key generator stores as a number), which another
 reader may not. The other slices are left to our reader, pinned to ``instant`` and restricted to their
 file groups, so the two parts never overlap and show the same commits.
+
+A slice with log files to merge is ``changes`` when its base file stores the table's columns as they are
+and the table has the record key and partition path meta columns: a parquet reader then reads its base
+file less the rows whose (partition path, record key) the logs replace, and our reader adds the log
+records that win (``read.merged_reader.log_changes``), so only the slice's log records and the base
+file's key and ordering columns pass through Python.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.storage.parquet import read_parquet_schema
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +39,9 @@ logger = logging.getLogger(__name__)
 class PlannedFile:
     group: str  # the file group: partition path / file id
     path: str | None  # the base file's full URI (a plain absolute path locally); None for a slice of log files only
-    size: int  # bytes: of the base file when native, else of the whole slice
+    size: int  # bytes: of the base file when native or changes, else of the whole slice
     native: bool
+    changes: bool = False  # the base file less the rows the log changes replace, plus the log rows that win
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
     the base files of a commit with one schema, so one footer per commit tells."""
     first_file: dict[str, tuple[str, int]] = {}
     for s in slices:
-        if s.base_file is not None and not plan.needs_merge(s):
+        if s.base_file is not None:
             first_file.setdefault(s.base_file.instant_time, (s.relative_path(s.base_file.name), s.base_file.size))
     return {instant for instant, (rel, size) in first_file.items()
             if stores_as_is(_file_schema(plan.storage, rel, size), plan.schema)}
@@ -73,12 +81,16 @@ def _native_instants(plan: ReadPlan, slices: list[FileSlice]) -> set[str]:
 def planned_files(plan: ReadPlan) -> PlannedFiles:
     slices = [s for s in plan.slices if s.base_file is not None or plan.needs_merge(s)]
     as_is = _native_instants(plan, slices)
+    keyed = {RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN} <= set(plan.schema.names)
     files = []
     for s in slices:
-        native = s.base_file is not None and s.base_file.instant_time in as_is and not plan.needs_merge(s)
+        readable = s.base_file is not None and s.base_file.instant_time in as_is
+        native = readable and not plan.needs_merge(s)
+        changes = readable and keyed and plan.needs_merge(s)
         path = plan.storage.uri_of(s.base_relative_path) if s.base_relative_path else None
-        size = s.base_file.size if native and s.base_file else s.total_size
-        files.append(PlannedFile(s.group, path, size, native))
-    logger.info("Planned %d file slices: %d base files read as they are", len(files), sum(f.native for f in files))
+        size = s.base_file.size if (native or changes) and s.base_file else s.total_size
+        files.append(PlannedFile(s.group, path, size, native, changes))
+    logger.info("Planned %d file slices: %d base files read as they are, %d less their log changes", len(files),
+                sum(f.native for f in files), sum(f.changes for f in files))
     begin = plan.commit_range[0] if plan.commit_range and plan.commit_filter() is not None else None
     return PlannedFiles(plan.instant, begin, tuple(files))

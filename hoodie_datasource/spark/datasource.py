@@ -41,6 +41,7 @@ from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
 from hoodie_datasource.spark.shim_options import (
     ALTER_SCHEMA_OPTION,
     FILE_GROUPS_OPTION,
+    LOG_CHANGES_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
     PROCEDURE_OPTION,
@@ -72,7 +73,8 @@ def table_path(options: dict[str, str]) -> str:
 # again on every action, after commits too).
 _recent_plans: OrderedDict[tuple[tuple[tuple[str, str], ...], str | None], ReadPlan] = OrderedDict()
 _RECENT_PLANS = 8
-_NOT_IN_KEY = frozenset({PLAN_FILES_OPTION, PLAN_INSTANT_OPTION, FILE_GROUPS_OPTION, PUSHDOWN_OPTION})
+_NOT_IN_KEY = frozenset({PLAN_FILES_OPTION, PLAN_INSTANT_OPTION, FILE_GROUPS_OPTION, PUSHDOWN_OPTION,
+                         LOG_CHANGES_OPTION})
 
 
 def _read_key(options: dict[str, str]) -> tuple[tuple[str, str], ...]:
@@ -186,7 +188,7 @@ class HoodieDataSource(DataSource):
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
         reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
-        return reader(plan, cfg, spark_arrow_schema(schema))
+        return reader(plan, cfg, spark_arrow_schema(schema), self.options.get(LOG_CHANGES_OPTION) or None)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``readStream``: the table's commits, as they complete (``spark.stream_reader``)."""

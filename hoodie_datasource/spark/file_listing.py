@@ -33,6 +33,7 @@ def listing_schema(planned: PlannedFiles) -> StructType:
         "path": [f.path or "" for f in files],
         "size": [f.size for f in files],
         "native": [f.native for f in files],
+        "changes": [f.changes for f in files],
     }
     return StructType([StructField(LISTING_FIELD, StringType(), True, metadata)])
 

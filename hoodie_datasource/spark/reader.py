@@ -15,7 +15,9 @@ relation, not per query, so reading only its columns is safe.
 row filtering). Only the jvm-shim asks for it: it plans every query with a fresh Python data source,
 so no query reuses another's reader. The shim also hands the base files that need no merge to
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
-whose log files need merging (``spark.shim_options``).
+whose log files need merging (``spark.shim_options``). For slices whose base files Spark reads less the
+rows their logs replace, a reader reads only the log changes (``changes``: ``rows`` or ``replaced``,
+``read.merged_reader.log_changes``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,18 @@ from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.file_reader import read_file_slice
+from hoodie_datasource.read.merged_reader import log_changes, merge_schema
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.spark.filters import ConvertedFilter, convert
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION
-from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, conform
+from hoodie_datasource.table.meta_columns import (
+    COMMIT_TIME_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    conform,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,10 +62,11 @@ def partition_values(partition_path: str, fields: Sequence[str], hive_style: boo
 
 
 class HoodieReader(DataSourceReader):
-    def __init__(self, plan: ReadPlan, cfg: ReadConfig, arrow_schema: pa.Schema):
+    def __init__(self, plan: ReadPlan, cfg: ReadConfig, arrow_schema: pa.Schema, changes: str | None = None):
         self.plan = plan
         self.cfg = cfg
         self.arrow_schema = arrow_schema  # what Spark expects, exactly
+        self.changes = changes
         # a schema given with .schema(...) may name fewer columns: base files are read for those only
         self.columns = frozenset(arrow_schema.names) if set(arrow_schema.names) < set(plan.schema.names) else None
         self.filters: list[ConvertedFilter] = []
@@ -83,8 +92,27 @@ class HoodieReader(DataSourceReader):
             return
         row_filter, filter_columns = self._row_filter()
         for file_slice in partition.value:
+            if self.changes is not None:
+                yield from self._changes(file_slice, row_filter, filter_columns)
+                continue
             for batch in read_file_slice(self.plan, file_slice, row_filter, filter_columns, self.columns):
                 yield from conform(pa.Table.from_batches([batch]), self.arrow_schema).to_batches()
+
+    def _changes(self, file_slice: FileSlice, row_filter: pc.Expression | None,
+                 filter_columns: frozenset[str]) -> Iterator[pa.RecordBatch]:
+        """The slice's log rows that win (``rows``; filtered as the read asks) or its base rows they
+        replace (``replaced``: never filtered, since Spark filters the base rows it keeps itself)."""
+        plan = self.plan
+        columns = None if self.columns is None else self.columns | filter_columns
+        changes = log_changes(plan.storage, file_slice, merge_schema(plan.schema, columns, plan.ordering_field),
+                              plan.visible_instants, plan.ordering_field)
+        if self.changes == "replaced":
+            table = pa.table({RECORD_KEY_COLUMN: changes.replaced}).append_column(
+                PARTITION_PATH_COLUMN, pa.repeat(pa.scalar(file_slice.partition_path), len(changes.replaced)))
+        else:
+            table = changes.rows if row_filter is None else changes.rows.filter(row_filter)
+        if table.num_rows:
+            yield from conform(table, self.arrow_schema).to_batches()
 
 
 class FilteringReader(HoodieReader):

@@ -12,6 +12,10 @@ PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
 """Plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
 FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 """Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
+LOG_CHANGES_OPTION = "hoodie.datasource.read.plan.log.changes"
+"""Read the log changes of the file slices (``read.merged_reader.log_changes``), not the merged slices:
+``rows`` (the log records that win) or ``replaced`` (partition path and record key of the base rows that
+lose); Spark reads their base files less the replaced rows."""
 ALTER_SCHEMA_OPTION = "hoodie.datasource.write.alter.schema"
 """``schema()`` first commits these columns (a Spark ``StructType`` as JSON) as the table's schema
 (``ALTER TABLE``: ``spark.alter_table``)."""

@@ -18,8 +18,9 @@ import org.apache.spark.sql.types.StructType
  */
 object HoodieFiles {
   /** One file slice (of file group `partition/fileId`): its base file (absolute local path or full URI, and
-   * bytes) when `native`, else a slice the Python reader merges. */
-  case class Planned(group: String, path: String, size: Long, native: Boolean)
+   * bytes) when `native` (read as it is) or `changes` (read less the rows its log files replace, the Python
+   * reader adding the log records that win), else a slice the Python reader merges. */
+  case class Planned(group: String, path: String, size: Long, native: Boolean, changes: Boolean)
 
   /** What a read plans: its file slices, the newest completed write it shows, and for an incremental
    * pull the commit time its rows come after. */
@@ -39,9 +40,9 @@ object HoodieFiles {
     val schema = HoodieSource.inferSchema(options + (HoodieSource.PlanFilesOption -> "true"))
     val m = schema.fields.head.metadata
     if (m.getLong("count") == 0) return Listing(Nil, "", None)
-    val (ids, paths, sizes, native) =
-      (m.getStringArray("group"), m.getStringArray("path"), m.getLongArray("size"), m.getBooleanArray("native"))
-    Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i))), m.getString("instant"),
+    val (ids, paths, sizes, native, changes) = (m.getStringArray("group"), m.getStringArray("path"),
+      m.getLongArray("size"), m.getBooleanArray("native"), m.getBooleanArray("changes"))
+    Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i), changes(i))), m.getString("instant"),
       Option(m.getString("begin")).filter(_.nonEmpty))
   }
 }

@@ -5,8 +5,11 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{classic, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, GreaterThan, LessThanOrEqual, Literal}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, Project, Union}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, Expression, GreaterThan,
+  LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.plans.LeftAnti
+import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, Filter, HintInfo, Join, JoinHint, LocalRelation,
+  LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.{SupportsRead, Table, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
@@ -53,23 +56,47 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val listing = HoodieFiles.list(options)
     if (listing.files.isEmpty) return LocalRelation(relation.output)
     val hadoopConf = session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
-    val (parquet, merged) = listing.files.partition(_.native) match {
-      case (base, rest) if base.nonEmpty && !HoodieFiles.hadoopReads(base.head.path, hadoopConf) =>
+    val spark = listing.files.find(f => f.native || f.changes) match {
+      case Some(base) if !HoodieFiles.hadoopReads(base.path, hadoopConf) =>
         HoodieReads.log.info(s"hoodie read of ${relation.table.name()}: Spark's Hadoop file system cannot read " +
-          s"${HoodieFiles.path(base.head.path).toUri.getScheme}:// files (no connector such as hadoop-aws on the " +
+          s"${HoodieFiles.path(base.path).toUri.getScheme}:// files (no connector such as hadoop-aws on the " +
           "classpath), so the Python reader reads all its files")
-        (Nil, base ++ rest)
-      case split => split
+        false
+      case _ => true
     }
-    val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) ++
-      (if (parquet.nonEmpty) Map(HoodieSource.FileGroupsOption -> merged.map(_.group).mkString("\n")) else Map.empty)
-    val python = (output: Seq[AttributeReference]) =>
-      relation.copy(table = new HoodieReadTable(relation.table.name(), readable, pinned), output = output)
-    if (parquet.isEmpty) python(relation.output)
-    else {
-      val scan = parquetScan(relation.output, parquet, listing)
-      if (merged.isEmpty) scan else Union(scan, python(relation.output.map(_.newInstance())))
+    val parquet = if (spark) listing.files.filter(_.native) else Nil
+    val changed = if (spark) listing.files.filter(f => !f.native && f.changes) else Nil
+    val merged = if (spark) listing.files.filter(f => !f.native && !f.changes) else listing.files
+    val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant)
+    val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String]) => {
+      val groups = if (files.size == listing.files.size) Map.empty[String, String]
+        else Map(HoodieSource.FileGroupsOption -> files.map(_.group).mkString("\n"))
+      relation.copy(table = new HoodieReadTable(relation.table.name(), readable, pinned ++ groups ++ extra),
+        output = output)
     }
+    val parts = Seq[(Boolean, Seq[AttributeReference] => LogicalPlan)](
+      parquet.nonEmpty -> (output => parquetScan(output, parquet, listing)),
+      changed.nonEmpty -> (output => lessReplaced(output, changed, listing,
+        python(changed, replacedKeys, Map(HoodieSource.LogChangesOption -> "replaced")))),
+      changed.nonEmpty -> (output => python(changed, output, Map(HoodieSource.LogChangesOption -> "rows"))),
+      merged.nonEmpty -> (output => python(merged, output, Map.empty))
+    ).collect { case (true, part) => part }
+    val plans = parts.head(relation.output) +: parts.tail.map(part => part(relation.output.map(_.newInstance())))
+    if (plans.size == 1) plans.head else Union(plans)
+  }
+
+  private def replacedKeys: Seq[AttributeReference] =
+    Seq(HoodieSource.PartitionPathColumn, HoodieSource.RecordKeyColumn).map(AttributeReference(_, StringType)())
+
+  /** Spark's parquet scan of the base files of slices with log changes, less the base rows the Python reader
+   * says they replace (`replaced`: partition path, record key), by a broadcast anti join. */
+  private def lessReplaced(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
+                           listing: HoodieFiles.Listing, replaced: LogicalPlan): LogicalPlan = {
+    val keys = replacedKeys.map(key => output.find(_.name == key.name).getOrElse(key))
+    val read = output ++ keys.filterNot(output.contains)
+    val condition = keys.zip(replaced.output).map { case (l, r) => EqualTo(l, r): Expression }.reduce(And)
+    val broadcast = JoinHint(None, Some(HintInfo(Some(BROADCAST))))
+    Project(output, Join(parquetScan(read, files, listing), replaced, LeftAnti, Some(condition), broadcast))
   }
 
   /** Spark's parquet scan of exactly these base files, as the relation's columns (by name). */

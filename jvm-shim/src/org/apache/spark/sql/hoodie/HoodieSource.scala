@@ -18,8 +18,10 @@ object HoodieSource {
 
   /** Columns every hoodie table row carries; SQL exposes them as metadata columns, not in `SELECT *`. */
   val CommitTimeColumn = "_hoodie_commit_time"
+  val RecordKeyColumn = "_hoodie_record_key"
+  val PartitionPathColumn = "_hoodie_partition_path"
   val MetaColumns: Seq[String] =
-    Seq(CommitTimeColumn, "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+    Seq(CommitTimeColumn, "_hoodie_commit_seqno", RecordKeyColumn, PartitionPathColumn, "_hoodie_file_name")
 
   /** Input column that marks rows to delete in an upsert; the Python writer never stores it. */
   val DeleteMarkerColumn = "_hoodie_is_delete"
@@ -35,6 +37,9 @@ object HoodieSource {
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
+  /** Tells the Python source to read the log changes of its file slices: `rows` (the log records that win)
+   * or `replaced` (partition path and record key of the base rows they replace). */
+  val LogChangesOption = "hoodie.datasource.read.plan.log.changes"
   /** Tells the Python source to commit these columns (a `StructType` as JSON) as the table's schema first. */
   val AlterSchemaOption = "hoodie.datasource.write.alter.schema"
   /** Tells the Python source to return the table's `hoodie.properties` as schema metadata. */

@@ -1,0 +1,47 @@
+"""Reading base files as Arrow batches in the table's schema, with an optional row filter.
+
+A filter is handed to pyarrow's dataset scanner, which skips row groups by their min/max
+statistics and filters rows; a file written before a column existed reads it as nulls. The file is
+fetched through the table's storage (a memory map locally, one GET on an object store) and scanned
+from memory, ``BATCH_ROWS`` rows at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie_datasource.storage.parquet import parquet_errors, parquet_fragment
+from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.meta_columns import conform
+
+BATCH_ROWS = 262144
+
+
+def read_base_file(
+    storage: Storage,
+    relative: str,
+    schema: pa.Schema,
+    row_filter: pc.Expression | None = None,
+    filter_columns: frozenset[str] = frozenset(),
+) -> Iterator[pa.RecordBatch]:
+    fragment = parquet_fragment(storage, relative)
+    file_columns = set(fragment.physical_schema.names)
+    pushable = row_filter is not None and filter_columns <= file_columns
+    columns = [name for name in schema.names if name in file_columns]
+    scanner = fragment.scanner(
+        columns=columns, filter=row_filter if pushable else None, batch_size=BATCH_ROWS, use_threads=False
+    )
+    batches = scanner.to_batches()
+    while True:
+        with parquet_errors(storage, relative):  # a damaged page surfaces while decoding
+            batch = next(batches, None)
+        if batch is None:
+            return
+        table = conform(pa.Table.from_batches([batch]), schema)
+        if row_filter is not None and not pushable:
+            table = table.filter(row_filter)
+        if table.num_rows:
+            yield from table.to_batches()
