@@ -53,15 +53,19 @@ UNIQUE_SAMPLE = 2048
 
 
 def _looks_unique(column: pa.ChunkedArray) -> bool:
-    """Are ``UNIQUE_SAMPLE`` rows spread over the column all distinct? Then a dictionary cannot pay
+    """Are the sampled rows of ``column`` (``_sampled``) all distinct? Then a dictionary cannot pay
     (measurements, coordinates, ids): building one only costs time (2 ms of a 25 ms write per
     random-valued column at 33k rows) and bytes. Repeating values keep dictionary encoding."""
-    n = len(column)
-    if n < 2 or pa.types.is_boolean(column.type) or pa.types.is_nested(column.type):
+    if len(column) < 2 or pa.types.is_boolean(column.type) or pa.types.is_nested(column.type):
         return False
-    sample = column if n <= UNIQUE_SAMPLE else column.take(
-        pa.array(np.linspace(0, n - 1, UNIQUE_SAMPLE).astype(np.int64)))
-    return pc.count_distinct(sample, mode="all").as_py() >= len(sample)
+    return pc.count_distinct(column, mode="all").as_py() >= len(column)
+
+
+def _sampled(table: pa.Table) -> pa.Table:
+    """``UNIQUE_SAMPLE`` rows spread evenly over ``table`` (all of them when it has fewer), taken once for
+    every column."""
+    n = table.num_rows
+    return table if n <= UNIQUE_SAMPLE else table.take(pa.array(np.linspace(0, n - 1, UNIQUE_SAMPLE).astype(np.int64)))
 
 
 class BaseFileEncoder:
@@ -81,6 +85,7 @@ class BaseFileEncoder:
     def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = ()):
         unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
         names = schema.names
+        sample = _sampled(sample.select([n for n in names if n not in unique]))
         options = {
             "use_dictionary": [n for n in names if n not in unique and not _looks_unique(sample.column(n))],
             "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],

@@ -22,6 +22,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,10 @@ logger = logging.getLogger(__name__)
 MB = 1024 * 1024
 ROW_GROUP_BYTES = 64 * MB
 TASK_MEMORY_BYTES = 256 * MB
+# Bloom filter bits are computed on this thread while the task's own thread encodes parquet (both
+# release the GIL): a task then keeps two cores busy. One thread: a file's keys are added in order, as
+# DYNAMIC_V0's row assignment needs.
+_BLOOM = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoodie-bloom")
 # the stages a bulk insert task times (``StageTimer``); ``keys`` is the caller's (key generation)
 STAGES = ("keys", "route", "meta", "bloom", "encode", "upload")
 
@@ -70,6 +75,18 @@ class _OpenFile:
     max_key: str | None = None
     pending: list[pa.Table] = field(default_factory=list)
     pending_bytes: int = 0
+    keyed: Future | None = None  # the last bloom filter update (min and max keys with it)
+
+    def add_keys(self, keys: pa.Array) -> None:
+        """Add ``keys`` to the bloom filter and the key range (``_add_keys``), on the bloom thread."""
+        self.keyed = _BLOOM.submit(self._add_keys, keys)
+
+    def _add_keys(self, keys: pa.Array) -> None:
+        self.bloom.add_keys(keys)
+        bounds = pc.min_max(keys)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        self.min_key = low if self.min_key is None else min(self.min_key, low)
+        self.max_key = high if self.max_key is None else max(self.max_key, high)
 
     @property
     def encoded(self) -> int:
@@ -102,12 +119,13 @@ class BulkInsertWriter:
             deletes = records.column(IS_DELETE_COLUMN)
             if pc.any(deletes).as_py():
                 records = records.filter(pc.invert(deletes))
+        row_bytes = records.nbytes / max(records.num_rows, 1)
         for partition, rows in _by_partition(records):
             if partition not in self._open and self._sorted_input:
                 self._close_all()
             target = self._open.get(partition) or self._new_file(partition)
             target.pending.append(rows)
-            target.pending_bytes += rows.nbytes
+            target.pending_bytes += int(rows.num_rows * row_bytes)
             self._timer.lap("route")
             if target.pending_bytes >= ROW_GROUP_BYTES:
                 self._flush(target)
@@ -143,7 +161,8 @@ class BulkInsertWriter:
 
     def _flush(self, target: _OpenFile) -> None:
         """Encode ``target``'s buffered rows, rolling over to new file groups of the partition as they fill."""
-        rows = pa.concat_tables(target.pending) if len(target.pending) > 1 else target.pending[0]
+        # one chunk per column: later steps (sampling, keys) would each combine chunks again
+        rows = pa.concat_tables(target.pending).combine_chunks()
         target.pending, target.pending_bytes = [], 0
         while rows.num_rows:
             if target.rows and self._room(target) <= 0:
@@ -160,12 +179,7 @@ class BulkInsertWriter:
         table = with_meta_columns(conform(rows, ctx.data_schema), keys, target.partition, ctx.instant,
                                   self._task_partition, target.file_name, positions)
         timer.lap("meta")
-        target.bloom.add_keys(keys)
-        bounds = pc.min_max(keys)
-        low, high = bounds["min"].as_py(), bounds["max"].as_py()
-        target.min_key = low if target.min_key is None else min(target.min_key, low)
-        target.max_key = high if target.max_key is None else max(target.max_key, high)
-        timer.lap("bloom")
+        target.add_keys(keys)
         if target.encoder is None:
             target.encoder = BaseFileEncoder(self._schema, table, ctx.compression, ctx.record_key_fields)
         target.encoder.write(table)
@@ -184,6 +198,8 @@ class BulkInsertWriter:
         if not target.rows:
             return
         ctx = self._ctx
+        target.keyed.result()  # the bloom filter and key range hold every key of the file
+        self._timer.lap("bloom")
         relative = join(target.partition, target.file_name)
         create_marker(ctx.storage, ctx.instant, target.partition, target.file_name, "CREATE")
         size = target.encoder.finish(ctx.storage, relative, footer_entries(target.bloom, target.min_key,
