@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from benchmarks.suite import GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
 from benchmarks.workload import SEED
 
 TARGET_SIZE = 5_000_000
@@ -86,6 +86,10 @@ def verdicts(results: dict[int, SizeResult]) -> list[Verdict]:
                        ("MOR upsert faster than pyiceberg upsert", "mor")):
         found += _per_size(results, label, lambda r, k=key: _ratio(r, (writes, k), (writes, "iceberg")),
                            lambda v: v < 1, ratio)
+    for label, key in (("COW bulk_insert <= 1.5x Spark's partitioned parquet write", "cow"),
+                       ("MOR bulk_insert <= 1.5x Spark's partitioned parquet write", "mor")):
+        found += _per_size(results, label, lambda r, k=key: _ratio(r, (FIRST_LOAD, k), (FIRST_LOAD, "spark")),
+                           lambda v: v <= 1.5, ratio)
     found += _per_size(results, "Incremental pull of the last commit (1% of the rows) <= 0.1x a full scan",
                        lambda r: _ratio(r, (READS, "incremental"), (READS, "cow_scan")), lambda v: v <= 0.1, ratio)
     for label, ours_key, theirs in (("Snapshot full scan <= 1.3x spark.read.parquet", "cow_scan", "parquet_scan"),
