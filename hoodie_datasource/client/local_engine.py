@@ -49,14 +49,16 @@ def _run(session: WriteSession, data: pa.Table) -> str:
 
 
 def _bulk_insert(session: WriteSession, data: pa.Table) -> str:
-    """A bulk insert as one task (``write.bulk_insert``); both sort modes sort by partition path and record
-    key here, where one task holds every record."""
+    """A bulk insert as one task (``write.bulk_insert``), fed the records' batches one by one as a Spark
+    task is; both sort modes sort by partition path and record key here, where one task holds every record."""
     cfg = session.config
+    session.mark_inflight({})
     timer = StageTimer(session.stage_seconds)
     records = tagging.keyed(data, cfg)
     if cfg.bulk_insert_sort_mode != "NONE":
         records = records.sort_by([(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")])
-    session.mark_inflight({})
-    stats = write_bulk_insert_task(session.context(), cfg, session.average_record_size(), [records],
+    timer.lap("keys")
+    batches = (pa.Table.from_batches([batch]) for batch in records.to_batches())
+    stats = write_bulk_insert_task(session.context(), cfg, session.average_record_size(), batches,
                                    UNKNOWN_WRITE_TOKEN, 0, timer, keyed=True)
     return session.commit(stats, single_attempt=True)

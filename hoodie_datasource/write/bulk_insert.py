@@ -10,10 +10,10 @@ starts, so one file is open at a time.
 Memory stays bounded per task: a partition's rows wait in a buffer until they fill a row group
 (``ROW_GROUP_BYTES`` of Arrow data), are then given their meta columns, added to the file's bloom
 filter and encoded into the file's in-memory parquet (``BaseFileEncoder``). When the buffers and
-encoded files of a task together pass ``TASK_MEMORY_BYTES``, the largest buffer is encoded early, and
-when encoded files alone pass it, the largest file is closed (an input spread over many partitions
-then makes smaller files, never more memory). A file is stored whole, in one write, when it closes:
-its marker first, then the file.
+encoded files of a task together pass ``TASK_MEMORY_BYTES``, the largest buffer is encoded early
+(smaller row groups), and when encoded files hold most of it, the largest file is closed (an input
+spread over many partitions then makes smaller files, never more memory). A file is stored whole, in
+one write, when it closes: its marker first, then the file.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ TASK_MEMORY_BYTES = 256 * MB
 # release the GIL): a task then keeps two cores busy. One thread: a file's keys are added in order, as
 # DYNAMIC_V0's row assignment needs.
 _BLOOM = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoodie-bloom")
-# the stages a bulk insert task times (``StageTimer``); ``keys`` is the caller's (key generation)
-STAGES = ("keys", "route", "meta", "bloom", "encode", "upload")
+# the stages a bulk insert task times (``StageTimer``)
+STAGES = ("input", "keys", "route", "meta", "bloom", "encode", "upload")
 
 
 @dataclass
@@ -137,10 +137,14 @@ class BulkInsertWriter:
         return self._stats
 
     def _bound_memory(self) -> None:
-        while sum(f.pending_bytes + f.encoded for f in self._open.values()) > TASK_MEMORY_BYTES:
-            waiting = max(self._open.values(), key=lambda f: f.pending_bytes)
-            if waiting.pending_bytes * 4 >= TASK_MEMORY_BYTES:
-                self._flush(waiting)
+        """Over ``TASK_MEMORY_BYTES``: encode the largest buffer while buffers hold a quarter of it (encoding
+        compresses them), else close the largest file."""
+        while True:
+            pending = sum(f.pending_bytes for f in self._open.values())
+            if pending + sum(f.encoded for f in self._open.values()) <= TASK_MEMORY_BYTES:
+                return
+            if pending * 4 >= TASK_MEMORY_BYTES:
+                self._flush(max(self._open.values(), key=lambda f: f.pending_bytes))
             else:
                 self._close(max(self._open.values(), key=lambda f: f.encoded + f.pending_bytes))
 
@@ -244,6 +248,7 @@ def write_bulk_insert_task(ctx: WriteContext, config: WriteConfig, record_size: 
     writer = BulkInsertWriter(ctx, config.sizing.max_file_size, record_size, token, task_partition,
                               config.bulk_insert_sort_mode != "NONE", timer)
     for batch in batches:
+        timer.lap("input")  # waiting for the batch (in Spark: the JVM's rows turned into Arrow, sent over)
         records = batch if keyed else tagging.keyed(batch, config)
         timer.lap("keys")
         writer.write(records)

@@ -228,7 +228,7 @@ def test_commit_metadata_records_stage_timings(spark, table_path):
     stages = {k for k in meta["extraMetadata"] if k.startswith("hoodie.stage.")}
     # a bulk insert is one job, its tasks timing each step (write.bulk_insert.STAGES)
     assert stages == {f"hoodie.stage.{s}.ms" for s in ("job", "commit")} | {
-        f"hoodie.stage.{s}_task.ms" for s in ("keys", "route", "meta", "bloom", "encode", "upload")}
+        f"hoodie.stage.{s}_task.ms" for s in ("input", "keys", "route", "meta", "bloom", "encode", "upload")}
     json.loads(meta["extraMetadata"]["schema"])
 
 

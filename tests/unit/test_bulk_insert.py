@@ -76,3 +76,15 @@ def test_combining_before_a_bulk_insert_keeps_one_record_per_key(tmp_path):
     assert read(path) == [("a", 2), ("b", 3)]
     write_local(path, batch([("c", 1, "p0", 4), ("c", 2, "p0", 5)]), OPTS)  # no combining: both stay
     assert read(path) == [("a", 2), ("b", 3), ("c", 4), ("c", 5)]
+
+
+def test_a_task_over_its_memory_bound_encodes_early_then_closes_files(tmp_path, monkeypatch):
+    from hoodie_datasource.write import bulk_insert
+
+    monkeypatch.setattr(bulk_insert, "TASK_MEMORY_BYTES", 60_000)
+    path = str(tmp_path / "t")
+    write_local(path, pa.Table.from_batches(batch(ROWS).to_batches(max_chunksize=100)), OPTS)  # 30 batches
+    files = _base_files(path)
+    assert len(files) > 2  # files closed early
+    assert any(pq.ParquetFile(os.path.join(path, name)).num_row_groups > 1 for name in files)  # buffers encoded early
+    assert read(path) == sorted((k, v) for k, _, _, v in ROWS)
