@@ -216,19 +216,20 @@ def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.Struc
     """A bulk insert in one Spark job: each task writes its rows straight into new file groups, after the
     sort ``hoodie.bulkinsert.sort.mode`` asks for (Hudi's ``*PartitionerWithRows``):
 
-    - NONE: the input as it is partitioned (``NonSortPartitionerWithRows``; coalesced to
-      ``hoodie.bulkinsert.shuffle.parallelism`` when given);
+    - NONE: the input as it is partitioned (``NonSortPartitionerWithRows``, which the data source's
+      ``BulkInsertInternalPartitionerWithRowsFactory.get`` builds without enforcing the parallelism);
     - GLOBAL_SORT: sorted by partition path and record key across tasks (``GlobalSortPartitionerWithRows``);
     - PARTITION_SORT: shuffled by partition path, each task's rows sorted by record key
       (``PartitionSortPartitionerWithRows``).
 
+    ``hoodie.bulkinsert.shuffle.parallelism``, when given, is the sorted modes' task count after the sort.
     Sorted modes key the records first, in a job of their own before the sort's shuffle."""
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     parallelism, mode = cfg.bulk_insert_parallelism, cfg.bulk_insert_sort_mode
     if mode == "NONE":
-        rows = df.coalesce(parallelism) if parallelism else df
+        rows = df
     else:
         rows = df.mapInArrow(_add_keys(cfg), keyed_schema)
         if mode == "GLOBAL_SORT":
