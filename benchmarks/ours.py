@@ -3,6 +3,7 @@ and compaction. Options are the library's defaults apart from naming the table's
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,12 @@ def upsert_case(key: str, label: str, batch: DataFrame, pristine: Path, target: 
                 index: dict[str, str] | None = None) -> Case:
     return Case(key, label, run=lambda: write(batch, target, table_type, "upsert", index),
                 prepare=lambda: restore(pristine, target), facts=lambda: commit_facts(target))
+
+
+def bulk_insert_case(key: str, label: str, rows: DataFrame, target: Path, table_type: str) -> Case:
+    """The first load: ``rows`` bulk-inserted into a new table at ``target`` (removed before each run)."""
+    return Case(key, label, run=lambda: write(rows, target, table_type, "bulk_insert"),
+                prepare=lambda: shutil.rmtree(target, ignore_errors=True), facts=lambda: commit_facts(target))
 
 
 def compaction_case(key: str, label: str, pristine: Path, target: Path) -> Case:

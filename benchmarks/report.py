@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from benchmarks.fixtures import LOADS
 from benchmarks.index_stats import IndexCounts
-from benchmarks.suite import GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
 from benchmarks.targets import Verdict
 from benchmarks.timing import Measurement
 from benchmarks.workload import SEED, VARIANTS
@@ -131,6 +131,10 @@ def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
             size = result.batch_bytes[name]
             lines += [f"### Upsert of the {name} batch ({result.batch_rows[name]:,} rows, {size / MB:.1f} MB as parquet)",
                       ""] + _measurements(group, size)
+    if FIRST_LOAD in result.groups:
+        lines += [f"### First load: the {result.rows:,} rows from one cached DataFrame (write amp. against its "
+                  f"{result.batch_bytes[FIRST_LOAD] / MB:.1f} MB parquet file)", ""] + _measurements(
+            result.groups[FIRST_LOAD], result.batch_bytes[FIRST_LOAD])
     if ONE_ROW in result.groups:
         lines += ["### Fixed cost of a commit: upsert of 1 row", ""] + _measurements(result.groups[ONE_ROW], None)
     if READS in result.groups:

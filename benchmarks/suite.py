@@ -2,8 +2,9 @@
 
 Tables with uuid-like keys serve the seed and uniform batches; time-prefixed keys need tables of
 their own. Each batch variant is a group of write cases, interleaved. The seed batch also gets the
-whole suite: the reload baseline, pyiceberg and delta-rs with its change data feed among the
-writes, then the fixed cost of a 1-row commit, the reads, and the cost-growth batch.
+whole suite: the first load (bulk insert against Spark's partitioned parquet write), the reload
+baseline, pyiceberg and delta-rs with its change data feed among the writes, then the fixed cost of a
+1-row commit, the reads, and the cost-growth batch.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from benchmarks import floor, index_stats, ours, peer_delta, peer_iceberg, reads
 from benchmarks.copies import restore
 from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, Tables, load, stage
 from benchmarks.memory import PeakMemory
-from benchmarks.spark_parquet import reload_case
+from benchmarks.spark_parquet import partitioned_write_case, reload_case
 from benchmarks.timing import Case, Measurement, interleave
 from benchmarks.workload import SEED, Variant, apply_batch, base_table, one_row, parquet_bytes, upsert_batch
 from hoodie_datasource import HoodieTable
 
 logger = logging.getLogger(__name__)
 
-WRITES, ONE_ROW, READS, GROWTH = "writes", "one_row", "reads", "growth"
+WRITES, ONE_ROW, READS, GROWTH, FIRST_LOAD = "writes", "one_row", "reads", "growth", "first_load"
 
 
 @dataclass
@@ -78,6 +79,8 @@ class SizeSuite:
         root = self.root / style
         tables = load(self.spark, base, root, formats)
         self.result.load_seconds[style], self.result.table_bytes[style] = tables.load_seconds, tables.table_bytes
+        if full:
+            self._first_load(base, root)
         for variant in variants:
             batch = upsert_batch(self.rows, variant)
             self.result.batch_rows[variant.name] = batch.num_rows
@@ -97,6 +100,20 @@ class SizeSuite:
                 self._merge_on_read_reads(tables, variant, batch_df)
             batch_df.unpersist()
         shutil.rmtree(root)
+
+    def _first_load(self, base: pa.Table, root: Path) -> None:
+        """The base table loaded from the same cached DataFrame by hoodie ``bulk_insert`` (COW, MOR) and by
+        Spark's own partitioned parquet write, each run into a new directory."""
+        rows = stage(self.spark, base, root / "staging" / "first_load.parquet", cache=True)
+        work = root / FIRST_LOAD
+        self.result.batch_bytes[FIRST_LOAD] = (root / "staging" / "first_load.parquet").stat().st_size
+        self.measure(FIRST_LOAD, [
+            ours.bulk_insert_case("cow", "hoodie COW bulk_insert", rows, work / "cow", ours.COW),
+            ours.bulk_insert_case("mor", "hoodie MOR bulk_insert", rows, work / "mor", ours.MOR),
+            partitioned_write_case("spark", 'Spark partitionBy("dt").parquet', rows, work / "spark"),
+        ])
+        rows.unpersist()
+        shutil.rmtree(work, ignore_errors=True)
 
     def _write_cases(self, tables: Tables, batch: pa.Table, batch_df: DataFrame, merged: DataFrame | None) -> list[Case]:
         p, w = tables.pristine, tables.work

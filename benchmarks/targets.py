@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from benchmarks.suite import GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
 from benchmarks.workload import SEED, UNIFORM
 
 TARGET_SIZE = 5_000_000
@@ -117,6 +117,9 @@ def issue15(results: dict[int, SizeResult]) -> list[Verdict]:
             add(f"Tagging >= 500k keys/s per core ({label} upsert, BLOOM, random uuids), {variant} batch",
                 lambda r, k=key, v=variant: _tagging_rate(r, v, k), lambda v: v >= 500_000, "{:,.0f} keys/s".format,
                 at=20_000_000)
+    for label, key in (("COW", "cow"), ("MOR", "mor")):
+        add(f"{label} bulk_insert <= 1.5x Spark's partitioned parquet write",
+            lambda r, k=key: _ratio(r, (FIRST_LOAD, k), (FIRST_LOAD, "spark")), lambda v: v <= 1.5)
     for label, key, limit in (("MOR", "mor", 0.3), ("COW", "cow", 0.5)):
         add(f"Fixed cost of a commit (1-row {label} upsert into 5M rows) <= {limit} s",
             lambda r, k=key: _median(r, ONE_ROW, k), lambda v, m=limit: v <= m, "{:.2f} s".format, at=TARGET_SIZE)

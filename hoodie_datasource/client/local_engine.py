@@ -12,8 +12,9 @@ from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
-from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN
+from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.write import tagging
+from hoodie_datasource.write.bulk_insert import write_bulk_insert_task
 from hoodie_datasource.write.stage_timer import StageTimer
 
 
@@ -29,6 +30,8 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
 
 
 def _run(session: WriteSession, data: pa.Table) -> str:
+    if session.config.streams_bulk_insert:
+        return _bulk_insert(session, data)
     records = tagging.combined_across_partitions(tagging.keyed(data, session.config), session.config)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
     if session.operation.drops_partitions:
@@ -43,3 +46,19 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     stats = writer.write_groups(routed, targets, UNKNOWN_WRITE_TOKEN, 0)
     timer.lap("write")
     return session.commit(stats, partitions, single_attempt=True)
+
+
+def _bulk_insert(session: WriteSession, data: pa.Table) -> str:
+    """A bulk insert as one task (``write.bulk_insert``), fed the records' batches one by one as a Spark
+    task is; both sort modes sort by partition path and record key here, where one task holds every record."""
+    cfg = session.config
+    session.mark_inflight({})
+    timer = StageTimer(session.stage_seconds)
+    records = tagging.keyed(data, cfg)
+    if cfg.bulk_insert_sort_mode != "NONE":
+        records = records.sort_by([(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")])
+    timer.lap("keys")
+    batches = (pa.Table.from_batches([batch]) for batch in records.to_batches())
+    stats = write_bulk_insert_task(session.context(), cfg, session.average_record_size(), batches,
+                                   UNKNOWN_WRITE_TOKEN, 0, timer, keyed=True)
+    return session.commit(stats, single_attempt=True)

@@ -151,10 +151,11 @@ class WriteSession:
         self.timeline.replaced_file_ids()
         if self.config.is_mor:
             self.timeline.pending_compactions()
-        return RecordWriter(self.context(), self.config, self.timeline, self._average_record_size(),
+        return RecordWriter(self.context(), self.config, self.timeline, self.average_record_size(),
                             self.needs_tagging, self.new_table, listed)
 
-    def _average_record_size(self) -> int:
+    def average_record_size(self) -> int:
+        """Bytes per record of the last write (its write stats), or ``hoodie.copyonwrite.record.size.estimate``."""
         latest = self.timeline.last_completed_write()
         if latest is None:
             return self.config.sizing.record_size_estimate

@@ -28,6 +28,8 @@ PAYLOAD_CLASSES = (
     "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
 )
 COMPRESSION_CODECS = ("snappy", "gzip", "zstd", "uncompressed", "lz4", "brotli")
+# Hudi's BulkInsertSortMode values we implement (its default is NONE, HoodieWriteConfig.BULK_INSERT_SORT_MODE)
+BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT")
 
 TABLE_NAME = ConfigProperty("hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"))
 RECORD_KEY = ConfigProperty(
@@ -100,6 +102,12 @@ CDC_LOGGING_MODE = ConfigProperty(
 )
 PARALLELISM = ConfigProperty(
     "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
+)
+BULK_INSERT_SORT_MODE = ConfigProperty(
+    "hoodie.bulkinsert.sort.mode", "NONE", ("bulkinsert.sort.mode",), choices=BULK_INSERT_SORT_MODES
+)
+BULK_INSERT_PARALLELISM = ConfigProperty(
+    "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int
 )
 
 INLINE_COMPACT = ConfigProperty("hoodie.compact.inline", False, ("compact.inline",), parser=parse_bool)
@@ -215,7 +223,7 @@ WRITE_PROPERTIES = (
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
-    CDC_LOGGING_MODE,
+    CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM,
 )
 READ_PROPERTIES = (
     QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,

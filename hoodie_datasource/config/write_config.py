@@ -67,6 +67,8 @@ class WriteConfig:
     log_block_format: str = "parquet"
     cdc_enabled: bool = False
     cdc_logging_mode: str = CDC_DEFAULT_MODE
+    bulk_insert_sort_mode: str = "NONE"
+    bulk_insert_parallelism: int = 0  # 0: as many Spark partitions as the input has
 
     @property
     def is_mor(self) -> bool:
@@ -82,6 +84,13 @@ class WriteConfig:
         if self.operation in (WriteOperation.UPSERT, WriteOperation.DELETE):
             return self.combine_before_upsert
         return self.combine_before_insert
+
+    @property
+    def streams_bulk_insert(self) -> bool:
+        """A bulk insert each task writes straight into new file groups (``write.bulk_insert``): no
+        bucket index (records must go to their bucket's file group) and no combining before the insert
+        (which needs all records of a key together)."""
+        return self.operation is WriteOperation.BULK_INSERT and not self.index.is_bucket and not self.dedupes
 
     @property
     def combine_field(self) -> str | None:
@@ -219,6 +228,8 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         log_block_format=get(k.LOG_BLOCK_FORMAT),
         cdc_enabled=cdc_enabled,
         cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
+        bulk_insert_sort_mode=get(k.BULK_INSERT_SORT_MODE),
+        bulk_insert_parallelism=get(k.BULK_INSERT_PARALLELISM),
     )
 
 

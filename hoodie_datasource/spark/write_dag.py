@@ -10,6 +10,9 @@ write stats::
     tagged --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
     driver: commit (the completed instant file)
 
+A bulk insert (no bucket index, no combining) is one job instead: input (sorted as
+``hoodie.bulkinsert.sort.mode`` asks) --mapInArrow(keys, write new file groups)--> write stats.
+
 Each step's Spark jobs are described ``hoodie <operation> <table> <instant>: <step>`` in the Spark UI
 (``spark.job_status``), and a ``HoodieError`` a task raised is raised again by ``write_dataframe`` as
 itself (``spark.task_errors``).
@@ -45,8 +48,9 @@ from hoodie_datasource.table.meta_columns import (
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import bulk_insert, tagging
 from hoodie_datasource.write.bucket_tagging import bucket_tag
+from hoodie_datasource.write.bulk_insert import write_bulk_insert_task
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -187,6 +191,66 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     return session.commit(stats)
 
 
+def _bulk_insert_tasks(session: WriteSession, keyed: bool):
+    """A ``mapInArrow`` function writing its task's rows into new file groups (``write.bulk_insert``), then
+    checking the instant is still pending (``write.task_attempt``); one row per file written, and one
+    more with the task's stage timings (stat null)."""
+    ctx, cfg, instant = session.context(), session.config, session.instant
+    timeline = Timeline(session.storage, session.table, ())
+    record_size = session.average_record_size()
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        token, task_partition = task_token()
+        timer = StageTimer()
+        tables = (pa.Table.from_batches([batch]) for batch in batches)
+        stats = end_task_attempt(timeline, instant, write_bulk_insert_task(
+            ctx, cfg, record_size, tables, token, task_partition, timer, keyed))
+        columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
+        for stage in bulk_insert.STAGES:
+            columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
+        yield pa.RecordBatch.from_pydict(columns)
+    return run
+
+
+def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+    """A bulk insert in one Spark job: each task writes its rows straight into new file groups, after the
+    sort ``hoodie.bulkinsert.sort.mode`` asks for (Hudi's ``*PartitionerWithRows``):
+
+    - NONE: the input as it is partitioned (``NonSortPartitionerWithRows``, which the data source's
+      ``BulkInsertInternalPartitionerWithRowsFactory.get`` builds without enforcing the parallelism);
+    - GLOBAL_SORT: sorted by partition path and record key across tasks (``GlobalSortPartitionerWithRows``);
+    - PARTITION_SORT: shuffled by partition path, each task's rows sorted by record key
+      (``PartitionSortPartitionerWithRows``).
+
+    ``hoodie.bulkinsert.shuffle.parallelism``, when given, is the sorted modes' task count after the sort.
+    Sorted modes key the records first, in a job of their own before the sort's shuffle."""
+    cfg = session.config
+    timer = StageTimer(session.stage_seconds)
+    session.mark_inflight({})
+    parallelism, mode = cfg.bulk_insert_parallelism, cfg.bulk_insert_sort_mode
+    if mode == "NONE":
+        rows = df
+    else:
+        rows = df.mapInArrow(_add_keys(cfg), keyed_schema)
+        if mode == "GLOBAL_SORT":
+            rows = rows.sort(PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN)
+            rows = rows.coalesce(parallelism) if parallelism else rows
+        elif cfg.keygen.partition_fields:
+            rows = rows.repartition(*([parallelism] if parallelism else []), PARTITION_PATH_COLUMN)
+            rows = rows.sortWithinPartitions(RECORD_KEY_COLUMN)
+        else:
+            rows = (rows.coalesce(parallelism) if parallelism else rows).sortWithinPartitions(RECORD_KEY_COLUMN)
+    schema = T.StructType([T.StructField("stat", T.StringType())]
+                          + [T.StructField(f"{stage}_ms", T.LongType()) for stage in bulk_insert.STAGES])
+    with _step(session, df, f"bulk insert ({mode})"):
+        results = rows.mapInArrow(_bulk_insert_tasks(session, keyed=mode != "NONE"), schema).collect()
+    timer.lap("job")
+    stats = [WriteStat.from_dict(json.loads(r[0])) for r in results if r[0] is not None]
+    for i, stage in enumerate(bulk_insert.STAGES, start=1):
+        session.stage_seconds[f"{stage}_task"] = sum(r[i] for r in results) / 1000
+    return session.commit(stats)
+
+
 def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
                     extra_metadata: Mapping[str, str] | None = None) -> str:
     """Run one write of ``df`` into the table at ``path``; return the committed instant time. The commit
@@ -214,6 +278,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
+    if cfg.streams_bulk_insert:
+        return _run_bulk_insert(session, df, keyed_schema)
     if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation.runs_per_partition:
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)

@@ -32,13 +32,18 @@ def new_filter_for(index: IndexConfig, keys: pa.Array | pa.ChunkedArray) -> Bloo
 
 def footer_metadata(keys: pa.Array | pa.ChunkedArray, bloom: BloomFilter) -> dict[str, str]:
     """Footer entries for a file holding ``keys``, whose filter ``bloom`` contains (at least) them."""
+    bounds = pc.min_max(keys) if len(keys) else None
+    return footer_entries(bloom, bounds["min"].as_py() if bounds else None, bounds["max"].as_py() if bounds else None)
+
+
+def footer_entries(bloom: BloomFilter, min_key: str | None, max_key: str | None) -> dict[str, str]:
+    """Hudi's footer entries: the serialized bloom filter, its type code, the min and max record key."""
     meta = {FOOTER_BLOOM_KEY: bloom.serialize()}
     if bloom.type_code != "SIMPLE":
         meta[FOOTER_TYPE_KEY] = bloom.type_code
-    if len(keys):
-        bounds = pc.min_max(keys)
-        meta[FOOTER_MIN_KEY] = bounds["min"].as_py()
-        meta[FOOTER_MAX_KEY] = bounds["max"].as_py()
+    if min_key is not None:
+        meta[FOOTER_MIN_KEY] = min_key
+        meta[FOOTER_MAX_KEY] = max_key
     return meta
 
 
@@ -48,24 +53,24 @@ UNIQUE_SAMPLE = 2048
 
 
 def _looks_unique(column: pa.ChunkedArray) -> bool:
-    """Are ``UNIQUE_SAMPLE`` rows spread over the column all distinct? Then a dictionary cannot pay
+    """Are the sampled rows of ``column`` (``_sampled``) all distinct? Then a dictionary cannot pay
     (measurements, coordinates, ids): building one only costs time (2 ms of a 25 ms write per
     random-valued column at 33k rows) and bytes. Repeating values keep dictionary encoding."""
-    n = len(column)
-    if n < 2 or pa.types.is_boolean(column.type) or pa.types.is_nested(column.type):
+    if len(column) < 2 or pa.types.is_boolean(column.type) or pa.types.is_nested(column.type):
         return False
-    sample = column if n <= UNIQUE_SAMPLE else column.take(
-        pa.array(np.linspace(0, n - 1, UNIQUE_SAMPLE).astype(np.int64)))
-    return pc.count_distinct(sample, mode="all").as_py() >= len(sample)
+    return pc.count_distinct(column, mode="all").as_py() >= len(column)
 
 
-def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str], compression: str,
-                    unique_columns: tuple[str, ...] = (), first_new_row: int = 0) -> int:
-    """Write ``table`` to ``rel`` (which must not exist) and return the file size in bytes.
+def _sampled(table: pa.Table) -> pa.Table:
+    """``UNIQUE_SAMPLE`` rows spread evenly over ``table`` (all of them when it has fewer), taken once for
+    every column."""
+    n = table.num_rows
+    return table if n <= UNIQUE_SAMPLE else table.take(pa.array(np.linspace(0, n - 1, UNIQUE_SAMPLE).astype(np.int64)))
 
-    Rows from ``first_new_row`` on (the rows a merge writes in this commit) get row groups of their
-    own, apart from the rows carried over, so their ``_hoodie_commit_time`` statistics let an
-    incremental query skip the carried-over rows.
+
+class BaseFileEncoder:
+    """A parquet base file encoded in memory, row group by row group, then stored whole through the
+    table's ``Storage`` (one PUT on an object store) by ``finish``.
 
     The footer entries go into the file's key-value metadata only: the Arrow schema pyarrow stores
     beside them (``ARROW:schema``, for exact types on read) is written without metadata, or it would
@@ -73,22 +78,51 @@ def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[st
     again by every reader of the footer).
 
     Columns known to hold unique values (sequence numbers, record keys), and columns whose sampled
-    values are all distinct, skip dictionary encoding, which cannot pay off for them (writes are
-    faster and files smaller); the sequence number also skips column statistics, which no reader
-    uses."""
-    unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
-    names = table.column_names
-    options = {
-        "use_dictionary": [n for n in names if n not in unique and not _looks_unique(table.column(n))],
-        "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
-    }
-    table = table.replace_schema_metadata(None)
-    sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema, compression=compression, **options) as writer:
-        for part in (table.slice(0, first_new_row), table.slice(first_new_row)):
-            if part.num_rows:
-                writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
-        writer.add_key_value_metadata(footer)
-    data = sink.getvalue()
-    storage.write(rel, data)
-    return data.size
+    values in ``sample`` (the file's first rows) are all distinct, skip dictionary encoding, which
+    cannot pay off for them (writes are faster and files smaller); the sequence number also skips
+    column statistics, which no reader uses."""
+
+    def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = ()):
+        unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
+        names = schema.names
+        sample = _sampled(sample.select([n for n in names if n not in unique]))
+        options = {
+            "use_dictionary": [n for n in names if n not in unique and not _looks_unique(sample.column(n))],
+            "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
+        }
+        self._schema = schema.remove_metadata()
+        self._sink = pa.BufferOutputStream()
+        self._writer = pq.ParquetWriter(self._sink, self._schema, compression=compression, **options)
+
+    def write(self, rows: pa.Table) -> None:
+        """Append ``rows`` as row groups of at most ``ROW_GROUP_ROWS`` rows."""
+        if rows.num_rows:
+            self._writer.write_table(rows.replace_schema_metadata(None), row_group_size=ROW_GROUP_ROWS)
+
+    @property
+    def size(self) -> int:
+        """Bytes encoded so far (complete row groups)."""
+        return self._sink.tell()
+
+    def finish(self, storage: Storage, rel: str, footer: dict[str, str]) -> int:
+        """Close the file with ``footer`` in its key-value metadata, store it at ``rel`` (which must not
+        exist) and return its size in bytes."""
+        self._writer.add_key_value_metadata(footer)
+        self._writer.close()
+        data = self._sink.getvalue()
+        storage.write(rel, data)
+        return data.size
+
+
+def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str], compression: str,
+                    unique_columns: tuple[str, ...] = (), first_new_row: int = 0) -> int:
+    """Write ``table`` to ``rel`` (which must not exist) and return the file size in bytes
+    (``BaseFileEncoder``).
+
+    Rows from ``first_new_row`` on (the rows a merge writes in this commit) get row groups of their
+    own, apart from the rows carried over, so their ``_hoodie_commit_time`` statistics let an
+    incremental query skip the carried-over rows."""
+    encoder = BaseFileEncoder(table.schema, table, compression, unique_columns)
+    encoder.write(table.slice(0, first_new_row))
+    encoder.write(table.slice(first_new_row))
+    return encoder.finish(storage, rel, footer)

@@ -56,7 +56,9 @@ def test_a_small_upsert_over_many_partitions_is_not_coalesced_into_one_task(spar
     rewrite every partition alone; the write keeps one task per shuffle partition instead."""
     opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "day", "precombine.field": "ts"}
     rows = [(f"id-{i}", 0, f"d{i % 8}", i) for i in range(80)]
-    spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**opts).mode("bulk_insert").save(table_path)
+    # one input partition: one bulk insert task, so one file group per partition
+    spark.createDataFrame(rows, SCHEMA).coalesce(1).write.format("hoodie").options(**opts).mode("bulk_insert") \
+        .save(table_path)
     spark.createDataFrame([(f"id-{i}", 1, f"d{i % 8}", -i) for i in range(0, 80, 5)], SCHEMA).coalesce(1) \
         .write.format("hoodie").options(**opts).mode("upsert").save(table_path)
     table = HoodieTable(table_path)
@@ -67,3 +69,29 @@ def test_a_small_upsert_over_many_partitions_is_not_coalesced_into_one_task(spar
     assert len(tasks) > 1
     got = spark.read.format("hoodie").load(table_path)
     assert got.count() == 80 and got.filter("amount < 0").count() == 15
+
+
+def test_bulk_insert_sort_modes(spark, table_path):
+    """Each mode writes every row once into new file groups; the sorted modes' files hold their keys in order,
+    PARTITION_SORT's one task per table partition (shuffled by partition path)."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    rows = [(f"id-{(i * 7919) % 600:04d}", 0, f"d{i % 3}", i) for i in range(600)]
+    df = spark.createDataFrame(rows, SCHEMA).repartition(3)
+    for mode in ("NONE", "GLOBAL_SORT", "PARTITION_SORT"):
+        path = os.path.join(table_path, mode)
+        opts = {**OPTS, "hoodie.bulkinsert.sort.mode": mode, "hoodie.parquet.max.file.size": "1000000"}
+        df.write.format("hoodie").options(**opts).mode("bulk_insert").save(path)
+        got = spark.read.format("hoodie").load(path).select("id", "ts", "day", "amount")
+        assert_df_equality(got.orderBy("id"), spark.createDataFrame(rows, SCHEMA).orderBy("id"), ignore_nullable=True)
+        files = [os.path.join(path, d, n) for d in ("d0", "d1", "d2") for n in os.listdir(os.path.join(path, d))
+                 if n.endswith(".parquet")]
+        keys = [pq.read_table(f, columns=["_hoodie_record_key"]).column(0).to_pylist() for f in files]
+        if mode == "NONE":
+            assert len(files) == 9  # each of the 3 input partitions writes each table partition
+        else:
+            assert all(k == sorted(k) for k in keys)
+        if mode == "PARTITION_SORT":
+            assert len(files) == 3
