@@ -33,6 +33,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
@@ -280,7 +281,9 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     )
     if cfg.streams_bulk_insert:
         return _run_bulk_insert(session, df, keyed_schema)
-    if cfg.keygen.partition_fields and not cfg.index.is_global and cfg.operation.runs_per_partition:
+    # a bucket table's bulk insert too: a partition's buckets are its file groups, written by one task
+    bucketed = cfg.index.is_bucket and cfg.operation is WriteOperation.BULK_INSERT
+    if cfg.keygen.partition_fields and not cfg.index.is_global and (cfg.operation.runs_per_partition or bucketed):
         return _run_per_partition(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
     keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)

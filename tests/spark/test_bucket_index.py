@@ -1,5 +1,5 @@
-"""The simple bucket index through Spark: inserts and upserts land in their key's bucket's file group
-(partitioned tables write per partition, non-partitioned ones through the one-job DAG), copy-on-write
+"""The simple bucket index through Spark: bulk inserts, inserts and upserts land in their key's bucket's
+file group (partitioned tables write per partition, non-partitioned ones through the one-job DAG), copy-on-write
 and merge-on-read; our reader and hudi-rs see the same rows."""
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ def _file_ids(path):
             for _, _, names in os.walk(path) for n in names if ".parquet" in n or ".log." in n}
 
 
-@pytest.mark.parametrize("table_type,partitioned", [("COPY_ON_WRITE", True), ("MERGE_ON_READ", False)])
-def test_bucket_index_upserts_through_spark(spark, table_path, table_type, partitioned):
+@pytest.mark.parametrize("table_type,partitioned,load", [("COPY_ON_WRITE", True, "bulk_insert"),
+                                                         ("MERGE_ON_READ", False, "insert")])
+def test_bucket_index_upserts_through_spark(spark, table_path, table_type, partitioned, load):
     rows = [(f"k{i}", 1, "x" if i % 2 else "y", i) for i in range(40)]
-    _write(spark, table_path, rows, table_type, partitioned, "insert")
+    _write(spark, table_path, rows, table_type, partitioned, load)
     first = _file_ids(table_path)
     assert len(first) == (8 if partitioned else 4)
     _write(spark, table_path, [("k1", 2, "x", 100), ("k2", 2, "y", 200), ("new", 2, "x", 7)], table_type,
