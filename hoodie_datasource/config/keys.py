@@ -82,6 +82,9 @@ BLOOM_FILTER_TYPE = ConfigProperty(
 )
 BLOOM_MAX_ENTRIES = ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", 100000, parser=parse_int)
 PRUNE_BY_RANGES = ConfigProperty("hoodie.bloom.index.prune.by.ranges", True, parser=parse_bool)
+# HoodieStorageConfig.PARQUET_WITH_BLOOM_FILTER_ENABLED: base files carry a bloom filter unless this is false
+# and the index is no bloom index (HoodieFileWriterFactory.enableBloomFilter)
+PARQUET_BLOOM_FILTER = ConfigProperty("hoodie.parquet.bloom.filter.enabled", True, parser=parse_bool)
 MAX_FILE_SIZE = ConfigProperty("hoodie.parquet.max.file.size", 120 * MB, parser=parse_int)
 SMALL_FILE_LIMIT = ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB, parser=parse_int)
 RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", 1024, parser=parse_int)
@@ -220,7 +223,7 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, MAX_FILE_SIZE,
+    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM,

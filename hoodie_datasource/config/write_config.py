@@ -29,6 +29,13 @@ class IndexConfig:
     prune_by_ranges: bool = True
     num_buckets: int = 256
     bucket_hash_fields: tuple[str, ...] = ()  # resolved: the record key fields unless given
+    bloom_filter_enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
+
+    @property
+    def writes_bloom_filter(self) -> bool:
+        """Base files carry a bloom filter: always under a bloom index, else unless turned off (Hudi's
+        ``HoodieFileWriterFactory.enableBloomFilter``; a BUCKET or SIMPLE index never reads it)."""
+        return self.bloom_filter_enabled or self.uses_bloom
 
     @property
     def is_global(self) -> bool:
@@ -200,6 +207,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         prune_by_ranges=get(k.PRUNE_BY_RANGES),
         num_buckets=get(k.BUCKET_NUM_BUCKETS),
         bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or tuple(record_keys),
+        bloom_filter_enabled=get(k.PARQUET_BLOOM_FILTER),
     )
     if index.is_bucket:
         _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))

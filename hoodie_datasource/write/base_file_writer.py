@@ -23,24 +23,35 @@ from hoodie_datasource.index.bloom_filter import (
 from hoodie_datasource.storage.storage import Storage
 
 
-def new_filter_for(index: IndexConfig, keys: pa.Array | pa.ChunkedArray) -> BloomFilter:
-    bloom = new_bloom_filter(index.bloom_filter_type, index.bloom_num_entries, index.bloom_fpp,
-                             index.bloom_max_entries)
-    bloom.add_keys(keys)
+def empty_filter_for(index: IndexConfig) -> BloomFilter | None:
+    """The empty bloom filter a new base file of ``index`` starts with; None when files carry none."""
+    if not index.writes_bloom_filter:
+        return None
+    return new_bloom_filter(index.bloom_filter_type, index.bloom_num_entries, index.bloom_fpp, index.bloom_max_entries)
+
+
+def new_filter_for(index: IndexConfig, keys: pa.Array | pa.ChunkedArray) -> BloomFilter | None:
+    """The bloom filter of a new base file holding ``keys``; None when files carry none."""
+    bloom = empty_filter_for(index)
+    if bloom is not None:
+        bloom.add_keys(keys)
     return bloom
 
 
-def footer_metadata(keys: pa.Array | pa.ChunkedArray, bloom: BloomFilter) -> dict[str, str]:
-    """Footer entries for a file holding ``keys``, whose filter ``bloom`` contains (at least) them."""
+def footer_metadata(keys: pa.Array | pa.ChunkedArray, bloom: BloomFilter | None) -> dict[str, str]:
+    """Footer entries for a file holding ``keys``, whose filter ``bloom`` (if any) contains (at least) them."""
     bounds = pc.min_max(keys) if len(keys) else None
     return footer_entries(bloom, bounds["min"].as_py() if bounds else None, bounds["max"].as_py() if bounds else None)
 
 
-def footer_entries(bloom: BloomFilter, min_key: str | None, max_key: str | None) -> dict[str, str]:
-    """Hudi's footer entries: the serialized bloom filter, its type code, the min and max record key."""
-    meta = {FOOTER_BLOOM_KEY: bloom.serialize()}
-    if bloom.type_code != "SIMPLE":
-        meta[FOOTER_TYPE_KEY] = bloom.type_code
+def footer_entries(bloom: BloomFilter | None, min_key: str | None, max_key: str | None) -> dict[str, str]:
+    """Hudi's footer entries: the serialized bloom filter and its type code (unless the file carries
+    none), the min and max record key."""
+    meta = {}
+    if bloom is not None:
+        meta[FOOTER_BLOOM_KEY] = bloom.serialize()
+        if bloom.type_code != "SIMPLE":
+            meta[FOOTER_TYPE_KEY] = bloom.type_code
     if min_key is not None:
         meta[FOOTER_MIN_KEY] = min_key
         meta[FOOTER_MAX_KEY] = max_key

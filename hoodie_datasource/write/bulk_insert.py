@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.write_config import WriteConfig
-from hoodie_datasource.index.bloom_filter import BloomFilter, new_bloom_filter
+from hoodie_datasource.index.bloom_filter import BloomFilter
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
@@ -45,7 +45,7 @@ from hoodie_datasource.table.meta_columns import (
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
-from hoodie_datasource.write.base_file_writer import BaseFileEncoder, footer_entries
+from hoodie_datasource.write.base_file_writer import BaseFileEncoder, empty_filter_for, footer_entries
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext
 
@@ -67,7 +67,7 @@ class _OpenFile:
     partition: str
     file_id: str
     file_name: str
-    bloom: BloomFilter
+    bloom: BloomFilter | None  # None: files carry no bloom filter
     started: float
     encoder: BaseFileEncoder | None = None
     rows: int = 0
@@ -82,7 +82,8 @@ class _OpenFile:
         self.keyed = _BLOOM.submit(self._add_keys, keys)
 
     def _add_keys(self, keys: pa.Array) -> None:
-        self.bloom.add_keys(keys)
+        if self.bloom is not None:
+            self.bloom.add_keys(keys)
         bounds = pc.min_max(keys)
         low, high = bounds["min"].as_py(), bounds["max"].as_py()
         self.min_key = low if self.min_key is None else min(self.min_key, low)
@@ -149,12 +150,10 @@ class BulkInsertWriter:
                 self._close(max(self._open.values(), key=lambda f: f.encoded + f.pending_bytes))
 
     def _new_file(self, partition: str) -> _OpenFile:
-        index = self._ctx.index
         file_id = f"{self._prefix}-{self._files_opened}"
         self._files_opened += 1
         opened = _OpenFile(partition, file_id, base_file_name(file_id, self._token, self._ctx.instant),
-                           new_bloom_filter(index.bloom_filter_type, index.bloom_num_entries, index.bloom_fpp,
-                                            index.bloom_max_entries), time.monotonic())
+                           empty_filter_for(self._ctx.index), time.monotonic())
         self._open[partition] = opened
         return opened
 

@@ -46,7 +46,9 @@ def write_file_group(
     if target.base_file is not None:
         listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
         existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed)
-        stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries, listed)
+        if ctx.index.writes_bloom_filter:
+            stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
+                                                        listed)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,

@@ -189,3 +189,27 @@ def test_more_buckets_than_the_table_was_written_with_is_refused(tmp_path):
         write_local(path, batch([("7", 2, "a", 70)]), _options(**{"hoodie.bucket.index.num.buckets": "8"}))
     write_local(path, batch([("7", 2, "a", 70)]), _options())
     assert read(path) == sorted((str(i), 70 if i == 7 else i) for i in range(30))
+
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "upsert"])
+def test_bloom_filters_can_be_left_out_of_bucket_tables(tmp_path, operation):
+    # hoodie.parquet.bloom.filter.enabled=false: a bucket index never reads them (HoodieFileWriterFactory)
+    path = str(tmp_path / "t")
+    off = _options(**{"hoodie.parquet.bloom.filter.enabled": "false"})
+    write_local(path, batch([(str(i), 1, "a", i) for i in range(20)]),
+                {**off, "hoodie.datasource.write.operation": operation})
+    write_local(path, batch([("3", 2, "a", 30), ("40", 2, "a", 40)]), off)
+    footers = [pq.read_metadata(os.path.join(path, "a", n)).metadata
+               for n in os.listdir(os.path.join(path, "a")) if n.endswith(".parquet")]
+    assert footers and all(b"org.apache.hudi.bloomfilter" not in f and b"hoodie_min_record_key" in f for f in footers)
+    assert read(path) == sorted([*((str(i), i) for i in range(20) if i != 3), ("3", 30), ("40", 40)])
+    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    assert data.num_rows == 21
+
+
+def test_a_bloom_index_writes_bloom_filters_whatever_the_option_says(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("1", 1, "a", 1)]), {**_options(), "hoodie.index.type": "BLOOM",
+                                                  "hoodie.parquet.bloom.filter.enabled": "false"})
+    (name,) = [n for n in os.listdir(os.path.join(path, "a")) if n.endswith(".parquet")]
+    assert b"org.apache.hudi.bloomfilter" in pq.read_metadata(os.path.join(path, "a", name)).metadata
