@@ -23,7 +23,7 @@ MOR_BUCKET = "mor_bucket"
 LOADS = {
     COW: "hoodie COW bulk_insert",
     MOR: "hoodie MOR bulk_insert",
-    MOR_BUCKET: "hoodie MOR bulk_insert, BUCKET index (4 buckets a partition)",
+    MOR_BUCKET: "hoodie MOR bulk_insert, BUCKET index (4 buckets a partition, no bloom filters)",
     DELTA: "delta-rs write_deltalake",
     DELTA_CDF: "delta-rs write_deltalake, change data feed on",
     ICEBERG: "pyiceberg append (SQLite catalog)",

@@ -18,8 +18,9 @@ COW = "COPY_ON_WRITE"
 MOR = "MERGE_ON_READ"
 STAGE_PREFIX = "hoodie.stage."
 # the bucket index case: 4 buckets per partition (Hudi's Flink default; its Spark default, 256, would make
-# files of a few hundred rows at these sizes)
-BUCKET_INDEX = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
+# files of a few hundred rows at these sizes), base files without the bloom filter no bucket index reads
+BUCKET_INDEX = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4",
+                "hoodie.parquet.bloom.filter.enabled": "false"}
 
 
 def options(table_type: str, index: dict[str, str] | None = None) -> dict[str, str]:
