@@ -164,7 +164,11 @@ class BloomFilter:
             self.rows[row].add(positions[rows == row])
 
     def might_contain(self, keys) -> np.ndarray:
-        positions = bloom_positions(keys, self.num_hashes, self.vector_size)
+        return self.contains_positions(bloom_positions(keys, self.num_hashes, self.vector_size))
+
+    def contains_positions(self, positions: np.ndarray) -> np.ndarray:
+        """``might_contain`` of keys given by their ``bloom_positions`` (hashed once for many filters
+        of this geometry)."""
         found = np.zeros(len(positions), dtype=bool)
         for row in self.rows:
             pending = ~found
