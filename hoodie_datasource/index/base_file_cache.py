@@ -16,7 +16,10 @@ small file (up to ``SMALL_FILE`` bytes, where the footer with its bloom filter i
 is fetched whole instead, and its bytes kept for the key read and the copy-on-write merge of the same
 task: one GET per small file for the whole write.
 
-The memory is bounded (least recently used entries go first).
+The memory is bounded (least recently used entries go first). The filters' budget holds those of about
+200 files at Hudi's default sizing (DYNAMIC_V0 of 60,000 entries at fpp 1e-9, up to two 323 KB rows a
+file): a budget smaller than a worker's share of the table's files is a cache every write misses
+entirely, as tasks go through the files in the same order each time.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 
 KEYS_BUDGET = 128 << 20
-BLOOM_BUDGET = 32 << 20
+BLOOM_BUDGET = 128 << 20
 FOOTER_BUDGET = 64 << 20
 SMALL_FILES_BUDGET = 256 << 20
 SMALL_FILE = 2 << 20

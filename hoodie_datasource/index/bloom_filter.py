@@ -39,9 +39,9 @@ _CHUNK = 131072
 
 
 def bloom_positions(keys, num_hashes: int, vector_size: int) -> np.ndarray:
-    """(n, num_hashes) bit positions of each key."""
+    """(n, num_hashes) bit positions of each key (int32: a Java int vector size bounds them)."""
     data, starts, lengths = key_bytes(keys)
-    out = np.empty((len(lengths), num_hashes), np.int64)
+    out = np.empty((len(lengths), num_hashes), np.int32)
     for length, rows in length_groups(lengths):
         for lo in range(0, len(rows), _CHUNK):
             part = rows[lo:lo + _CHUNK]
@@ -70,11 +70,22 @@ class _BitVector:
         self._bits[positions.ravel()] = True
         self._packed = None
 
-    def contains(self, positions: np.ndarray) -> np.ndarray:
+    def _set(self, positions: np.ndarray) -> np.ndarray:
         if self._bits is not None:
-            return self._bits[positions].all(axis=1)
-        bytes_ = self._packed[positions >> 3]
-        return ((bytes_ >> (positions & 7).astype(np.uint8)) & 1).all(axis=1).astype(bool)
+            return self._bits[positions]
+        return (self._packed[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1 == 1
+
+    def contains(self, positions: np.ndarray) -> np.ndarray:
+        """Whether every bit of each key's ``positions`` row is set. A hash at a time, over the keys
+        still in: a key the filter lacks is out after a few bits, so absent keys cost a few gathers."""
+        alive = np.arange(len(positions))
+        for column in positions.T:
+            alive = alive[self._set(column[alive])]
+            if not len(alive):
+                break
+        found = np.zeros(len(positions), dtype=bool)
+        found[alive] = True
+        return found
 
     def packed(self) -> np.ndarray:
         if self._packed is None:

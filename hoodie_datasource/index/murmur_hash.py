@@ -54,8 +54,9 @@ class KeyMatrix:
         tail_len = length - n_words * 4
         idx = starts[:, None] + np.arange(length)[None, :]
         block = data[idx] if length else np.zeros((len(starts), 0), np.uint8)
-        words = block[:, : n_words * 4].astype(np.uint32).reshape(len(starts), n_words, 4)
-        self.words = words[:, :, 0] | (words[:, :, 1] << 8) | (words[:, :, 2] << 16) | (words[:, :, 3] << 24)
+        # word c of every key, contiguous: (n_words, n) little-endian uint32
+        self.words = np.ascontiguousarray(
+            np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T)
         # tail bytes, sign-extended as Java's (int) byte, then shifted: h ^= b[len-3] << 16 ...
         tail = block[:, n_words * 4:].astype(np.int8).astype(np.int32).astype(np.uint32)
         self.tail = np.zeros(len(starts), np.uint32)
@@ -68,8 +69,8 @@ class KeyMatrix:
         """MurmurHash2 of every key with its own seed; uint32 results."""
         with np.errstate(over="ignore"):
             h = seeds.astype(np.uint32) ^ np.uint32(self.length)
-            for c in range(self.words.shape[1]):
-                k = self.words[:, c] * M
+            for c in range(len(self.words)):
+                k = self.words[c] * M
                 k ^= k >> np.uint32(24)
                 k *= M
                 h *= M
