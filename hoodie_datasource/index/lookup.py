@@ -121,7 +121,7 @@ def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np
         for code in codes:
             mine = order[bounds[code]:bounds[code + 1]]
             if len(mine):
-                maybe[mine] = filters[code].contains_positions(positions[slot[pair_key[mine]]])
+                maybe[mine] = filters[code].contains_positions(positions, slot[pair_key[mine]])
                 probed[mine] = True
     return maybe, probed
 
