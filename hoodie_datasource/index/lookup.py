@@ -37,6 +37,7 @@ class IndexCounts:
     files: int = 0  # base files of the partitions the records are in (all of them: global index)
     pairs: int = 0  # (key, file) pairs by partition, before key-range pruning
     candidates: int = 0  # pairs left after key-range pruning
+    candidate_files: int = 0  # files with at least one candidate
     bloom_probes: int = 0  # candidates probed against a bloom filter
     bloom_positives: int = 0  # probes the filter answered "maybe"
     exact_checks: int = 0  # pairs checked against the file's stored keys

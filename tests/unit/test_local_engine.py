@@ -191,5 +191,5 @@ def test_commit_metadata_records_where_the_time_went(tmp_path):
     # (a single filter claims it); "b" has no file to be in
     counts = {k.removeprefix("hoodie.stage.index."): int(v) for k, v in extra.items()
               if k.startswith("hoodie.stage.index.")}
-    assert counts == {"keys": 2, "files": 1, "pairs": 1, "candidates": 1, "bloom_probes": 1, "bloom_positives": 1,
-                      "exact_checks": 0, "false_positives_checked": 0, "found": 1}
+    assert counts == {"keys": 2, "files": 1, "pairs": 1, "candidates": 1, "candidate_files": 1, "bloom_probes": 1,
+                      "bloom_positives": 1, "exact_checks": 0, "false_positives_checked": 0, "found": 1}
