@@ -7,8 +7,9 @@ Step 2 ``confirm_pairs``: probe every pair against its file's bloom filter, then
 need it against the file's stored keys (``HoodieKeyLookupHandle``), so a bloom false positive never
 turns an insert into a phantom update (or an update into a duplicate).
 
-Each key is hashed once per filter geometry (hash count, bit count): a batch probed against many
-files with the same filter settings pays one hashing, and probing is a gather of bits.
+Each key is hashed once per filter geometry (hash count, bit count), and only for as many rounds as
+some filter may still hold it: a batch probed against many files with the same filter settings pays
+one hashing, and probing is a gather of bits (``bloom_probe``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.index import base_file_cache
-from hoodie_datasource.index.bloom_filter import BloomFilter, bloom_positions
+from hoodie_datasource.index import base_file_cache, bloom_probe
+from hoodie_datasource.index.bloom_filter import BloomFilter
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.storage.storage import FileInfo, Storage
 
@@ -100,30 +101,22 @@ def range_candidates(
 
 def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(maybe, probed) per pair: each needed key hashed once per filter geometry, then bit gathers
-    per file."""
+    """(maybe, probed) per pair: the pairs of files with filters of one geometry are probed together
+    (``bloom_probe``); a pair of a file without a filter is a "maybe"."""
     maybe = np.ones(len(pair_key), dtype=bool)
     probed = np.zeros(len(pair_key), dtype=bool)
-    has_filter = np.array([f is not None for f in filters], dtype=bool)
-    if not has_filter.any():
-        return maybe, probed
-    order = np.argsort(pair_file, kind="stable")
-    bounds = np.searchsorted(pair_file[order], np.arange(len(filters) + 1))
-    geometry = {}
+    geometry: dict[tuple[int, int], list[int]] = {}
     for code, bloom in enumerate(filters):
         if bloom is not None:
             geometry.setdefault((bloom.num_hashes, bloom.vector_size), []).append(code)
-    for (num_hashes, vector_size), codes in geometry.items():
-        pairs = np.concatenate([order[bounds[c]:bounds[c + 1]] for c in codes])
-        needed = np.unique(pair_key[pairs])
-        slot = np.empty(len(keys), dtype=np.int64)
-        slot[needed] = np.arange(len(needed))
-        positions = bloom_positions(pc.take(keys, pa.array(needed)), num_hashes, vector_size)
-        for code in codes:
-            mine = order[bounds[code]:bounds[code + 1]]
-            if len(mine):
-                maybe[mine] = filters[code].contains_positions(positions, slot[pair_key[mine]])
-                probed[mine] = True
+    for codes in geometry.values():
+        pairs = np.nonzero(np.isin(pair_file, codes))[0]
+        if len(pairs):
+            position = np.zeros(len(filters), dtype=np.int64)
+            position[codes] = np.arange(len(codes))
+            maybe[pairs] = bloom_probe.probe([filters[c] for c in codes], keys, pair_key[pairs],
+                                             position[pair_file[pairs]])
+            probed[pairs] = True
     return maybe, probed
 
 
