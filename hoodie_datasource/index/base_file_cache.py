@@ -30,7 +30,7 @@ from collections import OrderedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import BloomFilter, read_bloom_filter
+from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY, BloomFilter, read_bloom_filter
 from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
@@ -38,6 +38,7 @@ from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 KEYS_BUDGET = 128 << 20
 BLOOM_BUDGET = 128 << 20
 FOOTER_BUDGET = 64 << 20
+RANGES_BUDGET = 8 << 20
 SMALL_FILES_BUDGET = 256 << 20
 SMALL_FILE = 2 << 20
 
@@ -87,6 +88,7 @@ class _LruCache:
 _KEYS = _LruCache(KEYS_BUDGET)
 _BLOOMS = _LruCache(BLOOM_BUDGET)
 _FOOTERS = _LruCache(FOOTER_BUDGET)
+_RANGES = _LruCache(RANGES_BUDGET)
 _SMALL_FILES = _LruCache(SMALL_FILES_BUDGET)
 _NO_FILTER = object()
 
@@ -133,6 +135,28 @@ def footer(storage: Storage, rel: str, info: FileInfo | None = None) -> pq.FileM
     return metadata
 
 
+def key_range(storage: Storage, rel: str, info: FileInfo | None = None) -> tuple[str | None, str | None, int]:
+    """(min record key, max record key, row count) of the base file ``rel`` from its footer (``info``:
+    its listing entry, if known). Kept apart from the footer, whose bloom filter makes it big: every
+    write's tasks ask for the ranges of their partitions' files, and a footer budget smaller than the
+    table's footers would read every footer again each time."""
+    key = _identity(storage, rel, info)
+    found = _RANGES.get(key)
+    if found is None:
+        metadata = footer(storage, rel, info)
+        kv = metadata.metadata or {}
+        low, high = kv.get(FOOTER_MIN_KEY.encode()), kv.get(FOOTER_MAX_KEY.encode())
+        found = (low.decode() if low is not None else None, high.decode() if high is not None else None,
+                 metadata.num_rows)
+        _RANGES.put(key, found, 100 + len(low or b"") + len(high or b""))
+    return found
+
+
+def has_key_range(storage: Storage, rel: str, info: FileInfo) -> bool:
+    """Whether the key range of the base file ``rel`` (``info``: its listing entry) is known already."""
+    return _RANGES.get((storage.uri_of(rel), info.size)) is not None
+
+
 def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Table:
     """The whole base file ``rel``, read for a rewrite that supersedes it: its kept bytes, if tagging
     fetched them, are released."""
@@ -159,4 +183,5 @@ def clear() -> None:
     _KEYS.clear()
     _BLOOMS.clear()
     _FOOTERS.clear()
+    _RANGES.clear()
     _SMALL_FILES.clear()

@@ -166,7 +166,7 @@ def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], i
     where = pc.take(pa.array([f.partition for f in files], pa.string()), at)
     touched = set(pc.unique(parts).to_pylist())
     counts = replace(counts, keys=records.num_rows, pairs=found.by_partition, found=int((~missing).sum()),
-                     candidate_files=len(np.unique(found.files)),
+                     candidate_files=int(np.count_nonzero(np.bincount(found.files, minlength=len(files)))),
                      files=len(files) if index.is_global else sum(f.partition in touched for f in files))
     return (records.append_column(FILE_ID_COLUMN, file_ids).append_column(LOCATION_PARTITION_COLUMN, where),
             counts)
