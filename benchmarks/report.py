@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks import index_stats
 from benchmarks.fixtures import LOADS
-from benchmarks.index_stats import IndexCounts
-from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult
 from benchmarks.targets import Verdict
 from benchmarks.timing import Measurement
 from benchmarks.workload import SEED, VARIANTS
@@ -62,25 +62,26 @@ def _measurements(group: dict[str, Measurement], batch_bytes: int | None) -> lis
 
 def _index(result: SizeResult) -> list[str]:
     rows = []
-    for name, counts in result.index.items():
+    for group in result.groups:
+        name = group.removeprefix(f"{WRITES}/")
+        counts = index_stats.median_run(result.writes(name).get("cow")) if group.startswith(f"{WRITES}/") else None
+        if counts is None:
+            continue
         rows.append([name, f"{counts.keys:,}", f"{counts.files:,}", f"{counts.pairs_by_partition:,}",
                      f"{counts.pairs_in_range:,}", f"{counts.pairs_pruned:,}", f"{counts.files_pruned:,}",
-                     f"{counts.bloom_positives:,}", f"{counts.false_positives:,}", f"{counts.stored:,}",
-                     _throughput(result.writes(name), "cow", counts), _throughput(result.writes(name), "mor", counts)])
+                     f"{counts.bloom_probes:,}", f"{counts.bloom_positives:,}", f"{counts.exact_checks:,}",
+                     f"{counts.false_positives_checked:,}", f"{counts.stored:,}",
+                     _throughput(result.writes(name), "cow"), _throughput(result.writes(name), "mor")])
     return _table(["batch", "keys", "files in touched partitions", "(key, file) pairs by partition",
-                   "pairs in key range (bloom probes)", "pairs pruned by ranges", "files pruned by ranges",
-                   "bloom positives", "bloom false positives", "keys found (updates)", "COW tagging keys/s",
-                   "MOR tagging keys/s"], rows)
+                   "pairs in key range", "pairs pruned by ranges", "files pruned by ranges", "bloom probes",
+                   "bloom positives", "exact key checks", "false positives (of those checked)", "keys found (updates)",
+                   "COW tagging keys/s", "MOR tagging keys/s"], rows)
 
 
-def _throughput(group: dict[str, Measurement], key: str, counts: IndexCounts) -> str:
-    measured = group.get(key)
-    if measured is None:
-        return "-"
-    tag_ms = [f["stages"].get("tag_task") for f in measured.facts if f.get("stages", {}).get("tag_task")]
-    if not tag_ms:
-        return "-"
-    return f"{counts.keys / (sorted(tag_ms)[len(tag_ms) // 2] / 1000):,.0f}"
+def _throughput(group: dict[str, Measurement], key: str) -> str:
+    counts = index_stats.median_run(group.get(key))
+    speed = counts.keys_per_second if counts else None
+    return "-" if speed is None else f"{speed:,.0f}"
 
 
 def _stages(result: SizeResult) -> list[str]:
@@ -90,7 +91,8 @@ def _stages(result: SizeResult) -> list[str]:
             for run, (seconds, facts) in enumerate(zip(m.seconds, m.facts), 1):
                 if "instant" not in facts:
                     continue
-                stages = ", ".join(f"{k} {v:,}" for k, v in sorted(facts["stages"].items())) or "-"
+                stages = ", ".join(f"{k} {v:,}" for k, v in sorted(facts["stages"].items())
+                                   if not k.startswith(index_stats.PREFIX)) or "-"
                 rows.append([group_name, m.label, run, facts["instant"], f"{seconds * 1000:,.0f}", stages,
                              f"{facts['files']:,}", f"{facts['bytes'] / MB:,.1f}"])
     return _table(["group", "case", "run", "instant", "wall ms", "stages in commit metadata (ms)", "files written",
@@ -148,9 +150,11 @@ def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
         lines += [f"### Upsert of the cost-growth batch ({result.batch_rows[GROWTH]:,} rows: the smallest size's seed "
                   "batch)", ""] + _measurements(result.groups[GROWTH], result.batch_bytes[GROWTH])
     lines += ["### Index work of tagging each batch", "",
-              "Counted with `hoodie_datasource.index.lookup` over the table's base files (the library records only "
-              "tagging's time in a commit). Tagging keys/s = batch keys / the commit's `tag_task` time (summed over "
-              "the tasks that tagged; median run).", ""] + _index(result)
+              "From the COW commit's `extraMetadata` (`hoodie.stage.index.<count>`, summed over the tasks that "
+              "tagged; the run with the median tagging time). A key only one bloom filter claims goes to that file "
+              "group unchecked, so false positives are known only among the exact key checks (keys several filters "
+              "claim). Tagging keys/s = batch keys / the commit's `tag_task` time (summed over the tasks that "
+              "tagged; median run).", ""] + _index(result)
     lines += ["### Loading the base table (context: one run each)", ""] + _loads(result)
     lines += ["### Stage timings of each measured commit", "",
               "From each commit's `extraMetadata` (`hoodie.stage.<stage>.ms`; `_task` stages are summed over the tasks).",

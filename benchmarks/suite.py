@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks import floor, index_stats, ours, peer_delta, peer_iceberg, reads
+from benchmarks import floor, ours, peer_delta, peer_iceberg, reads
 from benchmarks.copies import restore
 from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, Tables, load, stage
 from benchmarks.memory import PeakMemory
@@ -36,7 +36,6 @@ class SizeResult:
     rows: int
     batch_rows: dict[str, int] = field(default_factory=dict)  # by variant, and GROWTH
     batch_bytes: dict[str, int] = field(default_factory=dict)  # the batch as one parquet file
-    index: dict[str, index_stats.IndexCounts] = field(default_factory=dict)
     load_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # key style -> format -> s
     table_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
     groups: dict[str, dict[str, Measurement]] = field(default_factory=dict)  # "writes/<variant>", ...
@@ -85,7 +84,6 @@ class SizeSuite:
             batch = upsert_batch(self.rows, variant)
             self.result.batch_rows[variant.name] = batch.num_rows
             self.result.batch_bytes[variant.name] = parquet_bytes(batch)
-            self.result.index[variant.name] = index_stats.count(tables.pristine(COW), batch)
             batch_df = stage(self.spark, batch, root / "staging" / f"{variant.name}.parquet", cache=True)
             after = apply_batch(base, batch) if variant is SEED else None
             merged = stage(self.spark, after, root / "staging" / "merged.parquet", cache=True) if after is not None else None

@@ -36,10 +36,12 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
     if session.operation.drops_partitions:
         return session.drop_partitions(partitions)
-    timer = StageTimer(session.stage_seconds)
+    timer = StageTimer(session.stage_seconds, session.stage_counts)
     writer = session.record_writer()
-    tagged, files = writer.tag(records)
+    tagged, files, counts = writer.tag(records)
     timer.lap("tag")
+    if counts is not None:
+        timer.count(counts.as_dict())
     routed, targets, counts = writer.route(tagged, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     timer.lap("profile")

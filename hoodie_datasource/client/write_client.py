@@ -106,6 +106,7 @@ class WriteSession:
     new_table: bool
     services: ServicesConfig = field(default_factory=ServicesConfig)
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    stage_counts: dict[str, int] = field(default_factory=dict)  # the index work (``write.stage_timer``)
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
     transactions: TransactionManager | None = None
     finished: bool = False  # committed or aborted
@@ -226,6 +227,7 @@ class WriteSession:
         extra = {**self.extra_metadata, "schema": schema_json}
         timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
+        extra.update({f"hoodie.stage.{k}": str(v) for k, v in self.stage_counts.items()})
         metadata = CommitMetadata(
             self.operation.commit_type,
             sorted(stats, key=lambda s: (s.partitionPath, s.fileId)),

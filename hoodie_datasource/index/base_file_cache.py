@@ -16,7 +16,10 @@ small file (up to ``SMALL_FILE`` bytes, where the footer with its bloom filter i
 is fetched whole instead, and its bytes kept for the key read and the copy-on-write merge of the same
 task: one GET per small file for the whole write.
 
-The memory is bounded (least recently used entries go first).
+The memory is bounded (least recently used entries go first). The filters' budget holds those of about
+200 files at Hudi's default sizing (DYNAMIC_V0 of 60,000 entries at fpp 1e-9, up to two 323 KB rows a
+file): a budget smaller than a worker's share of the table's files is a cache every write misses
+entirely, as tasks go through the files in the same order each time.
 """
 
 from __future__ import annotations
@@ -27,14 +30,15 @@ from collections import OrderedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import BloomFilter, read_bloom_filter
+from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY, BloomFilter, read_bloom_filter
 from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 
 KEYS_BUDGET = 128 << 20
-BLOOM_BUDGET = 32 << 20
+BLOOM_BUDGET = 128 << 20
 FOOTER_BUDGET = 64 << 20
+RANGES_BUDGET = 8 << 20
 SMALL_FILES_BUDGET = 256 << 20
 SMALL_FILE = 2 << 20
 
@@ -84,6 +88,7 @@ class _LruCache:
 _KEYS = _LruCache(KEYS_BUDGET)
 _BLOOMS = _LruCache(BLOOM_BUDGET)
 _FOOTERS = _LruCache(FOOTER_BUDGET)
+_RANGES = _LruCache(RANGES_BUDGET)
 _SMALL_FILES = _LruCache(SMALL_FILES_BUDGET)
 _NO_FILTER = object()
 
@@ -130,6 +135,28 @@ def footer(storage: Storage, rel: str, info: FileInfo | None = None) -> pq.FileM
     return metadata
 
 
+def key_range(storage: Storage, rel: str, info: FileInfo | None = None) -> tuple[str | None, str | None, int]:
+    """(min record key, max record key, row count) of the base file ``rel`` from its footer (``info``:
+    its listing entry, if known). Kept apart from the footer, whose bloom filter makes it big: every
+    write's tasks ask for the ranges of their partitions' files, and a footer budget smaller than the
+    table's footers would read every footer again each time."""
+    key = _identity(storage, rel, info)
+    found = _RANGES.get(key)
+    if found is None:
+        metadata = footer(storage, rel, info)
+        kv = metadata.metadata or {}
+        low, high = kv.get(FOOTER_MIN_KEY.encode()), kv.get(FOOTER_MAX_KEY.encode())
+        found = (low.decode() if low is not None else None, high.decode() if high is not None else None,
+                 metadata.num_rows)
+        _RANGES.put(key, found, 100 + len(low or b"") + len(high or b""))
+    return found
+
+
+def has_key_range(storage: Storage, rel: str, info: FileInfo) -> bool:
+    """Whether the key range of the base file ``rel`` (``info``: its listing entry) is known already."""
+    return _RANGES.get((storage.uri_of(rel), info.size)) is not None
+
+
 def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Table:
     """The whole base file ``rel``, read for a rewrite that supersedes it: its kept bytes, if tagging
     fetched them, are released."""
@@ -156,4 +183,5 @@ def clear() -> None:
     _KEYS.clear()
     _BLOOMS.clear()
     _FOOTERS.clear()
+    _RANGES.clear()
     _SMALL_FILES.clear()

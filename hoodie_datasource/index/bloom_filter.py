@@ -39,19 +39,25 @@ _CHUNK = 131072
 
 
 def bloom_positions(keys, num_hashes: int, vector_size: int) -> np.ndarray:
-    """(n, num_hashes) bit positions of each key."""
+    """(n, num_hashes) bit positions of each key (int32: a Java int vector size bounds them), laid out
+    a hash at a time (the transpose of a contiguous array), as probes read them."""
     data, starts, lengths = key_bytes(keys)
-    out = np.empty((len(lengths), num_hashes), np.int64)
+    out = np.empty((num_hashes, len(lengths)), np.int32)
+    size = np.int32(vector_size)
     for length, rows in length_groups(lengths):
         for lo in range(0, len(rows), _CHUNK):
             part = rows[lo:lo + _CHUNK]
             matrix = KeyMatrix(data, starts[part], length)
             seeds = np.zeros(len(part), np.uint32)
+            whole = len(part) == len(lengths)  # one group in key order: no scatter
             for i in range(num_hashes):
                 seeds = matrix.hash(seeds)
-                signed = seeds.view(np.int32).astype(np.int64)
-                out[part, i] = np.abs(np.fmod(signed, vector_size))
-    return out
+                position = np.abs(np.fmod(seeds.view(np.int32), size))
+                if whole:
+                    out[i] = position
+                else:
+                    out[i, part] = position
+    return out.T
 
 
 class _BitVector:
@@ -70,11 +76,25 @@ class _BitVector:
         self._bits[positions.ravel()] = True
         self._packed = None
 
-    def contains(self, positions: np.ndarray) -> np.ndarray:
+    def _set(self, positions: np.ndarray) -> np.ndarray:
         if self._bits is not None:
-            return self._bits[positions].all(axis=1)
-        bytes_ = self._packed[positions >> 3]
-        return ((bytes_ >> (positions & 7).astype(np.uint8)) & 1).all(axis=1).astype(bool)
+            return self._bits[positions]
+        return (self._packed[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1 == 1
+
+    def contains(self, positions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Whether every bit of the ``positions`` rows ``rows`` is set, per row asked. A hash at a time,
+        over the keys still in: a key the filter lacks is out after a few bits, so absent keys cost a
+        few gathers."""
+        asked = len(rows)
+        alive = np.arange(asked)
+        for column in positions.T:
+            kept = self._set(column[rows])
+            alive, rows = alive[kept], rows[kept]
+            if not len(alive):
+                break
+        found = np.zeros(asked, dtype=bool)
+        found[alive] = True
+        return found
 
     def packed(self) -> np.ndarray:
         if self._packed is None:
@@ -165,12 +185,17 @@ class BloomFilter:
 
     def might_contain(self, keys) -> np.ndarray:
         positions = bloom_positions(keys, self.num_hashes, self.vector_size)
-        found = np.zeros(len(positions), dtype=bool)
+        return self.contains_positions(positions, np.arange(len(positions)))
+
+    def contains_positions(self, positions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``might_contain`` of the keys whose ``bloom_positions`` are rows ``rows`` of ``positions``
+        (keys hashed once for every filter of this geometry), per row asked."""
+        found = np.zeros(len(rows), dtype=bool)
         for row in self.rows:
-            pending = ~found
-            if not pending.any():
+            pending = np.nonzero(~found)[0]
+            if not len(pending):
                 break
-            found[pending] = row.contains(positions[pending])
+            found[pending] = row.contains(positions, rows[pending])
         return found
 
     @property

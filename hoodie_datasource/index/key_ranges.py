@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from hoodie_datasource.index import base_file_cache
-from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import FileSlice
 
@@ -34,13 +33,8 @@ def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
     relative = file_slice.base_relative_path
     assert relative is not None and file_slice.base_file is not None
     # through the cache: the task that reads the range reads the bloom filter from the same footer
-    metadata = base_file_cache.footer(storage, relative, FileInfo(relative, file_slice.base_file.size))
-    kv = metadata.metadata or {}
-    low = kv.get(FOOTER_MIN_KEY.encode())
-    high = kv.get(FOOTER_MAX_KEY.encode())
-    return replace(unranged(file_slice), num_records=metadata.num_rows,
-                   min_key=low.decode() if low is not None else None,
-                   max_key=high.decode() if high is not None else None)
+    low, high, rows = base_file_cache.key_range(storage, relative, FileInfo(relative, file_slice.base_file.size))
+    return replace(unranged(file_slice), num_records=rows, min_key=low, max_key=high)
 
 
 def unranged(file_slice: FileSlice) -> FileKeyRange:
@@ -54,10 +48,13 @@ def unranged(file_slice: FileSlice) -> FileKeyRange:
 
 
 def load_key_ranges(storage: Storage, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:
-    """The key range of every slice with a base file; footers are read in parallel (on an object
-    store each costs one GET, so threads hide the latency)."""
+    """The key range of every slice with a base file; footers not read before are read in parallel (on
+    an object store each costs one GET, so threads hide the latency)."""
     with_base = [s for s in slices if s.base_file is not None]
-    if len(with_base) < 4:
+    unread = sum(not base_file_cache.has_key_range(storage, s.base_relative_path,
+                                                   FileInfo(s.base_relative_path, s.base_file.size))
+                 for s in with_base)
+    if unread < 4:
         return [_read_range(storage, s) for s in with_base]
     with ThreadPoolExecutor(max_workers=threads) as pool:
         return list(pool.map(lambda s: _read_range(storage, s), with_base))

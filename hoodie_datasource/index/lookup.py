@@ -1,23 +1,61 @@
 """Tagging records with the file group that holds their key (Hudi's bloom index, columnar).
 
 Step 1 ``range_candidates``: pair each record with the files of its partition (every partition for
-a global index) whose [min, max] key range contains its key.
-Step 2 ``confirm_in_file``: per file, keep candidates its bloom filter may contain, then read the
-file's key column once and keep exact matches, so a bloom false positive never turns an insert
-into a phantom update (or an update into a duplicate).
+a global index) whose [min, max] key range contains its key (Hudi's ``HoodieBloomIndex``
+``explodeRecordsWithFileComparisons``).
+Step 2 ``confirm_pairs``: probe every pair against its file's bloom filter, then check the keys that
+need it against the file's stored keys (``HoodieKeyLookupHandle``), so a bloom false positive never
+turns an insert into a phantom update (or an update into a duplicate).
+
+Each key is hashed once per filter geometry (hash count, bit count), and only for as many rounds as
+some filter may still hold it: a batch probed against many files with the same filter settings pays
+one hashing, and probing is a gather of bits (``bloom_probe``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.index import base_file_cache
+from hoodie_datasource.index import base_file_cache, bloom_probe
+from hoodie_datasource.index.bloom_filter import BloomFilter
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.storage.storage import FileInfo, Storage
+
+
+@dataclass(frozen=True)
+class IndexCounts:
+    """The index work of one tagging, which a commit records as ``hoodie.stage.index.<name>`` (summed
+    over the tasks that tagged). ``false_positives_checked``: bloom positives whose key the file turned
+    out not to hold, known only for the pairs checked against stored keys (a key a single filter claims
+    goes to that file group unchecked, see ``confirm_pairs``)."""
+
+    keys: int = 0  # records tagged
+    files: int = 0  # base files of the partitions the records are in (all of them: global index)
+    pairs: int = 0  # (key, file) pairs by partition, before key-range pruning
+    candidates: int = 0  # pairs left after key-range pruning
+    candidate_files: int = 0  # files with at least one candidate
+    bloom_probes: int = 0  # candidates probed against a bloom filter
+    bloom_positives: int = 0  # probes the filter answered "maybe"
+    exact_checks: int = 0  # pairs checked against the file's stored keys
+    false_positives_checked: int = 0
+    found: int = 0  # records with a location (updates and deletes of stored keys)
+
+    def as_dict(self) -> dict[str, int]:
+        return {f"index.{f.name}": getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """(record row, file position) pairs worth checking, and how many pairs the partitions made."""
+
+    rows: np.ndarray
+    files: np.ndarray
+    by_partition: int
 
 
 def range_candidates(
@@ -26,8 +64,7 @@ def range_candidates(
     files: Sequence[FileKeyRange],
     prune_by_ranges: bool,
     global_index: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(record row, file position) pairs worth checking."""
+) -> Candidates:
     rows_out: list[np.ndarray] = []
     files_out: list[np.ndarray] = []
     by_partition: dict[str, np.ndarray] = {}
@@ -41,29 +78,91 @@ def range_candidates(
         for code, name in enumerate(encoded.dictionary.to_pylist()):
             by_partition[name] = order[bounds[code]:bounds[code + 1]]
     everything = np.arange(len(keys))
+    subsets: dict[str, pa.Array] = {}
+    paired = 0
     for position, file in enumerate(files):
         rows = everything if global_index else by_partition.get(file.partition)
         if rows is None or len(rows) == 0:
             continue
+        paired += len(rows)
         if prune_by_ranges and file.min_key is not None and file.max_key is not None:
-            subset = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
+            subset = subsets.get(file.partition)
+            if subset is None:  # a partition's keys, taken once for all its files
+                subset = subsets[file.partition] = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
             inside = pc.and_(pc.greater_equal(subset, file.min_key), pc.less_equal(subset, file.max_key))
             rows = rows[inside.to_numpy(zero_copy_only=False)]
         if len(rows):
             rows_out.append(rows)
             files_out.append(np.full(len(rows), position, dtype=np.int64))
     if not rows_out:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    return np.concatenate(rows_out), np.concatenate(files_out)
+        return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), paired)
+    return Candidates(np.concatenate(rows_out), np.concatenate(files_out), paired)
 
 
-def bloom_check(storage: Storage, base_file: str, candidate_keys: pa.Array,
-                info: FileInfo | None = None) -> np.ndarray | None:
-    """A bool per candidate key: may ``base_file``'s bloom filter hold it? None when it has no filter."""
-    bloom = base_file_cache.bloom_filter(storage, base_file, info=info)
-    if bloom is None:
-        return None
-    return np.asarray(bloom.might_contain(candidate_keys), dtype=bool)
+def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(maybe, probed) per pair: the pairs of files with filters of one geometry are probed together
+    (``bloom_probe``); a pair of a file without a filter is a "maybe"."""
+    maybe = np.ones(len(pair_key), dtype=bool)
+    probed = np.zeros(len(pair_key), dtype=bool)
+    geometry: dict[tuple[int, int], list[int]] = {}
+    for code, bloom in enumerate(filters):
+        if bloom is not None:
+            geometry.setdefault((bloom.num_hashes, bloom.vector_size), []).append(code)
+    for codes in geometry.values():
+        pairs = np.nonzero(np.isin(pair_file, codes))[0]
+        if len(pairs):
+            position = np.zeros(len(filters), dtype=np.int64)
+            position[codes] = np.arange(len(codes))
+            maybe[pairs] = bloom_probe.probe([filters[c] for c in codes], keys, pair_key[pairs],
+                                             position[pair_file[pairs]])
+            probed[pairs] = True
+    return maybe, probed
+
+
+def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray,
+                  base_files: Sequence[str], use_bloom: bool, claims: np.ndarray | None = None,
+                  listed: Mapping[str, FileInfo] | None = None) -> tuple[np.ndarray, IndexCounts]:
+    """Which (key, file) pairs hold: pair ``i`` is key ``keys[pair_key[i]]`` in ``base_files[pair_file[i]]``
+    (``listed``: the files' listing entries by relative path, when the caller has them: saves a HEAD per
+    file on an object store).
+
+    ``claims`` (the caller holds every candidate of its keys): the identity of each pair's key (the key,
+    and its partition unless the index is global). A key whose bloom filters point at a single file is
+    then sent to that file's group without reading the file's keys. Were the filter's "maybe" a false
+    positive, the key is stored nowhere (no other candidate's filter claims it, and filters have no
+    false negatives), so writing it into that file group still lands it once: a copy-on-write merge
+    finds it absent and writes it as an insert; a merge-on-read log block carries it, and readers and
+    compaction keep a log record whose key the base file lacks (the commit's stats count it as an
+    update, and a read-optimized query sees it after compaction; range pruning keeps finding it, as
+    candidates lie within the file's key range). Keys that two or more filters may hold, candidates of
+    files without a filter, and every positive without ``claims`` are checked against the stored keys."""
+    info = (listed or {}).get
+    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if use_bloom else None
+               for f in base_files]
+    maybe, probed = _bloom_maybe(filters, keys, pair_key, pair_file)
+    exact = maybe.copy()
+    if claims is not None:
+        exact &= ~probed
+        positive = np.nonzero(maybe)[0]
+        if len(positive):
+            claimed = claims[positive]
+            ambiguous = np.bincount(claimed)[claimed] > 1
+            exact[positive[ambiguous]] = True
+    keep = maybe.copy()
+    check = np.nonzero(exact)[0]
+    if len(check):
+        order = check[np.argsort(pair_file[check], kind="stable")]
+        bounds = np.searchsorted(pair_file[order], np.arange(len(base_files) + 1))
+        for code, base_file in enumerate(base_files):
+            rows = order[bounds[code]:bounds[code + 1]]
+            if len(rows):
+                keep[rows] = stored_key_check(storage, base_file, pc.take(keys, pa.array(pair_key[rows])),
+                                              info(base_file))
+    counts = IndexCounts(candidates=len(pair_key), bloom_probes=int(probed.sum()),
+                         bloom_positives=int((maybe & probed).sum()), exact_checks=len(check),
+                         false_positives_checked=int((probed & exact & ~keep).sum()))
+    return keep, counts
 
 
 def stored_key_check(storage: Storage, base_file: str, candidate_keys: pa.Array,
@@ -72,19 +171,3 @@ def stored_key_check(storage: Storage, base_file: str, candidate_keys: pa.Array,
     process: base files are immutable)."""
     stored = base_file_cache.stored_keys(storage, base_file, info)
     return pc.is_in(candidate_keys, value_set=stored).to_numpy(zero_copy_only=False)
-
-
-def confirm_in_file(storage: Storage, base_file: str, candidate_keys: pa.Array, use_bloom: bool,
-                    info: FileInfo | None = None) -> np.ndarray:
-    """A bool per candidate key: is it really stored in ``base_file`` (``info``: its listing entry)?"""
-    maybe = np.ones(len(candidate_keys), dtype=bool)
-    if use_bloom and len(candidate_keys):
-        checked = bloom_check(storage, base_file, candidate_keys, info)
-        if checked is not None:
-            maybe = checked
-    if not maybe.any():
-        return maybe
-    subset = pc.filter(candidate_keys, pa.array(maybe)) if not maybe.all() else candidate_keys
-    result = np.zeros(len(candidate_keys), dtype=bool)
-    result[np.nonzero(maybe)[0][stored_key_check(storage, base_file, subset, info)]] = True
-    return result

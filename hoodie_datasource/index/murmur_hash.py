@@ -46,7 +46,9 @@ def length_groups(lengths: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
 
 
 class KeyMatrix:
-    """Keys of one byte length, pre-split into little-endian 32-bit words and a signed tail."""
+    """Keys of one byte length, pre-split into little-endian 32-bit words and a signed tail. A word's
+    mixing (``k *= m; k ^= k >>> 24; k *= m``) does not depend on the seed, so it is done once here:
+    chained hashing of the same keys (bloom filter rounds) pays two operations per word a round."""
 
     def __init__(self, data: np.ndarray, starts: np.ndarray, length: int):
         self.length = length
@@ -54,8 +56,14 @@ class KeyMatrix:
         tail_len = length - n_words * 4
         idx = starts[:, None] + np.arange(length)[None, :]
         block = data[idx] if length else np.zeros((len(starts), 0), np.uint8)
-        words = block[:, : n_words * 4].astype(np.uint32).reshape(len(starts), n_words, 4)
-        self.words = words[:, :, 0] | (words[:, :, 1] << 8) | (words[:, :, 2] << 16) | (words[:, :, 3] << 24)
+        # word c of every key, contiguous: (n_words, n) little-endian uint32, mixed
+        words = np.ascontiguousarray(
+            np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T)
+        with np.errstate(over="ignore"):
+            words *= M
+            words ^= words >> np.uint32(24)
+            words *= M
+        self.mixed = words
         # tail bytes, sign-extended as Java's (int) byte, then shifted: h ^= b[len-3] << 16 ...
         tail = block[:, n_words * 4:].astype(np.int8).astype(np.int32).astype(np.uint32)
         self.tail = np.zeros(len(starts), np.uint32)
@@ -64,14 +72,21 @@ class KeyMatrix:
             self.tail ^= tail[:, position] << np.uint32(shift)
         self.has_tail = tail_len > 0
 
+    def __len__(self) -> int:
+        return len(self.tail)
+
+    def take(self, rows: np.ndarray) -> KeyMatrix:
+        """The keys ``rows`` of this matrix."""
+        taken = object.__new__(KeyMatrix)
+        taken.length, taken.has_tail = self.length, self.has_tail
+        taken.mixed, taken.tail = self.mixed[:, rows], self.tail[rows]
+        return taken
+
     def hash(self, seeds: np.ndarray) -> np.ndarray:
         """MurmurHash2 of every key with its own seed; uint32 results."""
         with np.errstate(over="ignore"):
             h = seeds.astype(np.uint32) ^ np.uint32(self.length)
-            for c in range(self.words.shape[1]):
-                k = self.words[:, c] * M
-                k ^= k >> np.uint32(24)
-                k *= M
+            for k in self.mixed:
                 h *= M
                 h ^= k
             if self.has_tail:

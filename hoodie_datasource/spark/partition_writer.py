@@ -41,6 +41,7 @@ def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
 class PartitionStats(WriterCommitMessage):
     stats: list[dict] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)  # tag, profile, write
+    stage_counts: dict[str, int] = field(default_factory=dict)  # the index work of tagging
 
 
 class PartitionWriter(DataSourceArrowWriter):
@@ -64,13 +65,16 @@ class PartitionWriter(DataSourceArrowWriter):
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
         stats = end_task_attempt(self.writer.timeline, self.session.instant, stats)  # the attempt's last step
-        return PartitionStats([s.as_dict() for s in stats], timer.seconds)
+        return PartitionStats([s.as_dict() for s in stats], timer.seconds, timer.counts)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, PartitionStats)]
         stats = [WriteStat.from_dict(s) for m in done for s in m.stats]
         for stage in {stage for m in done for stage in m.stage_seconds}:
             self.session.stage_seconds[f"{stage}_task"] = sum(m.stage_seconds.get(stage, 0.0) for m in done)
+        counter = StageTimer(counts=self.session.stage_counts)
+        for m in done:
+            counter.count(m.stage_counts)
         instant = self.session.commit(stats)
         logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
 

@@ -34,6 +34,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
@@ -62,9 +63,11 @@ logger = logging.getLogger(__name__)
 
 STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
+TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ...
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
-                                     + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES])
+                                     + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES]
+                                     + [T.StructField(name.replace(".", "_"), T.LongType()) for name in TASK_COUNTS])
 
 
 def _per_batch(step: Callable[[pa.Table], pa.Table]):
@@ -125,7 +128,7 @@ def task_token() -> tuple[str, int]:
 def _write_partitions(session: WriteSession, writer: RecordWriter):
     """One task per partition: tag against that partition's files, plan its inserts, write its
     file groups, then check its instant is still pending (``write.task_attempt``). The stage timings
-    come back in an extra row per task (stat null)."""
+    and the index counts come back in an extra row per task (stat null)."""
     instant = session.instant
 
     def run(key: tuple, table: pa.Table) -> pa.Table:
@@ -135,6 +138,8 @@ def _write_partitions(session: WriteSession, writer: RecordWriter):
         columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
         for stage in TASK_STAGES:
             columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
+        for name in TASK_COUNTS:
+            columns[name.replace(".", "_")] = pa.array([0] * len(stats) + [timer.counts.get(name, 0)], pa.int64())
         return pa.table(columns)
     return run
 
@@ -189,6 +194,9 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
     for i, stage in enumerate(TASK_STAGES, start=1):
         session.stage_seconds[f"{stage}_task"] = sum(r[i] for r in rows) / 1000
+    if session.needs_tagging and not cfg.index.is_bucket:
+        for i, name in enumerate(TASK_COUNTS, start=1 + len(TASK_STAGES)):
+            session.stage_counts[name] = sum(r[i] for r in rows)
     return session.commit(stats)
 
 

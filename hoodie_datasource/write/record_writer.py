@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
+from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
@@ -90,22 +91,19 @@ class RecordWriter:
                 targets[(partition, target.file_id)] = replace(target, io_type=io_type)
         return targets
 
-    def tag(self, records: pa.Table) -> tuple[pa.Table, list[FileKeyRange]]:
-        """Every record's current file (null for an insert), and the files of its partitions."""
+    def tag(self, records: pa.Table) -> tuple[pa.Table, list[FileKeyRange], IndexCounts | None]:
+        """Every record's current file (null for an insert), the files of its partitions, and the index
+        work it took (None when no lookup ran)."""
         index = self.config.index
         partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
         files = self.key_ranges(None if index.is_global else partitions)
         if index.is_bucket:  # the hash alone places every record, whatever the operation
-            return bucket_tag(records, files, index, self.ctx.instant), files
+            return bucket_tag(records, files, index, self.ctx.instant), files, None
         if not (self.needs_tagging and files):
-            return tagging.untagged(records), files
-        cands = tagging.candidates(records, files, index.prune_by_ranges, index.is_global)
+            return tagging.untagged(records), files, None
         # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-        listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
-        locations = tagging.confirm(self.ctx.storage, cands, index.uses_bloom, trust_single_claims=True,
-                                    global_index=index.is_global, listed=listed)
-        records = tagging.apply_tags(records, locations, index.is_global)
-        return (tagging.split_partition_moves(records) if index.is_global else records), files
+        records, counts = tagging.locate(self.ctx.storage, records, files, index)
+        return (tagging.split_partition_moves(records) if index.is_global else records), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
@@ -116,9 +114,11 @@ class RecordWriter:
 
     def write_records(self, records: pa.Table, token: str, task_partition: int, timer: StageTimer) -> list[WriteStat]:
         """Tag, plan and write records that hold every record of their partitions (one task's share of a
-        write), timing the stages ``tag``, ``profile`` and ``write``."""
-        tagged, files = self.tag(records)
+        write), timing the stages ``tag``, ``profile`` and ``write`` and counting the index work (``timer``)."""
+        tagged, files, counts = self.tag(records)
         timer.lap("tag")
+        if counts is not None:
+            timer.count(counts.as_dict())
         routed, targets, _ = self.route(tagged, files)
         timer.lap("profile")
         stats = self.write_groups(routed, targets, token, task_partition)

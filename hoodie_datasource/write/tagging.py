@@ -4,23 +4,25 @@
     keyed            with_keys as a write's config asks (every engine's first step)
     candidates       (record key, partition, file) pairs by key range       [index step 1]
     confirm          per file: bloom filter, then exact key check            [index step 2]
-    apply_tags       join confirmed locations back onto the records
+    locate           both index steps and the tags at once, for records that hold every
+                     record of their keys (a task owning its partitions, the local engine)
     route            give every record its target file group (updates keep theirs,
                      inserts get a bucket, deletes of unknown keys are dropped)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.config.write_config import IndexConfig, WriteConfig
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
-from hoodie_datasource.index.lookup import bloom_check, confirm_in_file, range_candidates, stored_key_check
+from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, range_candidates
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.keygen import KeyGenerator
@@ -105,11 +107,11 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     """Thin (key, partition, candidate file) rows; the records themselves stay where they are."""
     keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
-    rows, file_pos = range_candidates(keys, parts, files, prune_by_ranges, global_index)
-    if len(rows) == 0:
+    found = range_candidates(keys, parts, files, prune_by_ranges, global_index)
+    if len(found.rows) == 0:
         return CANDIDATE_SCHEMA.empty_table()
-    idx = pa.array(rows)
-    pos = pa.array(file_pos)
+    idx = pa.array(found.rows)
+    pos = pa.array(found.files)
     return pa.Table.from_arrays(
         [
             pc.take(keys, idx),
@@ -122,75 +124,52 @@ def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges
     )
 
 
-def confirm(storage: Storage, cands: pa.Table, use_bloom: bool, trust_single_claims: bool = False,
-            global_index: bool = False, listed: Mapping[str, FileInfo] | None = None) -> pa.Table:
-    """Exact locations among ``cands`` (which may span several files). ``listed``: the candidate
-    files' listing entries by relative path, when the caller has them (saves a HEAD per file on an
-    object store).
+def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    encoded = pc.dictionary_encode(values)
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
-    With ``trust_single_claims`` (the caller holds every candidate of its keys) a key whose bloom
-    filters point at a single file is sent to that file's group without reading the file's keys.
-    Were the filter's "maybe" a false positive, the key is stored nowhere (no other candidate's
-    filter claims it, and filters have no false negatives), so writing it into that file group still
-    lands it once: a copy-on-write merge finds it absent and writes it as an insert; a merge-on-read
-    log block carries it, and readers and compaction keep a log record whose key the base file lacks
-    (the commit's stats count it as an update, and a read-optimized query sees it after compaction;
-    range pruning keeps finding it, as candidates lie within the file's key range). Keys that two or
-    more filters may hold, or candidates of files without a filter, are checked against the stored
-    keys."""
+
+def _claims(keys: pa.Array, partitions: pa.Array, global_index: bool) -> np.ndarray:
+    """An id per row for the identity of its key: the key (global index), else the key in its partition."""
+    return _codes(keys if global_index else pc.binary_join_element_wise(keys, partitions, "\x00"))[0]
+
+
+def confirm(storage: Storage, cands: pa.Table, use_bloom: bool) -> pa.Table:
+    """Exact locations among ``cands`` (which may span several files and need not hold every candidate
+    of their keys): every bloom positive is checked against the file's stored keys."""
     if cands.num_rows == 0:
         return LOCATION_SCHEMA.empty_table()
-    files = cands.column("_hoodie_base_file").combine_chunks()
-    encoded = pc.dictionary_encode(files)
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    names = encoded.dictionary.to_pylist()
-    rows_of = [np.nonzero(codes == code)[0] for code in range(len(names))]
-    keys = cands.column(RECORD_KEY_COLUMN).combine_chunks()
-    info = (listed or {}).get
-    if not trust_single_claims:
-        keep = np.zeros(cands.num_rows, dtype=bool)
-        for base_file, rows in zip(names, rows_of):
-            keep[rows] = confirm_in_file(storage, base_file, pc.take(keys, pa.array(rows)), use_bloom, info(base_file))
-        return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
-
-    maybe = np.ones(cands.num_rows, dtype=bool)
-    filtered = np.zeros(cands.num_rows, dtype=bool)
-    if use_bloom:
-        for base_file, rows in zip(names, rows_of):
-            checked = bloom_check(storage, base_file, pc.take(keys, pa.array(rows)), info(base_file))
-            if checked is not None:
-                maybe[rows] = checked
-                filtered[rows] = True
-    exact = maybe & ~filtered
-    positive = np.nonzero(maybe)[0]
-    if len(positive):
-        who = pc.take(keys, pa.array(positive))
-        if not global_index:
-            parts = pc.take(cands.column(PARTITION_PATH_COLUMN).combine_chunks(), pa.array(positive))
-            who = pc.binary_join_element_wise(who, parts, "\x00")
-        key_codes = pc.dictionary_encode(who).indices.to_numpy(zero_copy_only=False)
-        ambiguous = np.bincount(key_codes)[key_codes] > 1
-        exact[positive[ambiguous]] = True
-    keep = maybe.copy()
-    for base_file, rows in zip(names, rows_of):
-        check = rows[exact[rows]]
-        if len(check):
-            keep[check] = stored_key_check(storage, base_file, pc.take(keys, pa.array(check)), info(base_file))
+    pair_key, keys = _codes(cands.column(RECORD_KEY_COLUMN).combine_chunks())
+    pair_file, base_files = _codes(cands.column("_hoodie_base_file").combine_chunks())
+    keep, _ = confirm_pairs(storage, keys, pair_key, pair_file, base_files.to_pylist(), use_bloom)
     return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
 
-def apply_tags(records: pa.Table, locations: pa.Table, global_index: bool) -> pa.Table:
-    """Left-join locations onto records (by key, and by partition unless the index is global)."""
-    on = [RECORD_KEY_COLUMN] if global_index else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
-    right = locations.group_by(on, use_threads=False).aggregate(
-        [(FILE_ID_COLUMN, "first"), (LOCATION_PARTITION_COLUMN, "first")]
-    )
-    right = right.rename_columns([n.removesuffix("_first") for n in right.column_names])
-    # only the join keys go through the join: pyarrow cannot carry every column type (structs, lists) in one
-    keys = records.select(on).append_column("__row", pa.array(np.arange(records.num_rows)))
-    found = keys.join(right, keys=on, join_type="left outer", use_threads=False).sort_by("__row")
-    return (records.append_column(FILE_ID_COLUMN, found.column(FILE_ID_COLUMN))
-            .append_column(LOCATION_PARTITION_COLUMN, found.column(LOCATION_PARTITION_COLUMN)))
+def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], index: IndexConfig
+           ) -> tuple[pa.Table, IndexCounts]:
+    """``records`` with the file group that holds each one's key (null for a new key), when they hold
+    every record of their keys (a task that owns their partitions, or the local engine): a key only one
+    bloom filter claims goes to that file group unchecked (``lookup.confirm_pairs``). Also the counts of
+    the index work."""
+    keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
+    parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
+    found = range_candidates(keys, parts, files, index.prune_by_ranges, index.is_global)
+    claims = _claims(keys, parts, index.is_global)[found.rows]
+    listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
+    keep, counts = confirm_pairs(storage, keys, found.rows, found.files, [f.base_file for f in files],
+                                 index.uses_bloom, claims, listed)
+    location = np.full(records.num_rows, -1, dtype=np.int64)
+    location[found.rows[keep][::-1]] = found.files[keep][::-1]  # the first file that holds a key wins
+    missing = location < 0
+    at = pa.array(np.where(missing, 0, location), mask=missing)
+    file_ids = pc.take(pa.array([f.file_id for f in files], pa.string()), at)
+    where = pc.take(pa.array([f.partition for f in files], pa.string()), at)
+    touched = set(pc.unique(parts).to_pylist())
+    counts = replace(counts, keys=records.num_rows, pairs=found.by_partition, found=int((~missing).sum()),
+                     candidate_files=int(np.count_nonzero(np.bincount(found.files, minlength=len(files)))),
+                     files=len(files) if index.is_global else sum(f.partition in touched for f in files))
+    return (records.append_column(FILE_ID_COLUMN, file_ids).append_column(LOCATION_PARTITION_COLUMN, where),
+            counts)
 
 
 def untagged(records: pa.Table) -> pa.Table:

@@ -223,6 +223,12 @@ def test_commit_metadata_records_stage_timings(spark, table_path):
     assert all(ms >= 0 for ms in stages.values())
     # the tasks' stages run inside the job (one task here, so their sum cannot exceed it)
     assert sum(stages[f"hoodie.stage.{s}_task.ms"] for s in ("tag", "profile", "write")) <= stages["hoodie.stage.job.ms"]
+    # an upsert into the table records the index work of its tasks: "a" is found, "c" is new
+    write(trips(spark, [("a", 2, "sf", 11.0), ("c", 1, "sf", 12.0)]), table_path)
+    meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
+    counts = {k.removeprefix("hoodie.stage.index."): int(v) for k, v in meta["extraMetadata"].items()
+              if k.startswith("hoodie.stage.index.")}
+    assert (counts["keys"], counts["files"], counts["found"], counts["false_positives_checked"]) == (2, 1, 1, 0)
     write(trips(spark, [("b", 1, "sf", 10.0)]), table_path, mode="bulk_insert")
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
     stages = {k for k in meta["extraMetadata"] if k.startswith("hoodie.stage.")}

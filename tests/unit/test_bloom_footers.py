@@ -6,11 +6,13 @@ from __future__ import annotations
 import glob
 import os
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError
+from hoodie_datasource.index import bloom_probe
 from hoodie_datasource.index.bloom_filter import (
     bloom_filter_from_footer,
     new_bloom_filter,
@@ -87,6 +89,23 @@ def test_sizing_simple_type_and_dynamic_growth():
     assert len(dynamic.rows) == 3
     again = bloom_filter_from_footer(dynamic.serialize(), "DYNAMIC_V0")
     assert again.might_contain(keys).all() and again.serialize() == dynamic.serialize()
+
+
+def test_probing_many_filters_at_once_answers_as_each_filter_does():
+    """``bloom_probe.probe`` (keys hashed once, a round at a time, only while a filter may hold them)
+    against ``might_contain`` of each filter: multi-row DYNAMIC_V0 filters, keys of several byte lengths
+    (UTF-8 tails), filters that hold a key and filters that falsely claim one."""
+    keys = pa.array([f"k{i}" for i in range(60)] + [f"ключ-{i:03d}" for i in range(40)] + ["", "x" * 37])
+    filters = []
+    for shift in range(3):
+        bloom = new_bloom_filter("DYNAMIC_V0", num_entries=8, fpp=0.2, max_entries=24)
+        bloom.add_keys(keys.to_pylist()[shift::3])
+        filters.append(bloom)
+    rng = np.random.default_rng(5)
+    pair_key, pair_filter = rng.integers(0, len(keys), 400), rng.integers(0, len(filters), 400)
+    expected = [bool(filters[f].might_contain(keys.take([k]))[0]) for k, f in zip(pair_key, pair_filter)]
+    assert bloom_probe.probe(filters, keys, pair_key, pair_filter).tolist() == expected
+    assert 0 < sum(expected) < len(expected) and len(filters[0].rows) == 3
 
 
 def test_bad_type_and_truncated_filter():

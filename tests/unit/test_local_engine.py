@@ -184,6 +184,12 @@ def test_commit_metadata_records_where_the_time_went(tmp_path):
     t2 = write_local(path, batch([("a", 2, "x", 2), ("b", 2, "y", 3)]), OPTS)
     extra = HoodieTable(path).commit_metadata(t2)["extraMetadata"]
     stages = {k.removeprefix("hoodie.stage.").removesuffix(".ms"): int(v) for k, v in extra.items()
-              if k.startswith("hoodie.stage.")}
+              if k.startswith("hoodie.stage.") and k.endswith(".ms")}
     assert set(stages) == {"tag", "profile", "write", "commit"}
     assert all(ms >= 0 for ms in stages.values())
+    # and the index work of tagging: "a" is probed against the one file of x and found there, unchecked
+    # (a single filter claims it); "b" has no file to be in
+    counts = {k.removeprefix("hoodie.stage.index."): int(v) for k, v in extra.items()
+              if k.startswith("hoodie.stage.index.")}
+    assert counts == {"keys": 2, "files": 1, "pairs": 1, "candidates": 1, "candidate_files": 1, "bloom_probes": 1,
+                      "bloom_positives": 1, "exact_checks": 0, "false_positives_checked": 0, "found": 1}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,7 +19,6 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.index import lookup
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.write import tagging
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -30,13 +30,12 @@ LEAKY = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p",
 
 def _key_reads(monkeypatch) -> list[int]:
     reads: list[int] = []
-    real = tagging.stored_key_check
+    real = lookup.stored_key_check
 
     def counting(storage, base_file, keys, info=None):
         reads.append(len(keys))
         return real(storage, base_file, keys, info)
 
-    monkeypatch.setattr(tagging, "stored_key_check", counting)
     monkeypatch.setattr(lookup, "stored_key_check", counting)
     return reads
 
@@ -121,20 +120,22 @@ def test_confirm_checks_only_keys_several_filters_claim(tmp_path, monkeypatch):
     files = sorted((f"x/{n}" for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")),
                    key=lambda f: "k003" not in pq.read_table(os.path.join(path, f)).column("id").to_pylist())
     reads = _key_reads(monkeypatch)
-    # "k003" (stored in files[0]) is claimed by files 0 and 1, "zzz" (stored nowhere) only by file 2
-    cands = pa.table({"_hoodie_record_key": ["k003", "k003", "zzz"], "_hoodie_partition_path": ["x"] * 3,
-                      "_hoodie_file_id": ["f0", "f1", "f2"], "_hoodie_location_partition": ["x"] * 3,
-                      "_hoodie_base_file": files}, schema=tagging.CANDIDATE_SCHEMA)
-    found = tagging.confirm(open_storage(path), cands, use_bloom=False, trust_single_claims=True)
+    storage = open_storage(path)
+    # "k003" (stored in files[0]) is a candidate of files 0 and 1, "zzz" (stored nowhere) only of file 2
+    pair_key, pair_file = np.array([0, 0, 1]), np.array([0, 1, 2])
+    keys = pa.array(["k003", "zzz"])
+    found, counts = lookup.confirm_pairs(storage, keys, pair_key, pair_file, files, use_bloom=False, claims=pair_key)
     assert sorted(reads) == [1, 1, 1]  # no filter used: every candidate is checked
+    assert found.tolist() == [True, False, False] and counts.bloom_probes == 0 and counts.exact_checks == 3
     reads.clear()
-    found = tagging.confirm(open_storage(path), cands, use_bloom=True, trust_single_claims=True)
+    found, counts = lookup.confirm_pairs(storage, keys, pair_key, pair_file, files, use_bloom=True, claims=pair_key)
     assert sorted(reads) == [1, 1]  # k003 in files 0 and 1; zzz goes to file 2 unchecked
-    assert found.column("_hoodie_record_key").to_pylist() == ["k003", "zzz"]
-    assert found.column("_hoodie_file_id").to_pylist()[1] == "f2"
+    assert found.tolist() == [True, False, True]
+    assert (counts.bloom_probes, counts.bloom_positives, counts.exact_checks, counts.false_positives_checked) == (
+        3, 3, 2, 1)
     reads.clear()
-    exact = tagging.confirm(open_storage(path), cands, use_bloom=True)
-    assert exact.column("_hoodie_record_key").to_pylist() == ["k003"]
+    exact, counts = lookup.confirm_pairs(storage, keys, pair_key, pair_file, files, use_bloom=True)
+    assert exact.tolist() == [True, False, False] and counts.false_positives_checked == 2
 
 
 def test_base_file_reads_are_remembered_until_the_file_changes(tmp_path, monkeypatch):
