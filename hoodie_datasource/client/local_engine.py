@@ -38,10 +38,10 @@ def _run(session: WriteSession, data: pa.Table) -> str:
         return session.drop_partitions(partitions)
     timer = StageTimer(session.stage_seconds, session.stage_counts)
     writer = session.record_writer()
-    tagged, files, counts = writer.tag(records)
+    tagged, files, index_counts = writer.tag(records)
     timer.lap("tag")
-    if counts is not None:
-        timer.count(counts.as_dict())
+    if index_counts is not None:
+        timer.count(index_counts.as_dict())
     routed, targets, counts = writer.route(tagged, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     timer.lap("profile")

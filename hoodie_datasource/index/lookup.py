@@ -138,8 +138,9 @@ def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_f
     candidates lie within the file's key range). Keys that two or more filters may hold, candidates of
     files without a filter, and every positive without ``claims`` are checked against the stored keys."""
     info = (listed or {}).get
-    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if use_bloom else None
-               for f in base_files]
+    probed_files = set(np.unique(pair_file).tolist()) if use_bloom else set()  # no filter read for a file without pairs
+    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if i in probed_files else None
+               for i, f in enumerate(base_files)]
     maybe, probed = _bloom_maybe(filters, keys, pair_key, pair_file)
     exact = maybe.copy()
     if claims is not None:
