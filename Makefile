@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite test test-unit lint demo bench clean java-check
+.PHONY: help install azurite test test-lane-local test-lane-services test-unit lint demo bench clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -40,11 +40,18 @@ azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the 
 install: java-check $(STAMP) $(SHIM_JAR) azurite  ## create .venv with the library and its test tools; build the jvm-shim; Azurite
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
+	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses), each
+	@# lane's output printed whole as each of its commands ends; the cluster suite alone after them
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-local test-lane-services
+	$(PY) -m pytest -q -m cluster
+
+test-lane-local: install
 	$(PY) -m pytest -q --ignore=tests/sql
+
+test-lane-services: install
 	$(PY) -m pytest -q tests/sql
 	$(PY) -m pytest -q -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q -m property tests/property
-	$(PY) -m pytest -q -m cluster
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit

@@ -13,8 +13,10 @@ their ``sql`` fixture stops the classic session before starting its own (tests/s
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -86,6 +88,16 @@ def local_builder(app: str):
         .config("spark.driver.memory", "2g")
     )
     return builder.config("spark.jars", str(JAR)) if JAR.is_file() else builder
+
+
+@pytest.fixture
+def spark_connect_port():
+    """Held while a test's subprocess runs Spark Connect in local mode (``remote("local[2]")``), which
+    always serves on port 15002: ``make test`` runs two pytest processes at once, and their Spark Connect
+    tests take turns through this lock (a ``flock``, released when its holder exits)."""
+    with open(Path(tempfile.gettempdir()) / "hoodie-tests-spark-connect-15002.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")

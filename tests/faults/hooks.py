@@ -39,5 +39,8 @@ def kill(point: str, **context: object) -> None:
     me = os.getpid()
     for pid in session_processes(os.getsid(0)):
         if pid != me:
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:  # it exited between the listing and the kill
+                pass
     os.kill(me, signal.SIGKILL)

@@ -2,7 +2,8 @@
 
     python -m tests.faults.worker '{"op": "upsert", "path": ..., "options": {...}, "rows": {...}}'
 
-``op`` is ``upsert`` (the local engine), ``spark_upsert`` (a local Spark session, the write DAG),
+``op`` is ``upsert`` (the local engine), ``spark_write`` (a local Spark session, the write DAG; ``operation``
+names the save mode, ``upsert`` unless given),
 ``compact``, ``clean``, ``archive`` or ``rollback`` (``HoodieTable``'s services; ``instant`` names what
 to roll back). A failure prints ``FAILED <exception type>: <message>`` on stderr and exits with 3."""
 
@@ -21,7 +22,7 @@ from hoodie_datasource.hoodie_table import HoodieTable
 FAILED_EXIT = 3
 
 
-def _spark_upsert(path: str, rows: pa.Table, options: dict[str, str]) -> None:
+def _spark_write(path: str, rows: pa.Table, options: dict[str, str], operation: str) -> None:
     from pyspark.sql import SparkSession
 
     import hoodie_datasource
@@ -29,7 +30,7 @@ def _spark_upsert(path: str, rows: pa.Table, options: dict[str, str]) -> None:
     spark = (SparkSession.builder.master("local[2]").appName("hoodie-fault-writer")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
     hoodie_datasource.register(spark)
-    spark.createDataFrame(rows).write.format("hoodie").options(**options).mode("upsert").save(path)
+    spark.createDataFrame(rows).write.format("hoodie").options(**options).mode(operation).save(path)
     spark.stop()
 
 
@@ -38,8 +39,8 @@ def run(spec: dict[str, Any]) -> None:
     table = HoodieTable(path)
     if op == "upsert":
         write_local(path, pa.table(spec["rows"]), options)
-    elif op == "spark_upsert":
-        _spark_upsert(path, pa.table(spec["rows"]), options)
+    elif op == "spark_write":
+        _spark_write(path, pa.table(spec["rows"]), options, spec.get("operation", "upsert"))
     elif op == "compact":
         table.compact(**options)
     elif op == "clean":

@@ -157,6 +157,7 @@ def _connect_missing() -> str | None:
 
 
 @pytest.mark.skipif(_connect_missing() is not None, reason=str(_connect_missing()))
+@pytest.mark.usefixtures("spark_connect_port")
 def test_errors_over_spark_connect(tmp_path):
     script = Path(__file__).with_name("connect_errors.py")
     done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=300)

@@ -252,6 +252,7 @@ def test_azure_wrong_key_fails_naming_the_uri_not_the_key_and_leaves_the_table_u
 
 
 @pytest.mark.object_store
+@pytest.mark.usefixtures("spark_connect_port")
 def test_s3_upsert_and_read_over_spark_connect(s3_bucket):
     require_module("grpc")  # Spark Connect's client (pyspark[connect])
     script = Path(__file__).with_name("connect_object_store.py")

@@ -240,6 +240,7 @@ def _connect_missing() -> str | None:
 
 
 @pytest.mark.skipif(_connect_missing() is not None, reason=str(_connect_missing()))
+@pytest.mark.usefixtures("spark_connect_port")
 def test_spark_connect_writer(tmp_path):
     script = Path(__file__).with_name("connect_save_modes.py")
     out = tmp_path / "received.json"

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import REPO
 
 pytest.importorskip("grpc", reason="Spark Connect client dependencies (pyspark[connect]) are not installed")
+pytestmark = pytest.mark.usefixtures("spark_connect_port")
 
 
 def test_write_modes_and_reads_over_spark_connect(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("grpc", reason="Spark Connect client dependencies (pyspark[connect]) are not installed")
 
 
+@pytest.mark.usefixtures("spark_connect_port")
 def test_sql_over_spark_connect(tmp_path):
     script = Path(__file__).with_name("connect_sql.py")
     done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=300,
