@@ -10,7 +10,10 @@ is never reused for other content.
 
 Merge-on-read upserts keep tagging against the same base files until compaction, and Spark reuses
 its Python workers, so the keys and filters of a table's hot files are read once per worker instead
-of once per write; within one copy-on-write write, the merge reuses the filter tagging decoded. A task
+of once per write; within one copy-on-write write, the merge reuses the filter tagging decoded. A
+process that has not seen a file yet (a new worker: they die after a minute idle) takes its key range
+and decoded filter from the host's cache (``host_cache``), filled by the first process that decoded
+the footer, before reading the footer itself. A task
 reads a file's footer once for its key range and its bloom filter (one GET on an object store). A
 small file (up to ``SMALL_FILE`` bytes, where the footer with its bloom filter is a third of the file)
 is fetched whole instead, and its bytes kept for the key read and the copy-on-write merge of the same
@@ -26,11 +29,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from hoodie_datasource.index.bloom_filter import FOOTER_MAX_KEY, FOOTER_MIN_KEY, BloomFilter, read_bloom_filter
+from hoodie_datasource.index import host_cache
+from hoodie_datasource.index.bloom_filter import (
+    FOOTER_BLOOM_KEY,
+    FOOTER_LEGACY_BLOOM_KEY,
+    FOOTER_MAX_KEY,
+    FOOTER_MIN_KEY,
+    FOOTER_TYPE_KEY,
+    BloomFilter,
+    bloom_filter_in_footer,
+)
 from hoodie_datasource.storage.parquet import read_parquet, read_parquet_metadata
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
@@ -91,6 +103,8 @@ _FOOTERS = _LruCache(FOOTER_BUDGET)
 _RANGES = _LruCache(RANGES_BUDGET)
 _SMALL_FILES = _LruCache(SMALL_FILES_BUDGET)
 _NO_FILTER = object()
+_FOOTER_KEYS = tuple(k.encode() for k in (FOOTER_MIN_KEY, FOOTER_MAX_KEY, FOOTER_BLOOM_KEY,
+                                                    FOOTER_LEGACY_BLOOM_KEY, FOOTER_TYPE_KEY))
 
 
 def _identity(storage: Storage, rel: str, info: FileInfo | None) -> tuple:
@@ -125,14 +139,29 @@ def stored_keys(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.
     return keys
 
 
-def footer(storage: Storage, rel: str, info: FileInfo | None = None) -> pq.FileMetaData:
-    """The parquet footer of the base file ``rel`` (``info``: its listing entry, if known)."""
-    key = _identity(storage, rel, info)
-    metadata = _FOOTERS.get(key)
-    if metadata is None:
+@dataclass(frozen=True)
+class _FooterEntries:
+    """What tagging reads from a base file's footer: its row count and the key/value entries of the
+    key range and the bloom filter (the filter still serialized: a file whose candidates range pruning
+    removed never decodes it). Converting a footer's key/value metadata to a dict copies every entry,
+    the bloom filter's hundreds of KB among them, so it is done once per file."""
+
+    num_rows: int
+    kv: dict[bytes, bytes]
+
+    @property
+    def nbytes(self) -> int:
+        return 100 + sum(len(k) + len(v) for k, v in self.kv.items())
+
+
+def _footer(storage: Storage, rel: str, key: tuple) -> _FooterEntries:
+    entries = _FOOTERS.get(key)
+    if entries is None:
         metadata = read_parquet_metadata(storage, rel, key[1], _small_file(storage, rel, key))
-        _FOOTERS.put(key, metadata, metadata.serialized_size)
-    return metadata
+        kv = metadata.metadata or {}
+        entries = _FooterEntries(metadata.num_rows, {k: kv[k] for k in _FOOTER_KEYS if k in kv})
+        _FOOTERS.put(key, entries, entries.nbytes)
+    return entries
 
 
 def key_range(storage: Storage, rel: str, info: FileInfo | None = None) -> tuple[str | None, str | None, int]:
@@ -140,29 +169,56 @@ def key_range(storage: Storage, rel: str, info: FileInfo | None = None) -> tuple
     its listing entry, if known). Kept apart from the footer, whose bloom filter makes it big: every
     write's tasks ask for the ranges of their partitions' files, and a footer budget smaller than the
     table's footers would read every footer again each time."""
-    key = _identity(storage, rel, info)
+    return _key_range(storage, rel, _identity(storage, rel, info))
+
+
+def _key_range(storage: Storage, rel: str, key: tuple) -> tuple[str | None, str | None, int]:
     found = _RANGES.get(key)
+    if found is None and _from_host_cache(key):
+        found = _RANGES.get(key)
     if found is None:
-        metadata = footer(storage, rel, info)
-        kv = metadata.metadata or {}
-        low, high = kv.get(FOOTER_MIN_KEY.encode()), kv.get(FOOTER_MAX_KEY.encode())
+        entries = _footer(storage, rel, key)
+        low, high = entries.kv.get(FOOTER_MIN_KEY.encode()), entries.kv.get(FOOTER_MAX_KEY.encode())
         found = (low.decode() if low is not None else None, high.decode() if high is not None else None,
-                 metadata.num_rows)
-        _RANGES.put(key, found, 100 + len(low or b"") + len(high or b""))
+                 entries.num_rows)
+        _put_range(key, found)
     return found
 
 
+def _put_range(key: tuple, found: tuple[str | None, str | None, int]) -> None:
+    _RANGES.put(key, found, 100 + len(found[0] or "") + len(found[1] or ""))
+
+
+def _put_bloom(key: tuple, bloom: BloomFilter | None) -> None:
+    _BLOOMS.put(key, _NO_FILTER if bloom is None else bloom, 1 if bloom is None else bloom.nbytes)
+
+
+def _from_host_cache(key: tuple) -> bool:
+    """Fill the process's key range and filter of a base file from the host's cache (``host_cache``):
+    whether it had them."""
+    entry = host_cache.load(*key)
+    if entry is None:
+        return False
+    _put_range(key, (entry.min_key, entry.max_key, entry.num_rows))
+    _put_bloom(key, entry.bloom)
+    return True
+
+
 def has_key_range(storage: Storage, rel: str, info: FileInfo) -> bool:
-    """Whether the key range of the base file ``rel`` (``info``: its listing entry) is known already."""
-    return _RANGES.get((storage.uri_of(rel), info.size)) is not None
+    """Whether the key range of the base file ``rel`` (``info``: its listing entry) is known already: in
+    this process, or in the host's cache (then taken into the process caches: a local read, which
+    needs no thread to hide its latency)."""
+    key = (storage.uri_of(rel), info.size)
+    return _RANGES.get(key) is not None or _from_host_cache(key)
 
 
-def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None) -> pa.Table:
-    """The whole base file ``rel``, read for a rewrite that supersedes it: its kept bytes, if tagging
-    fetched them, are released."""
+def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None,
+                          skip: tuple[str, ...] = ()) -> pa.Table:
+    """The whole base file ``rel`` but the columns ``skip`` names (the rewrite replaces them), read for a
+    rewrite that supersedes it: its kept bytes, if tagging fetched them, are released."""
     key = _identity(storage, rel, info) if info is not None else None
     content = _SMALL_FILES.pop(key) if key is not None else None
-    return read_parquet(storage, rel, content=content)
+    return read_parquet(storage, rel, content=content, skip=skip)
 
 
 def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,
@@ -171,9 +227,13 @@ def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,
     caller may add keys to (``info``: its listing entry, if known)."""
     key = _identity(storage, rel, info)
     bloom = _BLOOMS.get(key)
+    if bloom is None and _from_host_cache(key):
+        bloom = _BLOOMS.get(key)
     if bloom is None:
-        bloom = read_bloom_filter(storage, rel, footer(storage, rel, info))
-        _BLOOMS.put(key, _NO_FILTER if bloom is None else bloom, 1 if bloom is None else bloom.nbytes)
+        bloom = bloom_filter_in_footer(_footer(storage, rel, key).kv)
+        _put_bloom(key, bloom)
+        low, high, rows = _key_range(storage, rel, key)  # the file is not looked up again
+        host_cache.store(*key, host_cache.FooterIndex(rows, low, high, bloom))
     if bloom is _NO_FILTER or bloom is None:
         return None
     return bloom.copy(max_entries)

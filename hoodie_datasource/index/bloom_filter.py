@@ -16,6 +16,7 @@ import base64
 import logging
 import math
 import struct
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -202,6 +203,18 @@ class BloomFilter:
     def nbytes(self) -> int:
         return sum((row.vector_size + 7) // 8 for row in self.rows)
 
+    def packed_rows(self) -> list[np.ndarray]:
+        """The bits of each row as stored (``vector_size`` bits packed little-endian into bytes)."""
+        return [row.packed() for row in self.rows]
+
+    @staticmethod
+    def from_packed(type_code: str, vector_size: int, num_hashes: int, rows: Sequence[np.ndarray], nr: int,
+                    max_entries: int, current: int) -> BloomFilter:
+        """A filter over rows of ``packed_rows`` (kept as given, e.g. read-only memory maps: adding keys
+        works on an unpacked copy)."""
+        return BloomFilter(type_code, [_BitVector(vector_size, num_hashes, packed) for packed in rows], nr,
+                           max_entries, current)
+
     def copy(self, max_entries: int | None = None) -> BloomFilter:
         """An independent filter with the same bits (``max_entries`` replaces the growth bound)."""
         rows = [_BitVector(row.vector_size, row.num_hashes, row.packed()) for row in self.rows]
@@ -258,11 +271,13 @@ def read_bloom_filter(storage: Storage, rel: str, metadata: pq.FileMetaData | No
                       max_entries: int | None = None) -> BloomFilter | None:
     """The bloom filter in the footer of base file ``rel``, or None when it has none."""
     kv = (metadata or read_parquet_metadata(storage, rel)).metadata or {}
+    return bloom_filter_in_footer(kv, max_entries)
+
+
+def bloom_filter_in_footer(kv: Mapping[bytes, bytes], max_entries: int | None = None) -> BloomFilter | None:
+    """The bloom filter among a footer's key/value entries ``kv``, or None when it has none."""
     serialized = kv.get(FOOTER_BLOOM_KEY.encode()) or kv.get(FOOTER_LEGACY_BLOOM_KEY.encode())
     if serialized is None:
         return None
     code = kv.get(FOOTER_TYPE_KEY.encode())
     return bloom_filter_from_footer(serialized, code.decode() if code else None, max_entries)
-
-
-

@@ -129,11 +129,6 @@ def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
     return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
 
-def _claims(keys: pa.Array, partitions: pa.Array, global_index: bool) -> np.ndarray:
-    """An id per row for the identity of its key: the key (global index), else the key in its partition."""
-    return _codes(keys if global_index else pc.binary_join_element_wise(keys, partitions, "\x00"))[0]
-
-
 def confirm(storage: Storage, cands: pa.Table, use_bloom: bool) -> pa.Table:
     """Exact locations among ``cands`` (which may span several files and need not hold every candidate
     of their keys): every bloom positive is checked against the file's stored keys."""
@@ -154,10 +149,12 @@ def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], i
     keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
     found = range_candidates(keys, parts, files, index.prune_by_ranges, index.is_global)
-    claims = _claims(keys, parts, index.is_global)[found.rows]
     listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
+    # a pair's record row stands for its key's identity (``claims``): the rows of one key (in one
+    # partition, or anywhere under a global index) have the same candidate files and bloom answers,
+    # so a row's positives are its key's
     keep, counts = confirm_pairs(storage, keys, found.rows, found.files, [f.base_file for f in files],
-                                 index.uses_bloom, claims, listed)
+                                 index.uses_bloom, found.rows, listed)
     location = np.full(records.num_rows, -1, dtype=np.int64)
     location[found.rows[keep][::-1]] = found.files[keep][::-1]  # the first file that holds a key wins
     missing = location < 0
