@@ -31,11 +31,22 @@ def parquet_errors(storage: Storage, rel: str) -> Iterator[None]:
 
 
 def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = None, filters=None,
-                 use_threads: bool = True, content: pa.Buffer | None = None) -> pa.Table:
-    """``rel`` as a table; ``content``: its bytes, when the caller already has them."""
+                 use_threads: bool = True, content: pa.Buffer | None = None,
+                 skip: Sequence[str] = ()) -> pa.Table:
+    """``rel`` as a table; ``content``: its bytes, when the caller already has them; the columns ``skip``
+    names are not decoded (a read without ``filters``).
+
+    Without ``filters`` the file is decoded by ``ParquetFile`` directly: ``read_table`` would go through
+    the dataset machinery (a discovery, a scanner, batches concatenated again): 32 ms instead of 20 for a
+    whole 7 MB base file."""
     source = content if content is not None else storage.read_buffer(rel)
     with parquet_errors(storage, rel):
-        return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
+        if filters is not None:
+            return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
+        file = pq.ParquetFile(pa.BufferReader(source))
+        if skip:
+            columns = [n for n in (columns or file.schema_arrow.names) if n not in skip]
+        return file.read(columns=columns, use_threads=use_threads)
 
 
 def parquet_fragment(storage: Storage, rel: str) -> ds.ParquetFileFragment:
@@ -44,6 +55,12 @@ def parquet_fragment(storage: Storage, rel: str) -> ds.ParquetFileFragment:
         fragment = ds.ParquetFileFormat().make_fragment(pa.BufferReader(storage.read_buffer(rel)))
         fragment.physical_schema  # noqa: B018 - parses the footer here, where its errors are mapped
         return fragment
+
+
+def parquet_file(storage: Storage, rel: str) -> pq.ParquetFile:
+    """``rel`` opened from memory, for reads of whole columns (read under ``parquet_errors``)."""
+    with parquet_errors(storage, rel):
+        return pq.ParquetFile(pa.BufferReader(storage.read_buffer(rel)))
 
 
 def read_parquet_metadata(storage: Storage, rel: str, size: int | None = None,

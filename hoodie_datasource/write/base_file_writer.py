@@ -60,6 +60,8 @@ def footer_entries(bloom: BloomFilter | None, min_key: str | None, max_key: str 
 
 ROW_GROUP_ROWS = 1 << 20
 UNIQUE_META_COLUMNS = ("_hoodie_commit_seqno", "_hoodie_record_key")
+# one value per file (partition path, file name) or per commit: always dictionary encoded, never sampled
+REPEATING_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
 UNIQUE_SAMPLE = 2048
 
 
@@ -91,14 +93,17 @@ class BaseFileEncoder:
     Columns known to hold unique values (sequence numbers, record keys), and columns whose sampled
     values in ``sample`` (the file's first rows) are all distinct, skip dictionary encoding, which
     cannot pay off for them (writes are faster and files smaller); the sequence number also skips
-    column statistics, which no reader uses."""
+    column statistics, which no reader uses. The meta columns holding one value per file or commit
+    are dictionary encoded without sampling them."""
 
     def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = ()):
         unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
         names = schema.names
-        sample = _sampled(sample.select([n for n in names if n not in unique]))
+        sampled = [n for n in names if n not in unique and n not in REPEATING_META_COLUMNS]
+        sample = _sampled(sample.select(sampled))
         options = {
-            "use_dictionary": [n for n in names if n not in unique and not _looks_unique(sample.column(n))],
+            "use_dictionary": [n for n in names if n not in unique and (
+                n in REPEATING_META_COLUMNS or not _looks_unique(sample.column(n)))],
             "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
         }
         self._schema = schema.remove_metadata()

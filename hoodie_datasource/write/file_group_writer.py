@@ -22,7 +22,7 @@ from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
-from hoodie_datasource.write.merge import merge_positions
+from hoodie_datasource.write.merge import kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
@@ -45,7 +45,8 @@ def write_file_group(
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
         listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
-        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed)
+        # the file name column is rewritten whole: it is not decoded
+        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed, (FILE_NAME_COLUMN,))
         if ctx.index.writes_bloom_filter:
             stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
                                                         listed)
@@ -79,7 +80,7 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        kept = conform(existing, full_schema).take(pa.array(plan.sources[:plan.num_kept]))
+        kept = kept_rows(conform(existing, full_schema), plan.sources[:plan.num_kept])
         kept = kept.set_column(
             kept.schema.get_field_index(FILE_NAME_COLUMN),
             FILE_NAME_COLUMN,

@@ -13,6 +13,8 @@ def dedupe(records: pa.Table, precombine: str | None, by_partition: bool = True)
     """One record per key: the highest ``precombine`` value wins, ties go to the later record."""
     if records.num_rows < 2:
         return records
+    if pc.count_distinct(records.column(RECORD_KEY_COLUMN)).as_py() == records.num_rows:
+        return records  # the usual batch: a hash pass finds no duplicate, no sort needed
     order = np.arange(records.num_rows)
     sort_keys = [(RECORD_KEY_COLUMN, "ascending")]
     if by_partition:

@@ -9,7 +9,7 @@ from hoodie_datasource.config.write_config import FileSizing
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.table.meta_columns import IS_DELETE_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
-from hoodie_datasource.write.merge import merge_positions
+from hoodie_datasource.write.merge import MAX_KEPT_RUNS, kept_rows, merge_positions
 from hoodie_datasource.write.partitioner import average_record_size, plan_inserts
 from hoodie_datasource.write.records import dedupe
 
@@ -22,6 +22,16 @@ def incoming(keys, deletes=None, ts=None):
     return pa.table(cols)
 
 
+def test_kept_rows_are_the_rows_at_their_positions_whether_sliced_or_taken():
+    stored = pa.table({"k": pa.array(range(1000)), "v": pa.array([str(i) for i in range(1000)])})
+    few_runs = np.delete(np.arange(1000), [0, 500, 501, 999])  # one update and deletes: long runs, sliced
+    scattered = np.arange(0, 1000, 3)  # a run per row: taken
+    for positions in (few_runs, scattered, np.arange(1000), np.empty(0, np.int64)):
+        assert kept_rows(stored, positions).equals(stored.take(pa.array(positions)))
+    assert kept_rows(stored, few_runs).column("k").num_chunks == 2  # zero-copy slices of the stored rows
+    assert len(scattered) > MAX_KEPT_RUNS
+
+
 def test_kept_rows_first_then_updates_in_old_order_then_inserts_deletes_drop():
     plan = merge_positions(pa.array(["a", "b", "c", "d", "e"]),
                            incoming(["e", "c", "x", "b"], [False, False, False, True]))
@@ -29,6 +39,14 @@ def test_kept_rows_first_then_updates_in_old_order_then_inserts_deletes_drop():
     assert plan.sources.tolist() == [0, 3, -2, -1, -3]
     assert plan.num_kept == 2
     assert (plan.num_updates, plan.num_deletes, plan.num_inserts) == (2, 1, 1)
+
+
+def test_a_key_sent_twice_finds_its_stored_row_both_times():
+    # without dedupe a key may come twice: both copies update the stored row (the later one is written),
+    # neither becomes an insert
+    plan = merge_positions(pa.array(["a", "b", "c"]), incoming(["c", "x", "c"]))
+    assert plan.sources.tolist() == [0, 1, -3, -2]
+    assert (plan.num_updates, plan.num_inserts) == (2, 1)
 
 
 def test_event_time_ordering_keeps_the_newer_stored_record():
