@@ -11,6 +11,7 @@ block type in one ``file_group/log_file/content.rs``; here each block kind has i
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import pyarrow as pa
@@ -25,12 +26,15 @@ def _header(instant_time: str, schema_text: str) -> dict[HeaderKey, str]:
     return {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_text}
 
 
-def decode_data_block(block: LogBlock) -> pa.Table:
+def decode_data_block(block: LogBlock, columns: Collection[str] | None = None) -> pa.Table:
     """The records of an AVRO_DATA (or CDC_DATA) or PARQUET_DATA block as an Arrow table. Avro
-    blocks give the schema ``avro_to_arrow_schema(SCHEMA header)``; parquet blocks the file's own."""
+    blocks give the schema ``avro_to_arrow_schema(SCHEMA header)``; parquet blocks the file's own, only
+    the ``columns`` it has when they are given (Avro records decode whole)."""
     if block.block_type == BlockType.PARQUET_DATA:
         try:
-            return pq.read_table(pa.BufferReader(block.content))
+            parquet = pq.ParquetFile(pa.BufferReader(block.content))
+            names = None if columns is None else [n for n in parquet.schema_arrow.names if n in columns]
+            return parquet.read(columns=names, use_threads=False)
         except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"PARQUET_DATA block in {block.where}: not a readable parquet file: {exc}") from None
     if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):

@@ -15,7 +15,8 @@ hands it to Spark's parquet scan).
 
 Memory: the slice's decoded log records (their columns the read needs), one batch of the base file
 (``base_reader.BATCH_ROWS`` rows) and the base rows whose keys the logs name, at a time; for
-``log_changes`` the same with the base file's key and ordering columns only.
+``log_changes`` the same with the base file's key and ordering columns only, plus the positions of the
+base rows the logs name.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def read_log_records(storage: Storage, file_slice: FileSlice, schema: pa.Schema,
     delete_seqs: list[np.ndarray] = [np.zeros(0, np.int64)]
     for seq, block in enumerate(_visible_blocks(storage, file_slice, visible_instants), start=1):
         if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
-            part = conform(decode_data_block(block), schema)
+            part = conform(decode_data_block(block, set(schema.names)), schema)
             parts.append(part)
             seqs.append(np.full(part.num_rows, seq, np.int64))
         elif block.block_type == BlockType.DELETE:
@@ -143,11 +144,12 @@ def iter_merged_slice(
 @dataclass(frozen=True)
 class LogChanges:
     """What a slice's log blocks change in its base file: the rows they make (the log records that win,
-    in the schema asked for) and the keys of the base rows that lose (to one of those rows or a delete).
-    The slice reads as its base file less the ``replaced`` rows, plus ``rows``."""
+    in the schema asked for) and the positions in the base file (0-based, in file order: Spark's
+    ``_metadata.row_index``) of the base rows that lose (to one of those rows or a delete). The slice
+    reads as its base file less the ``replaced`` rows, plus ``rows``."""
 
     rows: pa.Table
-    replaced: pa.Array
+    replaced: np.ndarray
 
 
 def log_changes(
@@ -160,22 +162,26 @@ def log_changes(
     """The slice's log changes, deciding every key the logs name from the log records and the base file's
     record key and ordering columns only (the base file's other columns are never decoded)."""
     logs = read_log_records(storage, file_slice, schema, visible_instants)
-    key_type = schema.field(RECORD_KEY_COLUMN).type
     if logs.data.num_rows == 0 and len(logs.delete_keys) == 0:
-        return LogChanges(logs.data, pa.array([], key_type))
+        return LogChanges(logs.data, np.zeros(0, np.int64))
     decisive = merge_schema(schema, (), ordering_field)
     log_keys = logs.keys
-    touched = [batch.filter(pc.is_in(batch.column(RECORD_KEY_COLUMN), value_set=log_keys))
-               for batch in _base_batches(storage, file_slice, decisive)]
+    touched: list[pa.Table] = []
+    positions: list[np.ndarray] = [np.zeros(0, np.int64)]
+    offset = 0
+    for batch in _base_batches(storage, file_slice, decisive):
+        named = pc.is_in(batch.column(RECORD_KEY_COLUMN), value_set=log_keys)
+        positions.append(offset + np.flatnonzero(named.to_numpy(zero_copy_only=False)))
+        touched.append(batch.filter(named))
+        offset += batch.num_rows
     base = pa.concat_tables(touched) if touched else decisive.empty_table()
     data = pa.concat_tables([base, logs.data.select(decisive.names)])
     seq = np.concatenate([np.zeros(base.num_rows, np.int64), logs.seq])
     winners = _winners(data, seq, logs.delete_keys, logs.delete_seqs, ordering_field)
     kept = np.zeros(base.num_rows, dtype=bool)
     kept[winners[winners < base.num_rows]] = True
-    replaced = base.column(RECORD_KEY_COLUMN).filter(pa.array(~kept))
     rows = logs.data.take(pa.array(winners[winners >= base.num_rows] - base.num_rows))
-    return LogChanges(rows, replaced.combine_chunks())
+    return LogChanges(rows, np.concatenate(positions)[~kept])
 
 
 def read_merged_slice(

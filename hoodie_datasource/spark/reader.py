@@ -17,7 +17,8 @@ so no query reuses another's reader. The shim also hands the base files that nee
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
 whose log files need merging (``spark.shim_options``). For slices whose base files Spark reads less the
 rows their logs replace, a reader reads only the log changes (``changes``: ``rows`` or ``replaced``,
-``read.merged_reader.log_changes``).
+``read.merged_reader.log_changes``); the replaced rows are named by base file (size, or name) and row index,
+which Spark's scan knows without decoding a column (``_metadata.file_size`` or ``file_name``, ``row_index``).
 """
 
 from __future__ import annotations
@@ -37,12 +38,11 @@ from hoodie_datasource.read.merged_reader import log_changes, merge_schema
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.spark.filters import ConvertedFilter, convert
+from hoodie_datasource.spark.shim_options import REPLACED_FILE_COLUMN, REPLACED_ROW_COLUMN, REPLACED_SIZE_COLUMN
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION
 from hoodie_datasource.table.meta_columns import (
     COMMIT_TIME_COLUMN,
-    PARTITION_PATH_COLUMN,
-    RECORD_KEY_COLUMN,
     conform,
 )
 
@@ -100,15 +100,20 @@ class HoodieReader(DataSourceReader):
 
     def _changes(self, file_slice: FileSlice, row_filter: pc.Expression | None,
                  filter_columns: frozenset[str]) -> Iterator[pa.RecordBatch]:
-        """The slice's log rows that win (``rows``; filtered as the read asks) or its base rows they
-        replace (``replaced``: never filtered, since Spark filters the base rows it keeps itself)."""
+        """The slice's log rows that win (``rows``; filtered as the read asks) or the positions in its base
+        file of the base rows they replace (``replaced``: base file name and size, and row index, the ones the
+        read asks for; never filtered, since Spark filters the base rows it keeps itself)."""
         plan = self.plan
-        columns = None if self.columns is None else self.columns | filter_columns
+        replaced = self.changes == "replaced"
+        columns = () if replaced else None if self.columns is None else self.columns | filter_columns
         changes = log_changes(plan.storage, file_slice, merge_schema(plan.schema, columns, plan.ordering_field),
                               plan.visible_instants, plan.ordering_field)
-        if self.changes == "replaced":
-            table = pa.table({RECORD_KEY_COLUMN: changes.replaced}).append_column(
-                PARTITION_PATH_COLUMN, pa.repeat(pa.scalar(file_slice.partition_path), len(changes.replaced)))
+        if replaced:
+            base = file_slice.base_file  # planned: always there
+            count = len(changes.replaced)
+            table = pa.table({REPLACED_FILE_COLUMN: pa.repeat(pa.scalar(base.name if base else ""), count),
+                              REPLACED_SIZE_COLUMN: pa.repeat(pa.scalar(base.size if base else 0, pa.int64()), count),
+                              REPLACED_ROW_COLUMN: pa.array(changes.replaced, pa.int64())})
         else:
             table = changes.rows if row_filter is None else changes.rows.filter(row_filter)
         if table.num_rows:

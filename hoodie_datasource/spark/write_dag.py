@@ -65,6 +65,7 @@ STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
 TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ...
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
+SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
                                      + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES]
                                      + [T.StructField(name.replace(".", "_"), T.LongType()) for name in TASK_COUNTS])
@@ -125,13 +126,14 @@ def task_token() -> tuple[str, int]:
     return write_token(task.partitionId(), task.stageId(), task.taskAttemptId()), task.partitionId()
 
 
-def _write_partitions(session: WriteSession, writer: RecordWriter):
-    """One task per partition: tag against that partition's files, plan its inserts, write its
-    file groups, then check its instant is still pending (``write.task_attempt``). The stage timings
-    and the index counts come back in an extra row per task (stat null)."""
+def _write_partitions(session: WriteSession, writer: RecordWriter) -> Callable[[pa.Table], pa.Table]:
+    """The write of one task holding every record of its partitions: tag against those partitions' files,
+    plan their inserts, write their file groups, then check the instant is still pending
+    (``write.task_attempt``). The stage timings and the index counts come back in an extra row per
+    call (stat null)."""
     instant = session.instant
 
-    def run(key: tuple, table: pa.Table) -> pa.Table:
+    def run(table: pa.Table) -> pa.Table:
         token, task_partition = task_token()
         timer = StageTimer()
         stats = end_task_attempt(writer.timeline, instant, writer.write_records(table, token, task_partition, timer))
@@ -141,6 +143,18 @@ def _write_partitions(session: WriteSession, writer: RecordWriter):
         for name in TASK_COUNTS:
             columns[name.replace(".", "_")] = pa.array([0] * len(stats) + [timer.counts.get(name, 0)], pa.int64())
         return pa.table(columns)
+    return run
+
+
+def _write_task_records(write: Callable[[pa.Table], pa.Table], key: Callable[[pa.Table], pa.Table] | None = None):
+    """A ``mapInArrow`` function writing all its task's records in one call of ``write`` (keying them first
+    with ``key`` when they are not yet keyed): one tagging of all the task's partitions, whose fixed
+    cost (footers, hash rounds, the file-system view) is paid once per task, not once per partition."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        records = [batch for batch in batches if batch.num_rows]
+        if records:
+            table = pa.Table.from_batches(records)
+            yield from write(key(table) if key else table).to_batches()
     return run
 
 
@@ -156,15 +170,26 @@ def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
     return {d: tuple(files) for d, files in list_table_files(session.storage).items()}
 
 
-def _write_tasks(df: DataFrame, partitions: int | None) -> int:
+def _write_tasks(df: DataFrame, partitions: int | None, rows: int | None) -> int:
     """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
-    but no more than the table has ``partitions`` (more would be tasks with nothing to do).
+    but no more than the table has ``partitions`` nor than the batch has ``rows`` (more would be tasks
+    with nothing to do).
 
     The count is given explicitly because adaptive execution would otherwise coalesce the shuffle,
     which is small (the batch, not the files it rewrites), into a single task that then rewrote
     every partition's files one after the other."""
     configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
-    return configured if not partitions else min(configured, partitions)
+    return max(1, min([configured, *(n for n in (partitions, rows) if n is not None)]))
+
+
+def _batch_rows(df: DataFrame) -> int | None:
+    """The batch's row count when its plan knows it without running a job (a cached DataFrame does,
+    once filled); None when it does not, or over Spark Connect."""
+    try:
+        count = df._jdf.queryExecution().optimizedPlan().stats().rowCount()
+        return int(str(count.get())) if count.isDefined() else None
+    except Exception:  # noqa: BLE001 - no JVM plan here (Spark Connect), or a plan without statistics
+        return None
 
 
 def _step(session: WriteSession, df: DataFrame, what: str):
@@ -176,20 +201,31 @@ def _step(session: WriteSession, df: DataFrame, what: str):
 def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
     records are shuffled once, by partition path, and each task does the whole write of its
-    partition (a partition's records and file groups never span tasks)."""
+    partitions in one call (a partition's records and file groups never span tasks; a task holds its
+    share of the batch, and one tagging covers all its partitions). Tasks are no more than the
+    table's partitions and the batch's rows (when its plan knows them, ``_batch_rows``); a batch for
+    a single task is not shuffled at all."""
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
     listed = _table_files(session)
-    tasks = _write_tasks(df, None if session.new_table else len(partitions_of(listed)))
-    keyed = keyed.repartition(tasks, PARTITION_PATH_COLUMN)
+    batch_rows = _batch_rows(df)
+    tasks = _write_tasks(df, None if session.new_table else len(partitions_of(listed)), batch_rows)
     # the tasks take the driver's listing instead of listing their partitions again, unless it is too
     # big to send to every task
     shipped = listed if sum(len(files) for files in listed.values()) <= SHIPPED_LISTING_FILES else None
-    with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
-        rows = keyed.groupBy(PARTITION_PATH_COLUMN).applyInArrow(
-            _write_partitions(session, session.record_writer(shipped)), PARTITION_STAT_SCHEMA).collect()
+    write = _write_partitions(session, session.record_writer(shipped))
+    if tasks == 1 and batch_rows is not None and batch_rows <= SINGLE_STAGE_ROWS:
+        # a single row (a commit's fixed cost), or a small batch into a table of one partition, is one
+        # task's whole: no shuffle, one stage keying and writing it (a larger batch keeps the keys stage
+        # and its parallelism: ``coalesce`` would run the batch's whole plan in the one task)
+        with _step(session, df, "tagging and writing the batch (1 task)"):
+            rows = df.coalesce(1).mapInArrow(_write_task_records(write, lambda t: tagging.keyed(t, cfg)),
+                                             PARTITION_STAT_SCHEMA).collect()
+    else:
+        keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).repartition(tasks, PARTITION_PATH_COLUMN)
+        with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
+            rows = keyed.mapInArrow(_write_task_records(write), PARTITION_STAT_SCHEMA).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
     for i, stage in enumerate(TASK_STAGES, start=1):

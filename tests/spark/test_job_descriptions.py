@@ -66,6 +66,27 @@ def test_each_job_of_a_write_is_named_after_its_step(spark, table_path, partitio
     assert [(r.uuid, r.fare) for r in rows] == [("a", 5.0), ("b", 2.0), ("c", 3.0)]
 
 
+def test_a_one_row_batch_is_written_by_one_task_without_a_shuffle(spark, table_path):
+    """A commit's fixed cost: a batch whose plan knows it holds one row is keyed and written in one stage
+    of one task, whatever the table's partitions."""
+    options = {**OPTS, "partitionpath.field": "city"}
+    spark.createDataFrame([("a", 1, "sf", 1.0), ("b", 1, "nyc", 2.0), ("c", 1, "la", 3.0)], SCHEMA) \
+        .write.format("hoodie").options(**options).mode("upsert").save(table_path)
+    row = spark.createDataFrame([("b", 2, "nyc", 7.0)], SCHEMA).cache()
+    assert row.count() == 1  # a filled cache knows its row count
+
+    stages: list[str] = []
+    descriptions = _write_descriptions(
+        spark, lambda: row.write.format("hoodie").options(**options).mode("upsert").save(table_path), stages)
+
+    prefix = f"hoodie upsert trips {HoodieTable(table_path).latest_commit()}: "
+    assert descriptions == [prefix + "tagging and writing the batch (1 task)"]
+    assert stages == descriptions
+    rows = spark.read.format("hoodie").load(table_path).select("uuid", "fare").orderBy("uuid").collect()
+    assert [(r.uuid, r.fare) for r in rows] == [("a", 1.0), ("b", 7.0), ("c", 3.0)]
+    row.unpersist()
+
+
 def test_description_is_restored_when_the_write_fails(spark, table_path):
     spark.createDataFrame([("a", 1, "sf", 1.0)], SCHEMA).write.format("hoodie").options(**OPTS) \
         .mode("upsert").save(table_path)

@@ -177,3 +177,21 @@ def test_real_hudi_tables_read_the_same(sql, tmp_path, zip_name):
     read_optimized = sql.read.format("hoodie").option("query", "read_optimized").load(base)
     if read_optimized.count():
         assert scans(read_optimized)["parquet"] == 1  # Spark reads (some of) the base files
+
+
+def test_base_files_of_the_same_size_are_told_apart_by_name(sql, tmp_path):
+    """The anti join names a replaced base row by its file's size and row index, and by the file's name
+    when two of the files it covers have the same size: two partitions holding the same keys and values
+    make base files of the same size, and each log replaces only its own file's row."""
+    path = str(tmp_path / "table")
+    storage = {"storage.type": "MERGE_ON_READ"}
+    write(sql, path, [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "sf"), ("a", 1, 10.0, "la"), ("b", 1, 20.0, "la")],
+          **storage)
+    write(sql, path, [("a", 2, 35.0, "sf"), ("b", 2, 45.0, "la")], **storage)
+    sizes = {f.parent.name: f.stat().st_size for f in Path(path).glob("city=*/*.parquet")}
+    assert sizes["city=sf"] == sizes["city=la"]
+    snapshot = sql.read.format("hoodie").load(path)
+    assert "file_name" in physical_plan(snapshot)
+    assert sorted((r.city, r.uuid, r.fare) for r in snapshot.collect()) == [
+        ("la", "a", 10.0), ("la", "b", 45.0), ("sf", "a", 35.0), ("sf", "b", 20.0)]
+    assert_same_as_python_reads(sql, lambda: sql.read.format("hoodie").load(path))

@@ -5,19 +5,19 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{classic, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, Expression, GreaterThan,
-  LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, AttributeReference, EqualTo, GetStructField,
+  GreaterThan, LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.plans.LeftAnti
 import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, Filter, HintInfo, Join, JoinHint, LocalRelation,
   LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.{SupportsRead, Table, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.execution.datasources.v2.python.PythonTable
-import org.apache.spark.sql.types.{StringType, StructField, StructType}
+import org.apache.spark.sql.types.{LongType, StringType, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /**
@@ -68,40 +68,60 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val changed = if (spark) listing.files.filter(f => !f.native && f.changes) else Nil
     val merged = if (spark) listing.files.filter(f => !f.native && !f.changes) else listing.files
     val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant)
-    val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String]) => {
+    val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String],
+                  columns: StructType) => {
       val groups = if (files.size == listing.files.size) Map.empty[String, String]
         else Map(HoodieSource.FileGroupsOption -> files.map(_.group).mkString("\n"))
-      relation.copy(table = new HoodieReadTable(relation.table.name(), readable, pinned ++ groups ++ extra),
+      relation.copy(table = new HoodieReadTable(relation.table.name(), columns, pinned ++ groups ++ extra),
         output = output)
     }
+    val positions = replacedPositions(changed)
     val parts = Seq[(Boolean, Seq[AttributeReference] => LogicalPlan)](
       parquet.nonEmpty -> (output => parquetScan(output, parquet, listing)),
-      changed.nonEmpty -> (output => lessReplaced(output, changed, listing,
-        python(changed, replacedKeys, Map(HoodieSource.LogChangesOption -> "replaced")))),
-      changed.nonEmpty -> (output => python(changed, output, Map(HoodieSource.LogChangesOption -> "rows"))),
-      merged.nonEmpty -> (output => python(merged, output, Map.empty))
+      // the replaced rows are no table columns: their scan reads exactly them
+      changed.nonEmpty -> (output => lessReplaced(output, changed, listing, positions, python(changed,
+        positions.map(_._2), Map(HoodieSource.LogChangesOption -> "replaced"),
+        StructType(positions.map { case (_, a) => StructField(a.name, a.dataType) })))),
+      changed.nonEmpty -> (output => python(changed, output, Map(HoodieSource.LogChangesOption -> "rows"), readable)),
+      merged.nonEmpty -> (output => python(merged, output, Map.empty, readable))
     ).collect { case (true, part) => part }
     val plans = parts.head(relation.output) +: parts.tail.map(part => part(relation.output.map(_.newInstance())))
     if (plans.size == 1) plans.head else Union(plans)
   }
 
-  private def replacedKeys: Seq[AttributeReference] =
-    Seq(HoodieSource.PartitionPathColumn, HoodieSource.RecordKeyColumn).map(AttributeReference(_, StringType)())
-
-  /** Spark's parquet scan of the base files of slices with log changes, less the base rows the Python reader
-   * says they replace (`replaced`: partition path, record key), by a broadcast anti join. */
-  private def lessReplaced(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
-                           listing: HoodieFiles.Listing, replaced: LogicalPlan): LogicalPlan = {
-    val keys = replacedKeys.map(key => output.find(_.name == key.name).getOrElse(key))
-    val read = output ++ keys.filterNot(output.contains)
-    val condition = keys.zip(replaced.output).map { case (l, r) => EqualTo(l, r): Expression }.reduce(And)
-    val broadcast = JoinHint(None, Some(HintInfo(Some(BROADCAST))))
-    Project(output, Join(parquetScan(read, files, listing), replaced, LeftAnti, Some(condition), broadcast))
+  /** How the base rows the Python reader says log changes replace are named: the fields of the scan's file
+   * metadata struct, each with the column of the Python reader's that holds it. A base file is told by its size
+   * when no two of `files` have the same (a long per row costs Spark's scan a fraction of what the file name's
+   * string does), else by its name; a row by its index (0-based, in file order). */
+  private def replacedPositions(files: Seq[HoodieFiles.Planned]): Seq[(String, AttributeReference)] = {
+    val file = if (files.map(_.size).distinct.size == files.size) {
+      FileFormat.FILE_SIZE -> AttributeReference(HoodieSource.ReplacedSizeColumn, LongType)()
+    } else {
+      FileFormat.FILE_NAME -> AttributeReference(HoodieSource.ReplacedFileColumn, StringType)()
+    }
+    Seq(file, ParquetFileFormat.ROW_INDEX -> AttributeReference(HoodieSource.ReplacedRowColumn, LongType)())
   }
 
-  /** Spark's parquet scan of exactly these base files, as the relation's columns (by name). */
+  /** Spark's parquet scan of the base files of slices with log changes, less the base rows the Python reader
+   * says they replace, by a broadcast anti join on the scan's file metadata (`replacedPositions`): Spark knows
+   * it without decoding a column (the key columns are read only when the query needs them). */
+  private def lessReplaced(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
+                           listing: HoodieFiles.Listing, named: Seq[(String, AttributeReference)],
+                           replaced: LogicalPlan): LogicalPlan = {
+    val scan = parquetScan(output, files, listing, positions = true)
+    val metadata = scan.output.last  // the file metadata struct parquetScan adds
+    val fields = metadata.dataType.asInstanceOf[StructType]
+    val positions = named.map { case (name, _) =>
+      Alias(GetStructField(metadata, fields.fieldIndex(name), Some(name)), s"_hoodie_scan_$name")() }
+    val condition = positions.zip(replaced.output).map { case (l, r) => EqualTo(l.toAttribute, r) }.reduce(And)
+    val broadcast = JoinHint(None, Some(HintInfo(Some(BROADCAST))))
+    Project(output, Join(Project(output ++ positions, scan), replaced, LeftAnti, Some(condition), broadcast))
+  }
+
+  /** Spark's parquet scan of exactly these base files, as the relation's columns (by name); with `positions`,
+   * followed by the file metadata struct (`_metadata`: file name, row index, ...). */
   private def parquetScan(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
-                          listing: HoodieFiles.Listing): LogicalPlan = {
+                          listing: HoodieFiles.Listing, positions: Boolean = false): LogicalPlan = {
     val commitTime = output.find(_.name == HoodieSource.CommitTimeColumn)
     val read = listing.begin match {
       case Some(_) if commitTime.isEmpty => output :+ AttributeReference(HoodieSource.CommitTimeColumn, StringType)()
@@ -112,13 +132,16 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val spark = session.asInstanceOf[classic.SparkSession]
     val relation = HadoopFsRelation(new HoodieFileIndex(files), StructType(Nil), dataSchema, None,
       new ParquetFileFormat(), Map.empty)(spark)
-    val scan = LogicalRelation(relation, read, None, isStreaming = false, None)
+    // the file metadata struct, made here: `withMetadataColumns` adds none to the output of a SQL table,
+    // whose meta columns Spark takes for the relation's metadata columns
+    val metadata = if (positions) Seq(relation.fileFormat.createFileMetadataCol()) else Nil
+    val scan = LogicalRelation(relation, read ++ metadata, None, isStreaming = false, None)
     listing.begin match {
       case None => scan
       case Some(begin) =>
         val time = read.find(_.name == HoodieSource.CommitTimeColumn).get
         val inRange = And(GreaterThan(time, Literal(begin)), LessThanOrEqual(time, Literal(listing.instant)))
-        Project(output, Filter(inRange, scan))
+        Project(output ++ scan.output.drop(read.size), Filter(inRange, scan))
     }
   }
 }
