@@ -3,11 +3,14 @@ tests/spark_cluster.py). They do nothing unless a test armed them (``Cluster.arm
 ``faults.json`` in the control folder named by ``HOODIE_TEST_FAULT_CONTROL``::
 
     {"partition": "p=2", "attempt": 0, "action": "fail"}         raise after the file is written
-    {"partition": "p=2", "attempt": 0, "action": "sleep", "seconds": 20, "once": true}
+    {"partition": "p=2", "attempt": 0, "action": "sleep", "seconds": 20, "once": true, "after_stage": 7}
 
 ``partition`` and ``attempt`` (Spark's ``TaskContext.attemptNumber()``) select the task attempts the
-action applies to; ``once`` makes it apply to the first of them only (a stage attempt that Spark runs
-again after an executor loss numbers its task attempts from 0 again). While armed, every call is
+action applies to; ``after_stage`` keeps it to stages started after that one (stage ids rise across the
+application), so an attempt of an earlier write that Spark abandoned but whose Python worker still runs
+(``spark.python.task.killTimeout``) cannot take the action meant for the write under test; ``once``
+makes it apply to the first of them only (a stage attempt that Spark runs again after an executor loss
+numbers its task attempts from 0 again). While armed, every call is
 logged to ``hooks.jsonl`` (one JSON line per data file written: its path, the attempt, the task's
 partition, its attempt id ``tid`` (unique in the application), the Python worker's pid, the action
 taken) before the action runs, so a test sees what was written by which attempt, and when a slow
@@ -38,12 +41,14 @@ def after_data_file_written(point: str, storage, path: str) -> None:
     task = TaskContext.get()
     attempt = task.attemptNumber() if task else 0
     partition = posixpath.dirname(path)
-    chosen = partition == armed.get("partition") and attempt == armed.get("attempt", 0)
+    stage = task.stageId() if task else None
+    chosen = (partition == armed.get("partition") and attempt == armed.get("attempt", 0)
+              and (stage is None or stage > armed.get("after_stage", -1)))
     if chosen and armed.get("once"):
         chosen = _first(control / "fired")
     action = armed["action"] if chosen else None
     entry = {"point": point, "path": path, "partition": partition, "attempt": attempt,
-             "task": task.partitionId() if task else None, "stage": task.stageId() if task else None,
+             "task": task.partitionId() if task else None, "stage": stage,
              "tid": task.taskAttemptId() if task else None,
              "pid": os.getpid(), "action": action, "at": time.time()}
     with open(control / "hooks.jsonl", "a") as log:

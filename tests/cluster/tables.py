@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+from pyspark import TaskContext
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
@@ -100,3 +101,10 @@ def split_by_attempt(log: list[dict], action: str) -> tuple[set[str], set[str]]:
     assert hit, f"no task attempt hit {action!r}: the fault was not injected"
     lost = {e["path"] for e in log if e["tid"] in hit}
     return lost, {e["path"] for e in log} - lost
+
+
+def latest_stage(spark) -> int:
+    """The id of a stage run now: every stage of a later write has a higher one (Spark numbers stages
+    across the application), every attempt still running for an earlier write a lower one; for
+    ``Cluster.arm(after_stage=...)``."""
+    return spark.sparkContext.parallelize([0], 1).map(lambda _: TaskContext.get().stageId()).first()

@@ -21,6 +21,7 @@ from tests.cluster.tables import (
     assert_exact,
     committed_files,
     data_files,
+    latest_stage,
     loaded,
     options,
     records,
@@ -75,7 +76,8 @@ def test_task_attempts_failing_after_their_files_are_written_are_retried_exactly
     model: dict[int, tuple] = {}
     loaded(cluster_spark, path, table_type, model)
     spark_cluster.clear_hook_log()
-    with spark_cluster.arm(partition=FAULTY, attempt=0, action="fail"):
+    earlier = latest_stage(cluster_spark)  # no attempt of an earlier write takes the action
+    with spark_cluster.arm(partition=FAULTY, attempt=0, after_stage=earlier, action="fail"):
         instant = write(cluster_spark, path, upsert_batch(), options("t", table_type), "upsert")
     apply(model, upsert_batch())
 
@@ -101,7 +103,9 @@ def test_an_executor_killed_mid_write_is_retried_elsewhere_and_the_commit_is_exa
         except BaseException as exc:  # noqa: BLE001 - reported by the test below
             outcome["error"] = exc
 
-    with spark_cluster.arm(partition=FAULTY, attempt=0, action="sleep", seconds=120, once=True):
+    earlier = latest_stage(cluster_spark)  # no attempt of an earlier write takes the action
+
+    with spark_cluster.arm(partition=FAULTY, attempt=0, after_stage=earlier, action="sleep", seconds=120, once=True):
         writer = threading.Thread(target=upsert)
         writer.start()
         sleeping = wait_for(lambda: [e for e in spark_cluster.hook_log() if e["action"] == "sleep"]
