@@ -9,8 +9,8 @@ Hudi's ``BucketIdentifier`` (hudi-client-common, org.apache.hudi.index.bucket):
                                 replaced by String.format("%08d", b); the file id is that + "-0"
 
 ``KeyGenUtils.extractRecordKeysByFields`` splits the record key on "," and each part on its first
-":"; a part without ":" is a value (a simple key), a "field:value" part counts only when its field
-is a hash field, and the placeholders ``__null__`` / ``__empty__`` stand for null / "". The values
+":"; a part without ":" is a value (a simple key), taken as it is; a "field:value" part counts only when
+its field is a hash field, and there the placeholders ``__null__`` / ``__empty__`` stand for null / "". The values
 keep the record key's order. (This is the String.split form of Hudi 0.14/0.15, the table version
 we write; Hudi 1.1 rewrote it to scan for separators, which hashes a key lacking either "," or ":"
 whole, e.g. a single-field ComplexKeyGenerator key "id:1", and lets values hold ",".)
@@ -86,8 +86,9 @@ def hash_key_values(record_keys: pa.Array | pa.ChunkedArray, hash_fields: Sequen
     field = pc.replace_substring_regex(flat, "(?s):.*$", "", max_replacements=1)
     value = pc.if_else(has_field, pc.replace_substring_regex(flat, "^[^:]*:", "", max_replacements=1), flat)
     keep = pc.or_(pc.invert(has_field), pc.is_in(field, value_set=pa.array(list(hash_fields), pa.string())))
-    value = pc.if_else(pc.equal(value, EMPTY_PLACEHOLDER), "", value)
-    value = pc.if_else(pc.equal(value, NULL_PLACEHOLDER), pa.scalar(None, pa.string()), value)
+    # the placeholders stand for "" and null only in a "field:value" part; a bare value is taken as it is
+    value = pc.if_else(pc.and_(has_field, pc.equal(value, EMPTY_PLACEHOLDER)), "", value)
+    value = pc.if_else(pc.and_(has_field, pc.equal(value, NULL_PLACEHOLDER)), pa.scalar(None, pa.string()), value)
     keep_np = keep.to_numpy(zero_copy_only=False)
     return pc.filter(value, keep), rows[keep_np]
 

@@ -55,6 +55,14 @@ def test_bucket_of_simple_keys_by_hand():
     assert bucket_ids(pa.array(["1", "15", "99"]), ["id"], 3).tolist() == [80 % 3, 1603 % 3, 1855 % 3]
 
 
+def test_a_simple_key_spelling_a_placeholder_hashes_as_it_is():
+    # KeyGenUtils.extractRecordKeysByFields maps __empty__ / __null__ only in a "field:value" part
+    keys = pa.array(["__empty__", "__null__", "id:__empty__", "id:__null__"])
+    assert bucket_ids(keys, ["id"], 1000).tolist() == [
+        _java_bucket(["__empty__"], 1000), _java_bucket(["__null__"], 1000), _java_bucket([""], 1000),
+        _java_bucket([None], 1000)]
+
+
 def test_complex_keys_hash_the_hash_fields_values_in_key_order():
     keys = pa.array(["id:1,name:x", "id:1,name:y", "name:__null__,id:2", "id:__empty__,name:z"])
     assert bucket_ids(keys, ["id"], 1000).tolist() == [
