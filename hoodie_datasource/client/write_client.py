@@ -19,6 +19,7 @@ Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.writ
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -38,13 +39,14 @@ from hoodie_datasource.errors import (
     InvalidTablePathError,
     SchemaMismatchError,
 )
+from hoodie_datasource.read.merged_reader import deleted_base_keys
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
-from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
+from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import (
     METAFOLDER,
@@ -66,6 +68,7 @@ from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.write.stage_timer import StageTimer
+from hoodie_datasource.write.tagging import LogDeletes
 from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
@@ -152,8 +155,23 @@ class WriteSession:
         self.timeline.replaced_file_ids()
         if self.config.is_mor:
             self.timeline.pending_compactions()
-        return RecordWriter(self.context(), self.config, self.timeline, self.average_record_size(),
-                            self.needs_tagging, self.new_table, listed)
+        context = self.context()
+        return RecordWriter(context, self.config, self.timeline, self.average_record_size(),
+                            self.needs_tagging, self.new_table, listed, self.log_deletes(context.data_schema))
+
+    def log_deletes(self, data: pa.Schema) -> LogDeletes | None:
+        """Under a global index on a merge-on-read table, the keys a slice's logs delete, merged as the
+        table's readers merge it (``tagging.LogDeletes``): the completed writes' log blocks, decided by the
+        record key and the ordering field."""
+        if not (self.config.index.is_global and self.config.is_mor):
+            return None
+        ordering = self.timeline.config.precombine_field
+        fields = [pa.field(RECORD_KEY_COLUMN, pa.string())]
+        if ordering and ordering in data.names:
+            fields.append(data.field(ordering))
+        visible = frozenset(i.timestamp for i in self.timeline.completed_writes_upto(None))
+        return LogDeletes(functools.partial(deleted_base_keys, schema=pa.schema(fields), visible_instants=visible,
+                                            ordering_field=ordering))
 
     def average_record_size(self) -> int:
         """Bytes per record of the last write (its write stats), or ``hoodie.copyonwrite.record.size.estimate``."""

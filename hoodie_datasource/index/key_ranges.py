@@ -6,12 +6,13 @@ filters are read later, by the task that checks that file's candidates.
 
 from __future__ import annotations
 
+import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.storage.storage import FileInfo, Storage
-from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,18 @@ class FileKeyRange:
     max_key: str | None
     has_logs: bool = False
     next_log_version: int | None = None  # merge-on-read: the version a new log file of the slice takes
-    log_files: tuple[str, ...] = ()  # merge-on-read: the names of the slice's log files
+    logs: tuple[LogFile, ...] = ()  # merge-on-read: the slice's log files, in log order
+
+    @property
+    def log_files(self) -> tuple[str, ...]:
+        """The names of the slice's log files."""
+        return tuple(log.name for log in self.logs)
+
+    @property
+    def file_slice(self) -> FileSlice:
+        """The slice this range was read from (its base file's size, not its name, is what a range keeps)."""
+        base = BaseFile(posixpath.basename(self.base_file), self.file_id, self.base_instant, self.size)
+        return FileSlice(self.partition, self.file_id, self.base_instant, base, self.logs)
 
 
 def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
@@ -44,7 +56,7 @@ def unranged(file_slice: FileSlice) -> FileKeyRange:
     assert relative is not None and file_slice.base_file is not None
     return FileKeyRange(file_slice.partition_path, file_slice.file_id, relative, file_slice.base_instant,
                         file_slice.base_file.size, 0, None, None, bool(file_slice.log_files),
-                        log_files=tuple(log.name for log in file_slice.log_files))
+                        logs=file_slice.log_files)
 
 
 def load_key_ranges(storage: Storage, slices: list[FileSlice], threads: int = 8) -> list[FileKeyRange]:

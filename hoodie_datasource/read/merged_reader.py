@@ -184,6 +184,26 @@ def log_changes(
     return LogChanges(rows, np.concatenate(positions)[~kept])
 
 
+def deleted_base_keys(
+    storage: Storage,
+    file_slice: FileSlice,
+    schema: pa.Schema,
+    visible_instants: Collection[str],
+    ordering_field: str | None,
+) -> pa.Array:
+    """The record keys of the slice's base file that its log blocks delete: the merged slice no longer holds
+    them, though the base file does until compaction (``schema``: the record key and the ordering field are
+    all it needs). A base row the logs replace is deleted unless one of the winning log rows has its key."""
+    changes = log_changes(storage, file_slice, schema, visible_instants, ordering_field)
+    if len(changes.replaced) == 0:
+        return pa.array([], pa.string())
+    key_schema = pa.schema([schema.field(RECORD_KEY_COLUMN)])
+    stored = pa.concat_tables(_base_batches(storage, file_slice, key_schema)).column(RECORD_KEY_COLUMN)
+    lost = stored.take(pa.array(changes.replaced)).combine_chunks()
+    alive = changes.rows.column(RECORD_KEY_COLUMN).combine_chunks()
+    return lost.filter(pc.invert(pc.is_in(lost, value_set=alive)))
+
+
 def read_merged_slice(
     storage: Storage,
     file_slice: FileSlice,

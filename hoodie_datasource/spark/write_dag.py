@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel, TaskContext
@@ -34,6 +34,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodie_datasource.client.write_client import WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
@@ -92,11 +93,14 @@ def _combine_across_partitions(cfg: WriteConfig):
     return run
 
 
-def _confirm(storage: Storage, use_bloom: bool):
+def _confirm(storage: Storage, use_bloom: bool, log_deletes: tagging.LogDeletes | None,
+             files: Sequence[FileKeyRange]):
+    by_base_file = {f.base_file: f for f in files} if log_deletes is not None else None
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # all candidates of a file are in this task: check each file once
         table = pa.Table.from_batches(list(batches), schema=tagging.CANDIDATE_SCHEMA)
-        yield from tagging.confirm(storage, table, use_bloom).to_batches()
+        yield from tagging.confirm(storage, table, use_bloom, log_deletes, by_base_file).to_batches()
     return run
 
 
@@ -355,7 +359,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
                                                           cfg.index.is_global)), cand_schema
         )
         locations = cands.repartition(max(1, min(len(files), 200)), "_hoodie_base_file").mapInArrow(
-            _confirm(session.storage, cfg.index.uses_bloom), from_arrow_schema(tagging.LOCATION_SCHEMA)
+            _confirm(session.storage, cfg.index.uses_bloom, writer.log_deletes, files),
+            from_arrow_schema(tagging.LOCATION_SCHEMA)
         )
         on = [RECORD_KEY_COLUMN] if cfg.index.is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
         # locations are index metadata (key -> file id of the batch's updates): small, so they are

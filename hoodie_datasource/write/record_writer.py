@@ -41,6 +41,8 @@ class RecordWriter:
     # the table's files by directory, listed by the driver at the start of the write (None: tasks list
     # the partitions they write)
     listed: Mapping[str, tuple[FileInfo, ...]] | None = None
+    # a global index on a merge-on-read table: what tells a key's file group from one whose logs deleted it
+    log_deletes: tagging.LogDeletes | None = None
 
     def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
         """Min/max keys of the latest base files in ``partitions`` (all when None); under a bucket index
@@ -102,7 +104,7 @@ class RecordWriter:
         if not (self.needs_tagging and files):
             return tagging.untagged(records), files, None
         # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-        records, counts = tagging.locate(self.ctx.storage, records, files, index)
+        records, counts = tagging.locate(self.ctx.storage, records, files, index, self.log_deletes)
         return (tagging.split_partition_moves(records) if index.is_global else records), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]

@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,7 @@ from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, range_candidates
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.storage.storage import FileInfo, Storage
+from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -103,6 +104,33 @@ def _check_ordering_values(batch: pa.Table, ordering_field: str, hard_deletes: p
         )
 
 
+@dataclass(frozen=True)
+class LogDeletes:
+    """Under a global index on a merge-on-read table, a key that moved partition stays in its old base file,
+    deleted there by a log block, until compaction; moved back, it is in two base files and only one file
+    group holds it. Apache Hudi reads the stored records of the keys it tags through a merged read
+    (``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so a key its slice's logs deleted is no
+    location; ``live`` does the same for the (key, file) pairs the filters and key checks kept.
+    ``deleted_keys``: the keys of a slice's base file that its logs delete, as the table's readers merge
+    the slice (picklable: it travels to Spark tasks)."""
+
+    deleted_keys: Callable[[Storage, FileSlice], pa.Array]
+
+    def live(self, storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray, keep: np.ndarray,
+             files: Sequence[FileKeyRange]) -> np.ndarray:
+        """``keep`` less the pairs whose key the file's slice deletes (only slices with log files are read)."""
+        keep = keep.copy()
+        for i in np.unique(pair_file[keep]).tolist():
+            if not files[i].logs:
+                continue
+            deleted = self.deleted_keys(storage, files[i].file_slice)
+            if len(deleted):
+                at = np.flatnonzero(keep & (pair_file == i))
+                gone = pc.is_in(keys.take(pa.array(pair_key[at])), value_set=deleted)
+                keep[at[gone.to_numpy(zero_copy_only=False)]] = False
+        return keep
+
+
 def candidates(records: pa.Table, files: Sequence[FileKeyRange], prune_by_ranges: bool, global_index: bool) -> pa.Table:
     """Thin (key, partition, candidate file) rows; the records themselves stay where they are."""
     keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
@@ -129,23 +157,27 @@ def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
     return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
 
-def confirm(storage: Storage, cands: pa.Table, use_bloom: bool) -> pa.Table:
+def confirm(storage: Storage, cands: pa.Table, use_bloom: bool, log_deletes: LogDeletes | None = None,
+            files: Mapping[str, FileKeyRange] | None = None) -> pa.Table:
     """Exact locations among ``cands`` (which may span several files and need not hold every candidate
-    of their keys): every bloom positive is checked against the file's stored keys."""
+    of their keys): every bloom positive is checked against the file's stored keys; with ``log_deletes``
+    (and ``files``, by base file), a key its slice's logs deleted is no location."""
     if cands.num_rows == 0:
         return LOCATION_SCHEMA.empty_table()
     pair_key, keys = _codes(cands.column(RECORD_KEY_COLUMN).combine_chunks())
     pair_file, base_files = _codes(cands.column("_hoodie_base_file").combine_chunks())
     keep, _ = confirm_pairs(storage, keys, pair_key, pair_file, base_files.to_pylist(), use_bloom)
+    if log_deletes is not None and files is not None:
+        keep = log_deletes.live(storage, keys, pair_key, pair_file, keep, [files[b] for b in base_files.to_pylist()])
     return cands.filter(pa.array(keep)).select(LOCATION_SCHEMA.names)
 
 
-def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], index: IndexConfig
-           ) -> tuple[pa.Table, IndexCounts]:
+def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], index: IndexConfig,
+           log_deletes: LogDeletes | None = None) -> tuple[pa.Table, IndexCounts]:
     """``records`` with the file group that holds each one's key (null for a new key), when they hold
     every record of their keys (a task that owns their partitions, or the local engine): a key only one
-    bloom filter claims goes to that file group unchecked (``lookup.confirm_pairs``). Also the counts of
-    the index work."""
+    bloom filter claims goes to that file group unchecked (``lookup.confirm_pairs``); with ``log_deletes``,
+    a key its slice's logs deleted is not located there. Also the counts of the index work."""
     keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
     found = range_candidates(keys, parts, files, index.prune_by_ranges, index.is_global)
@@ -155,6 +187,8 @@ def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], i
     # so a row's positives are its key's
     keep, counts = confirm_pairs(storage, keys, found.rows, found.files, [f.base_file for f in files],
                                  index.uses_bloom, found.rows, listed)
+    if log_deletes is not None:
+        keep = log_deletes.live(storage, keys, found.rows, found.files, keep, files)
     location = np.full(records.num_rows, -1, dtype=np.int64)
     location[found.rows[keep][::-1]] = found.files[keep][::-1]  # the first file that holds a key wins
     missing = location < 0

@@ -187,3 +187,20 @@ def test_records_with_struct_and_list_columns_are_tagged_and_updated(tmp_path, t
     assert out.column("id").to_pylist() == ["k1", "k2", "k3"]
     assert out.column("at").to_pylist() == [{"x": 1, "y": 0}, {"x": 2, "y": 0}, {"x": 2, "y": 1}]
     assert out.column("tags").to_pylist() == [["t1"], ["t2"], ["t2", "t2"]]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, table_type):
+    """Merge-on-read: a key that left a partition stays in that partition's base file, deleted by a log block,
+    until compaction. Moved back, it is in two base files; the index must take the file group that holds
+    it (here the new partition's), delete it there and update the old one, never leave both."""
+    path = str(tmp_path / "t")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": "GLOBAL_BLOOM"}
+    for ts, part in enumerate(["a", "b", "a", "b", "c"], start=1):
+        write_local(path, pa.table({"id": ["k0", "k1"], "p": [part, "a"], "ts": [ts, ts], "v": [ts, -ts]}), opts)
+        got = read_table(path, ReadConfig())
+        rows = sorted(zip(got.column("id").to_pylist(), got.column("p").to_pylist(), got.column("v").to_pylist()))
+        assert rows == [("k0", part, ts), ("k1", "a", -ts)], (ts, part)
+    logs = [n for n in os.listdir(os.path.join(path, "a")) if ".log." in n]
+    assert bool(logs) == (table_type == "MERGE_ON_READ"), logs  # merge-on-read: the deletes are log blocks
