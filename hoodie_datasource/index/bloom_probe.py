@@ -1,11 +1,16 @@
 """Probing many bloom filters of one geometry (hash count, bit count) with many keys at once.
 
 A key's bit positions chain Hadoop's MurmurHash2 (``bloom_filter``): round i hashes the key with the
-hash of round i-1 as seed. Rounds run for every key together, and after each round every (key, filter
-row) probe still in reads its bit from one buffer holding all the filters' rows: a probe whose bit is
-clear is out. A key no filter may hold is out after a few rounds (a filter at capacity has about half
-its bits set), so it is not hashed further: only keys some filter may hold (updates, false positives)
-pay every round.
+hash of round i-1 as seed. The filters are cut into chunks of at most ``CHUNK_ROWS`` filter rows, each
+the files whose pairs start at the same key (a partition's files, which share their keys), and each
+chunk's rows are interleaved byte by byte: byte ``b`` of every row of the chunk lies side by side, a row
+per byte lane of 64-bit words. A probe is then a (key, chunk) unit, not a (key, filter row) pair: a
+round reads the bits of all the chunk's rows at the key's position with one gather of a few adjacent
+words (one cache line), shifted so that lane ``j`` holds row ``j``'s bit, ANDed into the unit's lanes.
+A unit is out once every lane is clear (a key no filter holds is out after a few rounds: a filter at
+capacity has about half its bits set), and a key is hashed only while one of its units is in, so only
+keys some row may hold (updates, false positives) pay every round. A pair's answer is its unit's lanes
+of its filter's rows (a DYNAMIC_V0 filter may hold a key any of its rows holds).
 """
 
 from __future__ import annotations
@@ -19,61 +24,122 @@ import pyarrow.compute as pc
 from hoodie_datasource.index.bloom_filter import BloomFilter
 from hoodie_datasource.index.murmur_hash import KeyMatrix, key_bytes, length_groups
 
-_SHRINK = 0.75  # the hashed keys are compacted when fewer than this share of them is still in a probe,
-_COMPACT_AFTER = (2, 4, 8)  # checked after these rounds (most absent keys are out after a few)
+CHUNK_ROWS = 64  # filter rows probed together: a unit's round gathers at most one 64-byte line
+_LANES = np.uint64(0x0101010101010101)  # bit 0 of every byte lane
+_SHRINK = 0.75  # units (and hashed keys) are compacted when fewer than this share of them is still in
+_NO_PAIR = np.iinfo(np.int64).max
 
 
 def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, pair_filter: np.ndarray) -> np.ndarray:
     """A bool per pair: may ``filters[pair_filter[i]]`` hold ``keys[pair_key[i]]``? Every filter has the
-    geometry of the first; a filter with several rows (DYNAMIC_V0) may hold a key any row holds."""
-    num_hashes, size = filters[0].num_hashes, np.int32(filters[0].vector_size)
-    rows = [row.packed() for f in filters for row in f.rows]
+    geometry of the first."""
+    if not len(pair_key):
+        return np.zeros(0, dtype=bool)
     row_count = np.array([len(f.rows) for f in filters], dtype=np.int64)
-    first_row = np.cumsum(row_count) - row_count
-    row_start = np.cumsum([len(r) for r in rows]) - np.array([len(r) for r in rows])
-    bits = np.concatenate(rows) if len(rows) > 1 else rows[0]
-    # one probe per (pair, filter row): its pair, and where its row's bytes start
-    per_pair = row_count[pair_filter]
-    probe_pair = np.repeat(np.arange(len(pair_key)), per_pair)
-    within = np.arange(len(probe_pair)) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
-    probe_base = row_start[np.repeat(first_row[pair_filter], per_pair) + within]
+    chunk_of, first_lane = _chunks(row_count, pair_key, pair_filter)
+    table = _interleaved(filters, chunk_of, first_lane, row_count)
+    pair_chunk = chunk_of[pair_filter]
+    # the units: every key with pairs in the chunk of its first pair, then the (key, chunk) units of the
+    # pairs in other chunks (a key whose partition spans chunks, a global index)
+    key_chunk = np.full(len(keys), -1, dtype=np.int64)
+    key_chunk[pair_key] = pair_chunk
+    needed = np.nonzero(key_chunk >= 0)[0]
+    key_row = np.full(len(keys), -1, dtype=np.int64)
+    key_row[needed] = np.arange(len(needed))
+    pair_unit = key_row[pair_key]
+    unit_key, unit_chunk = np.arange(len(needed)), key_chunk[needed]
+    elsewhere = np.nonzero(pair_chunk != key_chunk[pair_key])[0]
+    if len(elsewhere):
+        chunks = int(chunk_of.max()) + 1
+        extra, inverse = np.unique(pair_unit[elsewhere] * chunks + pair_chunk[elsewhere], return_inverse=True)
+        pair_unit[elsewhere] = len(needed) + inverse
+        unit_key, unit_chunk = np.concatenate([unit_key, extra // chunks]), np.concatenate([unit_chunk, extra % chunks])
     # the keys asked about, hashed by byte length (a matrix per length)
-    used = np.bincount(pair_key, minlength=len(keys)) > 0
-    needed = np.nonzero(used)[0]
-    probe_key = (np.cumsum(used) - 1)[pair_key][probe_pair]
     data, starts, lengths = key_bytes(pc.take(keys, pa.array(needed)))
-    held = np.zeros(len(probe_pair), dtype=bool)
-    group_of = np.empty(len(needed), dtype=np.int64)
-    local = np.empty(len(needed), dtype=np.int64)
+    lanes = np.zeros((len(unit_key), table.shape[1]), dtype=np.uint64)
+    group_of, local = np.empty(len(needed), dtype=np.int64), np.empty(len(needed), dtype=np.int64)
     groups = list(length_groups(lengths))
     for g, (_, members) in enumerate(groups):
         group_of[members] = g
         local[members] = np.arange(len(members))
+    nbytes = table.shape[0] // (int(chunk_of.max()) + 1)
     for g, (length, members) in enumerate(groups):
-        probes = np.nonzero(group_of[probe_key] == g)[0]
-        held[_rounds(KeyMatrix(data, starts[members], length), local[probe_key[probes]], probe_base[probes],
-                     probes, bits, num_hashes, size)] = True
-    maybe = np.zeros(len(pair_key), dtype=bool)
-    maybe[probe_pair[held]] = True
+        units = np.nonzero(group_of[unit_key] == g)[0] if len(groups) > 1 else np.arange(len(unit_key))
+        held, found = _rounds(KeyMatrix(data, starts[members], length), local[unit_key[units]],
+                              unit_chunk[units] * nbytes, table, filters[0].num_hashes,
+                              np.int32(filters[0].vector_size))
+        lanes[units[held]] = found
+    by_lane = lanes.view(np.uint8)
+    lane, count = first_lane[pair_filter], row_count[pair_filter]
+    maybe = by_lane[pair_unit, lane] != 0
+    for extra_row in range(1, int(count.max())):
+        maybe |= by_lane[pair_unit, lane + np.minimum(extra_row, count - 1)] != 0
     return maybe
 
 
-def _rounds(matrix: KeyMatrix, probe_key: np.ndarray, probe_base: np.ndarray, probes: np.ndarray,
-            bits: np.ndarray, num_hashes: int, size: np.int32) -> np.ndarray:
-    """The ``probes`` whose every bit is set: ``probe_key`` indexes the rows of ``matrix``, ``probe_base``
-    is the probe's filter row's first byte in ``bits``."""
+def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk of each filter and the lane of its first row in it. Filters go by the first key of their
+    pairs (the files of one partition share their keys, so they sit together), a chunk for each first
+    key, cut at ``CHUNK_ROWS`` rows (a filter with more rows is a chunk of its own). A filter without
+    pairs is in no chunk (-1)."""
+    first_key = np.full(len(row_count), _NO_PAIR)
+    # each filter's first pair (numpy writes repeated indices in order, so the last write wins); the
+    # grouping only saves work: any grouping answers the same
+    first_key[pair_filter[::-1]] = pair_key[::-1]
+    chunk_of = np.full(len(row_count), -1, dtype=np.int64)
+    first_lane = np.zeros(len(row_count), dtype=np.int64)
+    chunk, used, previous = -1, 0, None
+    for f in np.argsort(first_key, kind="stable").tolist():
+        if first_key[f] == _NO_PAIR:
+            break
+        rows = int(row_count[f])
+        if first_key[f] != previous or used + rows > CHUNK_ROWS:
+            chunk, used, previous = chunk + 1, 0, first_key[f]
+        chunk_of[f], first_lane[f] = chunk, used
+        used += rows
+    return chunk_of, first_lane
+
+
+def _interleaved(filters: Sequence[BloomFilter], chunk_of: np.ndarray, first_lane: np.ndarray,
+                 row_count: np.ndarray) -> np.ndarray:
+    """(chunks x bytes, words) uint64: row ``chunk * bytes + b`` holds byte ``b`` of every row of the
+    chunk, row ``j`` in byte lane ``j`` (lanes of no row are zero: never a "maybe")."""
+    used = np.nonzero(chunk_of >= 0)[0]
+    words = -(-int((first_lane[used] + row_count[used]).max()) // 8)
+    nbytes = (filters[0].vector_size + 7) // 8
+    stacked = np.zeros((int(chunk_of.max()) + 1, words * 8, nbytes), dtype=np.uint8)
+    for f in used.tolist():
+        for i, row in enumerate(filters[f].rows):
+            stacked[chunk_of[f], first_lane[f] + i] = row.packed()
+    return np.ascontiguousarray(stacked.transpose(0, 2, 1)).reshape(-1, words * 8).view(np.uint64)
+
+
+def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, table: np.ndarray, num_hashes: int,
+            size: np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """The units still in after every round, and their lanes (bit 0 of byte lane ``j`` set where row ``j``
+    holds every bit of the key): ``unit_key`` is a unit's row of ``matrix``, ``unit_base`` the row of
+    ``table`` where its chunk starts."""
+    unit = np.arange(len(unit_key))
+    acc = np.full((len(unit_key), table.shape[1]), _LANES, dtype=np.uint64)
     seeds = np.zeros(len(matrix), np.uint32)
+    same = len(unit_key) == len(matrix) and bool((unit_key == unit).all())  # a unit per key, in key order
     for done in range(1, num_hashes + 1):
         seeds = matrix.hash(seeds)
-        position = np.abs(np.fmod(seeds.view(np.int32), size))[probe_key]
-        keep = (bits[probe_base + (position >> 3)] >> (position & 7).astype(np.uint8)) & 1 == 1
-        probes, probe_key, probe_base = probes[keep], probe_key[keep], probe_base[keep]
-        if not len(probes):
+        position = np.abs(np.fmod(seeds.view(np.int32), size))
+        if not same:
+            position = position[unit_key]
+        acc &= np.take(table, unit_base + (position >> 3), axis=0) >> (position & 7).astype(np.uint64)[:, None]
+        live = acc[:, 0] != 0
+        for word in range(1, acc.shape[1]):
+            live |= acc[:, word] != 0
+        kept = int(np.count_nonzero(live))
+        if kept == 0 or done == num_hashes:
             break
-        if done not in _COMPACT_AFTER:
-            continue
-        live = np.bincount(probe_key, minlength=len(seeds)) > 0
-        if live.sum() < _SHRINK * len(seeds):  # hash only the keys still in
-            probe_key = (np.cumsum(live) - 1)[probe_key]
-            matrix, seeds = matrix.take(np.nonzero(live)[0]), seeds[live]
-    return probes
+        if kept < _SHRINK * len(unit):  # go on with the units still in, and hash only their keys
+            unit, unit_key, unit_base, acc = unit[live], unit_key[live], unit_base[live], acc[live]
+            hashed = np.bincount(unit_key, minlength=len(seeds)) > 0 if not same else live
+            if not same:
+                unit_key = (np.cumsum(hashed) - 1)[unit_key]
+            matrix, seeds = matrix.take(np.nonzero(hashed)[0]), seeds[hashed]
+    live = np.nonzero(live)[0]
+    return unit[live], acc[live]
