@@ -2,15 +2,15 @@
 
 A key's bit positions chain Hadoop's MurmurHash2 (``bloom_filter``): round i hashes the key with the
 hash of round i-1 as seed. The filters are cut into chunks of at most ``CHUNK_ROWS`` filter rows, each
-the files whose pairs start at the same key (a partition's files, which share their keys), and each
-chunk's rows are interleaved byte by byte: byte ``b`` of every row of the chunk lies side by side, a row
-per byte lane of 64-bit words. A probe is then a (key, chunk) unit, not a (key, filter row) pair: a
-round reads the bits of all the chunk's rows at the key's position with one gather of a few adjacent
-words (one cache line), shifted so that lane ``j`` holds row ``j``'s bit, ANDed into the unit's lanes.
-A unit is out once every lane is clear (a key no filter holds is out after a few rounds: a filter at
-capacity has about half its bits set), and a key is hashed only while one of its units is in, so only
-keys some row may hold (updates, false positives) pay every round. A pair's answer is its unit's lanes
-of its filter's rows (a DYNAMIC_V0 filter may hold a key any of its rows holds).
+the files of a partition (filters that share their keys), and each chunk's rows are interleaved byte by
+byte: byte ``b`` of every row of the chunk lies side by side, a row per byte lane of 64-bit words. A
+probe is then a (key, chunk) unit, not a (key, filter row) pair: a round reads the bits of all the
+chunk's rows at the key's position with one gather of a few adjacent words (one cache line), shifted so
+that lane ``j`` holds row ``j``'s bit, ANDed into the unit's lanes. A unit is out once every lane is
+clear (a key no filter holds is out after a few rounds: a filter at capacity has about half its bits
+set), and a key is hashed only while one of its units is in, so only keys some row may hold (updates,
+false positives) pay every round. A pair's answer is its unit's lanes of its filter's rows (a
+DYNAMIC_V0 filter may hold a key any of its rows holds).
 """
 
 from __future__ import annotations
@@ -78,23 +78,24 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
 
 
 def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The chunk of each filter and the lane of its first row in it. Filters go by the first key of their
-    pairs (the files of one partition share their keys, so they sit together), a chunk for each first
-    key, cut at ``CHUNK_ROWS`` rows (a filter with more rows is a chunk of its own). A filter without
-    pairs is in no chunk (-1)."""
-    first_key = np.full(len(row_count), _NO_PAIR)
-    # each filter's first pair (numpy writes repeated indices in order, so the last write wins); the
-    # grouping only saves work: any grouping answers the same
-    first_key[pair_filter[::-1]] = pair_key[::-1]
+    """The chunk of each filter and the lane of its first row in it. A filter's group is the first filter
+    of any of its keys (the files of a partition share their keys, so they share a group even when key
+    ranges took some keys off some files); a chunk holds filters of one group, cut at ``CHUNK_ROWS``
+    rows (a filter with more rows is a chunk of its own). The grouping only saves work: any grouping
+    answers the same. A filter without pairs is in no chunk (-1)."""
+    key_first = np.full(int(pair_key.max()) + 1, _NO_PAIR)
+    np.minimum.at(key_first, pair_key, pair_filter)
+    group = np.full(len(row_count), _NO_PAIR)
+    np.minimum.at(group, pair_filter, key_first[pair_key])
     chunk_of = np.full(len(row_count), -1, dtype=np.int64)
     first_lane = np.zeros(len(row_count), dtype=np.int64)
     chunk, used, previous = -1, 0, None
-    for f in np.argsort(first_key, kind="stable").tolist():
-        if first_key[f] == _NO_PAIR:
+    for f in np.argsort(group, kind="stable").tolist():
+        if group[f] == _NO_PAIR:
             break
         rows = int(row_count[f])
-        if first_key[f] != previous or used + rows > CHUNK_ROWS:
-            chunk, used, previous = chunk + 1, 0, first_key[f]
+        if group[f] != previous or used + rows > CHUNK_ROWS:
+            chunk, used, previous = chunk + 1, 0, group[f]
         chunk_of[f], first_lane[f] = chunk, used
         used += rows
     return chunk_of, first_lane

@@ -118,23 +118,21 @@ def test_bad_type_and_truncated_filter():
 def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_does():
     """Filters of one geometry (SIMPLE and DYNAMIC_V0 of the same sizing, one DYNAMIC_V0 of more rows
     than a chunk holds) probed in chunks of byte-interleaved rows: grouped as partitions (keys paired
-    with their partition's files, a partition spanning chunks) and globally (keys paired with every
-    file). Every key a filter stored is found there, and every pair is answered as ``might_contain``
-    answers it (random absent keys included)."""
+    with their partition's files, a partition spanning chunks), globally (keys paired with every
+    file) and as partitions less some pairs (key ranges took them off). Every key a filter stored is
+    found there, and every pair is answered as ``might_contain`` answers it (random absent keys
+    included)."""
     rng = np.random.default_rng(11)
     stored = [f"key-{i:05d}-{rng.integers(1 << 40):x}" for i in range(48 * 60 + 1400)]
-    filters, held = [], []
+    filters = []
     for f in range(48):
         kind = "SIMPLE" if f % 3 == 0 else "DYNAMIC_V0"
         bloom = new_bloom_filter(kind, num_entries=20, fpp=0.05, max_entries=20 * (1 + f % 4))
-        mine = stored[f * 60:(f + 1) * 60]
-        bloom.add_keys(mine)
+        bloom.add_keys(stored[f * 60:(f + 1) * 60])
         filters.append(bloom)
-        held.append(mine)
     wide = new_bloom_filter("DYNAMIC_V0", num_entries=20, fpp=0.05, max_entries=20 * 80)
     wide.add_keys(stored[2880:])
     filters.append(wide)
-    held.append(stored[2880:])
     assert len(wide.rows) > bloom_probe.CHUNK_ROWS and len({(b.num_hashes, b.vector_size) for b in filters}) == 1
     absent = [f"absent-{i}-{'x' * (i % 7)}" for i in range(2000)]
     keys = pa.array(stored + absent)
@@ -147,7 +145,8 @@ def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_doe
     by_partition = [(k, f) for k in range(len(keys)) for f in members[partition_of_key[k]]]
     sample = rng.choice(len(keys), 300, replace=False)
     every_file = [(k, f) for k in sample for f in range(len(filters))]
-    for pairs in (by_partition, every_file):
+    ranged = [by_partition[i] for i in np.nonzero(rng.random(len(by_partition)) < 0.9)[0]]  # ranges took some off
+    for pairs in (by_partition, every_file, ranged):
         pair_key, pair_filter = (np.array(column) for column in zip(*pairs))
         got = bloom_probe.probe(filters, keys, pair_key, pair_filter)
         own = (pair_key < len(stored)) & (owner[pair_key] == pair_filter)
