@@ -62,8 +62,9 @@ class KeyMatrix:
         else:
             block = np.zeros((len(starts), 0), np.uint8)
         # word c of every key, contiguous: (n_words, n) little-endian uint32, mixed
-        words = np.ascontiguousarray(
-            np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T)
+        # (a copy: the block may be the keys' own buffer, which the mixing below must not change)
+        words = np.array(np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T,
+                         order="C")
         with np.errstate(over="ignore"):
             words *= M
             words ^= words >> np.uint32(24)

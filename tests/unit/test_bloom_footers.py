@@ -41,6 +41,18 @@ def test_murmur2_known_values():
     assert murmur2(["é"], seed=7).tolist() != murmur2(["é"]).tolist()
 
 
+def test_hashing_keys_laid_side_by_side_leaves_them_unchanged():
+    """Keys of one length lie side by side in their array's buffer, which hashing reads in place: hashing
+    (and adding them to a filter) must not change them, for a single key or many, with or without tail."""
+    for keys in (["abcd"], ["abcdefgh"], ["abcd", "efgh", "ijkl"], ["abcde", "fghij"]):
+        array = pa.array(keys)
+        first = murmur2(array).tolist()
+        assert array.to_pylist() == keys and murmur2(array).tolist() == first
+        bloom = new_bloom_filter("SIMPLE", 10, 0.01)
+        bloom.add_keys(array)
+        assert array.to_pylist() == keys and bloom.might_contain(array).all()
+
+
 def _footer_files(tmp_path):
     found = []
     for i, name in enumerate(TABLES_WITH_FOOTERS):
