@@ -3,14 +3,16 @@
 A key's bit positions chain Hadoop's MurmurHash2 (``bloom_filter``): round i hashes the key with the
 hash of round i-1 as seed. The filters are cut into chunks of at most ``CHUNK_ROWS`` filter rows, each
 the files of a partition (filters that share their keys), and each chunk's rows are interleaved byte by
-byte: byte ``b`` of every row of the chunk lies side by side, a row per byte lane of 64-bit words. A
-probe is then a (key, chunk) unit, not a (key, filter row) pair: a round reads the bits of all the
-chunk's rows at the key's position with one gather of a few adjacent words (one cache line), shifted so
-that lane ``j`` holds row ``j``'s bit, ANDed into the unit's lanes. A unit is out once every lane is
-clear (a key no filter holds is out after a few rounds: a filter at capacity has about half its bits
-set), and a key is hashed only while one of its units is in, so only keys some row may hold (updates,
-false positives) pay every round. A pair's answer is its unit's lanes of its filter's rows (a
-DYNAMIC_V0 filter may hold a key any of its rows holds).
+byte: byte ``b`` of every row of the chunk lies side by side, a row per byte lane of a word (of 1, 2 or
+4 bytes for a chunk of up to 4 rows, else of 64-bit words; the chunks of one width are probed together,
+so the interleaved copy is at most twice the size of the filters). A probe is then a (key, chunk) unit,
+not a (key, filter row) pair: a round reads the bits of all the chunk's rows at the key's position with
+one gather of a few adjacent words (one cache line), shifted so that lane ``j`` holds row ``j``'s bit,
+ANDed into the unit's lanes. A unit is out once every lane is clear (a key no filter holds is out after
+a few rounds: a filter at capacity has about half its bits set), and a key is hashed only while one of
+its units is in, so only keys some row may hold (updates, false positives) pay every round. A pair's
+answer is its unit's lanes of its filter's rows (a DYNAMIC_V0 filter may hold a key any of its rows
+holds).
 """
 
 from __future__ import annotations
@@ -25,19 +27,23 @@ from hoodie_datasource.index.bloom_filter import BloomFilter
 from hoodie_datasource.index.murmur_hash import KeyMatrix, key_bytes, length_groups
 
 CHUNK_ROWS = 64  # filter rows probed together: a unit's round gathers at most one 64-byte line
-_LANES = np.uint64(0x0101010101010101)  # bit 0 of every byte lane
-_SHRINK = 0.75  # units (and hashed keys) are compacted when fewer than this share of them is still in
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}  # lanes of a chunk of up to 4 rows; more: 64-bit words
 _NO_PAIR = np.iinfo(np.int64).max
+_SHRINK = 0.75  # units (and hashed keys) are compacted when fewer than this share of them is still in
 
 
 def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, pair_filter: np.ndarray) -> np.ndarray:
     """A bool per pair: may ``filters[pair_filter[i]]`` hold ``keys[pair_key[i]]``? Every filter has the
     geometry of the first."""
+    maybe = np.zeros(len(pair_key), dtype=bool)
     if not len(pair_key):
-        return np.zeros(0, dtype=bool)
+        return maybe
     row_count = np.array([len(f.rows) for f in filters], dtype=np.int64)
     chunk_of, first_lane = _chunks(row_count, pair_key, pair_filter)
-    table = _interleaved(filters, chunk_of, first_lane, row_count)
+    used = chunk_of >= 0
+    # a chunk's lanes: its rows, rounded up to a power of two up to 8, else to a multiple of 8
+    rows = np.bincount(chunk_of[used], weights=row_count[used]).astype(np.int64)
+    width = np.where(rows <= 8, 1 << np.ceil(np.log2(np.maximum(rows, 1))).astype(np.int64), -(-rows // 8) * 8)
     pair_chunk = chunk_of[pair_filter]
     # the units: every key with pairs in the chunk of its first pair, then the (key, chunk) units of the
     # pairs in other chunks (a key whose partition spans chunks, a global index)
@@ -50,30 +56,37 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
     unit_key, unit_chunk = np.arange(len(needed)), key_chunk[needed]
     elsewhere = np.nonzero(pair_chunk != key_chunk[pair_key])[0]
     if len(elsewhere):
-        chunks = int(chunk_of.max()) + 1
+        chunks = len(rows)
         extra, inverse = np.unique(pair_unit[elsewhere] * chunks + pair_chunk[elsewhere], return_inverse=True)
         pair_unit[elsewhere] = len(needed) + inverse
         unit_key, unit_chunk = np.concatenate([unit_key, extra // chunks]), np.concatenate([unit_chunk, extra % chunks])
     # the keys asked about, hashed by byte length (a matrix per length)
     data, starts, lengths = key_bytes(pc.take(keys, pa.array(needed)))
-    lanes = np.zeros((len(unit_key), table.shape[1]), dtype=np.uint64)
-    group_of, local = np.empty(len(needed), dtype=np.int64), np.empty(len(needed), dtype=np.int64)
-    groups = list(length_groups(lengths))
-    for g, (_, members) in enumerate(groups):
-        group_of[members] = g
-        local[members] = np.arange(len(members))
-    nbytes = table.shape[0] // (int(chunk_of.max()) + 1)
-    for g, (length, members) in enumerate(groups):
-        units = np.nonzero(group_of[unit_key] == g)[0] if len(groups) > 1 else np.arange(len(unit_key))
-        held, found = _rounds(KeyMatrix(data, starts[members], length), local[unit_key[units]],
-                              unit_chunk[units] * nbytes, table, filters[0].num_hashes,
-                              np.int32(filters[0].vector_size))
-        lanes[units[held]] = found
-    by_lane = lanes.view(np.uint8)
-    lane, count = first_lane[pair_filter], row_count[pair_filter]
-    maybe = by_lane[pair_unit, lane] != 0
-    for extra_row in range(1, int(count.max())):
-        maybe |= by_lane[pair_unit, lane + np.minimum(extra_row, count - 1)] != 0
+    groups = [(KeyMatrix(data, starts[members], length), members) for length, members in length_groups(lengths)]
+    widths = np.unique(width)
+    nbytes = (filters[0].vector_size + 7) // 8
+    for lanes in widths.tolist():  # the chunks of one width probed together
+        members = np.nonzero(width == lanes)[0]
+        slot = np.full(len(rows), -1, dtype=np.int64)
+        slot[members] = np.arange(len(members))
+        table = _interleaved(filters, len(members), np.where(used, slot[chunk_of], -1), first_lane, lanes)
+        units = np.nonzero(width[unit_chunk] == lanes)[0] if len(widths) > 1 else np.arange(len(unit_key))
+        found = np.zeros((len(units), lanes), dtype=np.uint8)
+        for matrix, keyed in groups:
+            local = np.full(len(needed), -1, dtype=np.int64)
+            local[keyed] = np.arange(len(keyed))
+            at = np.nonzero(local[unit_key[units]] >= 0)[0] if len(groups) > 1 else np.arange(len(units))
+            held, bits = _rounds(matrix, local[unit_key[units[at]]], slot[unit_chunk[units[at]]] * nbytes, table,
+                                 filters[0].num_hashes, np.int32(filters[0].vector_size))
+            found[at[held]] = bits.view(np.uint8).reshape(len(held), lanes)
+        place = np.full(len(unit_key), -1, dtype=np.int64)  # a unit's row of ``found``
+        place[units] = np.arange(len(units))
+        pairs = np.nonzero(width[pair_chunk] == lanes)[0] if len(widths) > 1 else np.arange(len(pair_key))
+        unit, lane, count = place[pair_unit[pairs]], first_lane[pair_filter[pairs]], row_count[pair_filter[pairs]]
+        answer = found[unit, lane] != 0
+        for extra_row in range(1, int(count.max())):
+            answer |= found[unit, lane + np.minimum(extra_row, count - 1)] != 0
+        maybe[pairs] = answer
     return maybe
 
 
@@ -101,18 +114,18 @@ def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray
     return chunk_of, first_lane
 
 
-def _interleaved(filters: Sequence[BloomFilter], chunk_of: np.ndarray, first_lane: np.ndarray,
-                 row_count: np.ndarray) -> np.ndarray:
-    """(chunks x bytes, words) uint64: row ``chunk * bytes + b`` holds byte ``b`` of every row of the
-    chunk, row ``j`` in byte lane ``j`` (lanes of no row are zero: never a "maybe")."""
-    used = np.nonzero(chunk_of >= 0)[0]
-    words = -(-int((first_lane[used] + row_count[used]).max()) // 8)
+def _interleaved(filters: Sequence[BloomFilter], chunks: int, slot_of: np.ndarray, first_lane: np.ndarray,
+                 lanes: int) -> np.ndarray:
+    """(chunks x bytes, words): row ``slot * bytes + b`` holds byte ``b`` of every row of the chunk in slot
+    ``slot`` (``slot_of``: each filter's chunk's slot, -1 for a filter of none of the chunks), filter row ``j`` in
+    byte lane ``j`` (lanes of no row are zero: never a "maybe"); words of ``lanes`` bytes up to 4, else
+    64-bit words."""
     nbytes = (filters[0].vector_size + 7) // 8
-    stacked = np.zeros((int(chunk_of.max()) + 1, words * 8, nbytes), dtype=np.uint8)
-    for f in used.tolist():
+    stacked = np.zeros((chunks, lanes, nbytes), dtype=np.uint8)
+    for f in np.nonzero(slot_of >= 0)[0].tolist():
         for i, row in enumerate(filters[f].rows):
-            stacked[chunk_of[f], first_lane[f] + i] = row.packed()
-    return np.ascontiguousarray(stacked.transpose(0, 2, 1)).reshape(-1, words * 8).view(np.uint64)
+            stacked[slot_of[f], first_lane[f] + i] = row.packed()
+    return np.ascontiguousarray(stacked.transpose(0, 2, 1)).reshape(-1, lanes).view(_WORDS.get(lanes, np.uint64))
 
 
 def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, table: np.ndarray, num_hashes: int,
@@ -121,7 +134,9 @@ def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, tabl
     holds every bit of the key): ``unit_key`` is a unit's row of ``matrix``, ``unit_base`` the row of
     ``table`` where its chunk starts."""
     unit = np.arange(len(unit_key))
-    acc = np.full((len(unit_key), table.shape[1]), _LANES, dtype=np.uint64)
+    lane_type = table.dtype.type
+    acc = np.full((len(unit_key), table.shape[1]), np.frombuffer(b"\x01" * table.itemsize, lane_type)[0],
+                  dtype=lane_type)  # bit 0 of every byte lane
     seeds = np.zeros(len(matrix), np.uint32)
     same = len(unit_key) == len(matrix) and bool((unit_key == unit).all())  # a unit per key, in key order
     for done in range(1, num_hashes + 1):
@@ -129,7 +144,7 @@ def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, tabl
         position = np.abs(np.fmod(seeds.view(np.int32), size))
         if not same:
             position = position[unit_key]
-        acc &= np.take(table, unit_base + (position >> 3), axis=0) >> (position & 7).astype(np.uint64)[:, None]
+        acc &= np.take(table, unit_base + (position >> 3), axis=0) >> (position & 7).astype(lane_type)[:, None]
         live = acc[:, 0] != 0
         for word in range(1, acc.shape[1]):
             live |= acc[:, word] != 0

@@ -131,9 +131,9 @@ def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_doe
     """Filters of one geometry (SIMPLE and DYNAMIC_V0 of the same sizing, one DYNAMIC_V0 of more rows
     than a chunk holds) probed in chunks of byte-interleaved rows: grouped as partitions (keys paired
     with their partition's files, a partition spanning chunks), globally (keys paired with every
-    file) and as partitions less some pairs (key ranges took them off). Every key a filter stored is
-    found there, and every pair is answered as ``might_contain`` answers it (random absent keys
-    included)."""
+    file), as partitions less some pairs (key ranges took them off) and as partitions of one file each
+    (chunks of a few rows: narrower lanes). Every key a filter stored is found there, and every pair is
+    answered as ``might_contain`` answers it (random absent keys included)."""
     rng = np.random.default_rng(11)
     stored = [f"key-{i:05d}-{rng.integers(1 << 40):x}" for i in range(48 * 60 + 1400)]
     filters = []
@@ -158,7 +158,8 @@ def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_doe
     sample = rng.choice(len(keys), 300, replace=False)
     every_file = [(k, f) for k in sample for f in range(len(filters))]
     ranged = [by_partition[i] for i in np.nonzero(rng.random(len(by_partition)) < 0.9)[0]]  # ranges took some off
-    for pairs in (by_partition, every_file, ranged):
+    own_file = [(k, owner[k]) for k in range(len(keys))]  # a file a partition: chunks of 1, 2, 3 and 80 rows
+    for pairs in (by_partition, every_file, ranged, own_file):
         pair_key, pair_filter = (np.array(column) for column in zip(*pairs))
         got = bloom_probe.probe(filters, keys, pair_key, pair_filter)
         own = (pair_key < len(stored)) & (owner[pair_key] == pair_filter)
