@@ -45,7 +45,7 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
     rows = np.bincount(chunk_of[used], weights=row_count[used]).astype(np.int64)
     width = np.where(rows <= 8, 1 << np.ceil(np.log2(np.maximum(rows, 1))).astype(np.int64), -(-rows // 8) * 8)
     pair_chunk = chunk_of[pair_filter]
-    # the units: every key with pairs in the chunk of its first pair, then the (key, chunk) units of the
+    # the units: every key with pairs in the chunk of one of its pairs, then the (key, chunk) units of the
     # pairs in other chunks (a key whose partition spans chunks, a global index)
     key_chunk = np.full(len(keys), -1, dtype=np.int64)
     key_chunk[pair_key] = pair_chunk
@@ -102,24 +102,24 @@ def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray
     np.minimum.at(group, pair_filter, key_first[pair_key])
     chunk_of = np.full(len(row_count), -1, dtype=np.int64)
     first_lane = np.zeros(len(row_count), dtype=np.int64)
-    chunk, used, previous = -1, 0, None
+    chunk, filled, previous = -1, 0, None
     for f in np.argsort(group, kind="stable").tolist():
         if group[f] == _NO_PAIR:
             break
         rows = int(row_count[f])
-        if group[f] != previous or used + rows > CHUNK_ROWS:
-            chunk, used, previous = chunk + 1, 0, group[f]
-        chunk_of[f], first_lane[f] = chunk, used
-        used += rows
+        if group[f] != previous or filled + rows > CHUNK_ROWS:
+            chunk, filled, previous = chunk + 1, 0, group[f]
+        chunk_of[f], first_lane[f] = chunk, filled
+        filled += rows
     return chunk_of, first_lane
 
 
 def _interleaved(filters: Sequence[BloomFilter], chunks: int, slot_of: np.ndarray, first_lane: np.ndarray,
                  lanes: int) -> np.ndarray:
     """(chunks x bytes, words): row ``slot * bytes + b`` holds byte ``b`` of every row of the chunk in slot
-    ``slot`` (``slot_of``: each filter's chunk's slot, -1 for a filter of none of the chunks), filter row ``j`` in
-    byte lane ``j`` (lanes of no row are zero: never a "maybe"); words of ``lanes`` bytes up to 4, else
-    64-bit words."""
+    ``slot`` (``slot_of``: each filter's chunk's slot, -1 for a filter of none of the chunks), filter row
+    ``j`` in byte lane ``j`` (lanes of no row are zero: never a "maybe"); words of ``lanes`` bytes up to 4,
+    else 64-bit words."""
     nbytes = (filters[0].vector_size + 7) // 8
     stacked = np.zeros((chunks, lanes, nbytes), dtype=np.uint8)
     for f in np.nonzero(slot_of >= 0)[0].tolist():
