@@ -65,6 +65,7 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
     groups = [(KeyMatrix(data, starts[members], length), members) for length, members in length_groups(lengths)]
     widths = np.unique(width)
     nbytes = (filters[0].vector_size + 7) // 8
+    end_lane = first_lane + row_count
     for lanes in widths.tolist():  # the chunks of one width probed together
         members = np.nonzero(width == lanes)[0]
         slot = np.full(len(rows), -1, dtype=np.int64)
@@ -79,14 +80,20 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
             held, bits = _rounds(matrix, local[unit_key[units[at]]], slot[unit_chunk[units[at]]] * nbytes, table,
                                  filters[0].num_hashes, np.int32(filters[0].vector_size))
             found[at[held]] = bits.view(np.uint8).reshape(len(held), lanes)
+        # a pair's answer: whether a lane of its filter's rows [first, end) is set, from the lanes' running
+        # count (the rows of a filter are adjacent lanes)
+        running = np.zeros((len(found), lanes + 1), dtype=np.uint8 if lanes < 256 else np.int32)
+        for lane in range(lanes):  # a column at a time: numpy's cumsum along short rows is slower
+            np.add(running[:, lane], found[:, lane], out=running[:, lane + 1])
+        counts = running.ravel()
+        if len(widths) == 1:  # every unit and pair: no subsets taken
+            at = pair_unit * (lanes + 1)
+            return counts[at + end_lane[pair_filter]] != counts[at + first_lane[pair_filter]]
         place = np.full(len(unit_key), -1, dtype=np.int64)  # a unit's row of ``found``
         place[units] = np.arange(len(units))
-        pairs = np.nonzero(width[pair_chunk] == lanes)[0] if len(widths) > 1 else np.arange(len(pair_key))
-        unit, lane, count = place[pair_unit[pairs]], first_lane[pair_filter[pairs]], row_count[pair_filter[pairs]]
-        answer = found[unit, lane] != 0
-        for extra_row in range(1, int(count.max())):
-            answer |= found[unit, lane + np.minimum(extra_row, count - 1)] != 0
-        maybe[pairs] = answer
+        pairs = np.nonzero(width[pair_chunk] == lanes)[0]
+        at, filters_of = place[pair_unit[pairs]] * (lanes + 1), pair_filter[pairs]
+        maybe[pairs] = counts[at + end_lane[filters_of]] != counts[at + first_lane[filters_of]]
     return maybe
 
 
