@@ -110,10 +110,12 @@ def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np
         if bloom is not None:
             geometry.setdefault((bloom.num_hashes, bloom.vector_size), []).append(code)
     for codes in geometry.values():
-        pairs = np.nonzero(np.isin(pair_file, codes))[0]
+        if len(codes) == len(filters):  # every file has a filter of this geometry: every pair is probed
+            return bloom_probe.probe(filters, keys, pair_key, pair_file), np.ones(len(pair_key), dtype=bool)
+        position = np.full(len(filters), -1, dtype=np.int64)
+        position[codes] = np.arange(len(codes))
+        pairs = np.nonzero(position[pair_file] >= 0)[0]
         if len(pairs):
-            position = np.zeros(len(filters), dtype=np.int64)
-            position[codes] = np.arange(len(codes))
             maybe[pairs] = bloom_probe.probe([filters[c] for c in codes], keys, pair_key[pairs],
                                              position[pair_file[pairs]])
             probed[pairs] = True
@@ -138,8 +140,9 @@ def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_f
     candidates lie within the file's key range). Keys that two or more filters may hold, candidates of
     files without a filter, and every positive without ``claims`` are checked against the stored keys."""
     info = (listed or {}).get
-    probed_files = set(np.unique(pair_file).tolist()) if use_bloom else set()  # no filter read for a file without pairs
-    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if i in probed_files else None
+    # no filter read for a file without pairs
+    paired = np.bincount(pair_file, minlength=len(base_files)) > 0 if use_bloom else np.zeros(len(base_files), bool)
+    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if paired[i] else None
                for i, f in enumerate(base_files)]
     maybe, probed = _bloom_maybe(filters, keys, pair_key, pair_file)
     exact = maybe.copy()

@@ -54,11 +54,17 @@ class KeyMatrix:
         self.length = length
         n_words = length // 4
         tail_len = length - n_words * 4
-        idx = starts[:, None] + np.arange(length)[None, :]
-        block = data[idx] if length else np.zeros((len(starts), 0), np.uint8)
+        first = int(starts[0]) if len(starts) else 0
+        if length and np.array_equal(starts, first + length * np.arange(len(starts))):
+            block = data[first:first + length * len(starts)].reshape(len(starts), length)  # keys side by side
+        elif length:
+            block = data[starts[:, None] + np.arange(length)[None, :]]
+        else:
+            block = np.zeros((len(starts), 0), np.uint8)
         # word c of every key, contiguous: (n_words, n) little-endian uint32, mixed
-        words = np.ascontiguousarray(
-            np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T)
+        # (a copy: the block may be the keys' own buffer, which the mixing below must not change)
+        words = np.array(np.ascontiguousarray(block[:, : n_words * 4]).view("<u4").reshape(len(starts), n_words).T,
+                         order="C")
         with np.errstate(over="ignore"):
             words *= M
             words ^= words >> np.uint32(24)

@@ -41,6 +41,18 @@ def test_murmur2_known_values():
     assert murmur2(["é"], seed=7).tolist() != murmur2(["é"]).tolist()
 
 
+def test_hashing_keys_laid_side_by_side_leaves_them_unchanged():
+    """Keys of one length lie side by side in their array's buffer, which hashing reads in place: hashing
+    (and adding them to a filter) must not change them, for a single key or many, with or without tail."""
+    for keys in (["abcd"], ["abcdefgh"], ["abcd", "efgh", "ijkl"], ["abcde", "fghij"]):
+        array = pa.array(keys)
+        first = murmur2(array).tolist()
+        assert array.to_pylist() == keys and murmur2(array).tolist() == first
+        bloom = new_bloom_filter("SIMPLE", 10, 0.01)
+        bloom.add_keys(array)
+        assert array.to_pylist() == keys and bloom.might_contain(array).all()
+
+
 def _footer_files(tmp_path):
     found = []
     for i, name in enumerate(TABLES_WITH_FOOTERS):
@@ -113,3 +125,48 @@ def test_bad_type_and_truncated_filter():
         new_bloom_filter("CUCKOO")
     with pytest.raises(CorruptFileError):
         bloom_filter_from_footer(new_bloom_filter("SIMPLE", 100, 0.01).serialize()[:40], "SIMPLE")
+
+
+def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_does():
+    """Filters of one geometry (SIMPLE and DYNAMIC_V0 of the same sizing, one DYNAMIC_V0 of more rows
+    than a chunk holds) probed in chunks of byte-interleaved rows: grouped as partitions (keys paired
+    with their partition's files, a partition spanning chunks), globally (keys paired with every
+    file), as partitions less some pairs (key ranges took them off) and as partitions of one file each
+    (chunks of a few rows: narrower lanes). Every key a filter stored is found there, and every pair is
+    answered as ``might_contain`` answers it (random absent keys included)."""
+    rng = np.random.default_rng(11)
+    stored = [f"key-{i:05d}-{rng.integers(1 << 40):x}" for i in range(48 * 60 + 1400)]
+    filters = []
+    for f in range(48):
+        kind = "SIMPLE" if f % 3 == 0 else "DYNAMIC_V0"
+        bloom = new_bloom_filter(kind, num_entries=20, fpp=0.05, max_entries=20 * (1 + f % 4))
+        bloom.add_keys(stored[f * 60:(f + 1) * 60])
+        filters.append(bloom)
+    wide = new_bloom_filter("DYNAMIC_V0", num_entries=20, fpp=0.05, max_entries=20 * 80)
+    wide.add_keys(stored[2880:])
+    filters.append(wide)
+    assert len(wide.rows) > bloom_probe.CHUNK_ROWS and len({(b.num_hashes, b.vector_size) for b in filters}) == 1
+    absent = [f"absent-{i}-{'x' * (i % 7)}" for i in range(2000)]
+    keys = pa.array(stored + absent)
+    owner = np.repeat(np.arange(len(filters) - 1), 60)
+    owner = np.concatenate([owner, np.full(len(stored) - len(owner), len(filters) - 1),
+                            rng.integers(0, len(filters), len(absent))])
+    partition_of_filter = np.minimum(np.arange(len(filters)) // 12, 3)  # 4 partitions; the last has the wide filter
+    partition_of_key = partition_of_filter[owner]
+    members = [np.nonzero(partition_of_filter == p)[0] for p in range(4)]
+    by_partition = [(k, f) for k in range(len(keys)) for f in members[partition_of_key[k]]]
+    sample = rng.choice(len(keys), 300, replace=False)
+    every_file = [(k, f) for k in sample for f in range(len(filters))]
+    ranged = [by_partition[i] for i in np.nonzero(rng.random(len(by_partition)) < 0.9)[0]]  # ranges took some off
+    own_file = [(k, owner[k]) for k in range(len(keys))]  # a file a partition: chunks of 1, 2, 3 and 80 rows
+    for pairs in (by_partition, every_file, ranged, own_file):
+        pair_key, pair_filter = (np.array(column) for column in zip(*pairs))
+        got = bloom_probe.probe(filters, keys, pair_key, pair_filter)
+        own = (pair_key < len(stored)) & (owner[pair_key] == pair_filter)
+        assert got[own].all() and own.any()  # no stored key is missed
+        expected = np.zeros(len(pair_key), dtype=bool)
+        for f, bloom in enumerate(filters):
+            at = np.nonzero(pair_filter == f)[0]
+            expected[at] = bloom.might_contain(keys.take(pa.array(pair_key[at])))
+        assert got.tolist() == expected.tolist()
+        assert 0 < (expected & ~own).sum() < (~own).sum()  # false positives among the absent pairs

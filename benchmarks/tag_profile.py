@@ -1,0 +1,119 @@
+"""CPU time of tagging the seed batch at the 20M-row shape, without a 20M-row table or Spark.
+
+The 20M-row table has 8 base files of about 83k rows in each of its 30 day partitions, and the seed
+batch puts 90% of its updates and all its inserts into the latest 3 days. This builds those 3 days and
+2 of the others as they are in that table (8 bulk inserts, each adding one file of ~83k rows to every
+day, so each file has its share of the day's uuid keys: no key-range pruning), then tags the batch's
+records of those days as one task does (``RecordWriter.tag``: key ranges, bloom filters, exact checks),
+``--repeat`` times in each mode: ``cold`` (process caches and the host cache emptied), ``new worker``
+(process caches emptied, host cache kept) and ``warm`` (both kept). Prints keys/s of CPU time
+(``time.process_time``, median over the repeats); ``--profile`` prints a cProfile of one warm tagging.
+
+    TMPDIR=/tmp/tagprof python -m benchmarks.tag_profile --work /tmp/tagprof/table
+
+Set ``TMPDIR`` to a scratch directory: the cold mode empties the host cache below it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import logging
+import pstats
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from benchmarks import ours, workload
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import start_write
+from hoodie_datasource.index import base_file_cache
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.write import tagging
+
+logger = logging.getLogger(__name__)
+TABLE_ROWS = 20_000_000
+FILES_PER_DAY = 8
+DAYS = (0, 1, 27, 28, 29)  # the seed batch's 3 recent days and 2 of its tail's
+
+
+def build(path: Path, table_type: str) -> None:
+    """The days ``DAYS`` of the 20M-row table, each in ``FILES_PER_DAY`` base files."""
+    per_day = TABLE_ROWS // workload.DAYS
+    chunk = -(-per_day // FILES_PER_DAY)
+    options = {**ours.options(table_type), "hoodie.datasource.write.operation": "bulk_insert"}
+    for f in range(FILES_PER_DAY):
+        within = np.arange(f * chunk, min((f + 1) * chunk, per_day), dtype=np.int64)
+        ids = np.concatenate([within * workload.DAYS + day for day in DAYS])
+        write_local(str(path), workload.stored_trips(ids, 0, 1, False), options)
+        logger.info("file %d of each day written", f + 1)
+
+
+def batch() -> pa.Table:
+    """The seed batch of the 20M-row table, its records of the days ``DAYS``."""
+    whole = workload.upsert_batch(TABLE_ROWS, workload.SEED)
+    days = pc.strftime(pa.array((workload.EPOCH_MS // 1000 + np.array(DAYS) * 86_400).astype("datetime64[s]")),
+                       format="%Y-%m-%d")
+    return whole.filter(pc.is_in(whole.column(workload.PARTITION), value_set=days))
+
+
+def tag_once(path: Path, table_type: str, records: pa.Table) -> tuple[float, dict[str, int]]:
+    """CPU seconds of one tagging of ``records`` and its index counts (the write is aborted after)."""
+    storage = open_storage(str(path), {})
+    session = start_write(storage, {**ours.options(table_type), "hoodie.datasource.write.operation": "upsert"},
+                          records.schema)
+    try:
+        writer = session.record_writer()
+        keyed = tagging.keyed(records, session.config)
+        started = time.process_time()
+        tagged, _, counts = writer.tag(keyed)
+        seconds = time.process_time() - started
+        assert tagged.num_rows == records.num_rows
+        return seconds, counts.as_dict()
+    finally:
+        session.abort()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tag_profile")
+    parser.add_argument("--table-type", default=ours.COW, choices=(ours.COW, ours.MOR))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logger.setLevel(logging.INFO)
+    path = args.work / args.table_type
+    if not path.exists():
+        build(path, args.table_type)
+    records = batch()
+    host_cache = Path(tempfile.gettempdir()) / "hoodie-bloom-cache"
+    clears = {"cold": lambda: (base_file_cache.clear(), shutil.rmtree(host_cache, ignore_errors=True)),
+              "new worker": base_file_cache.clear, "warm": lambda: None}
+    counts: dict[str, int] = {}
+    for mode, clear in clears.items():
+        runs = []
+        for _ in range(args.repeat):
+            clear()
+            seconds, counts = tag_once(path, args.table_type, records)
+            runs.append(seconds)
+        median = statistics.median(runs)
+        logger.info("%s %s: %d keys, median %.3f s CPU (runs %s): %.0f keys/s", args.table_type, mode,
+                    records.num_rows, median, ", ".join(f"{r:.3f}" for r in runs), records.num_rows / median)
+    logger.info("index counts: %s", counts)
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        tag_once(path, args.table_type, records)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+
+
+if __name__ == "__main__":
+    main()
