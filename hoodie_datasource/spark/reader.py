@@ -17,8 +17,9 @@ so no query reuses another's reader. The shim also hands the base files that nee
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
 whose log files need merging (``spark.shim_options``). For slices whose base files Spark reads less the
 rows their logs replace, a reader reads only the log changes (``changes``: ``rows`` or ``replaced``,
-``read.merged_reader.log_changes``); the replaced rows are named by base file (size, or name) and row index,
-which Spark's scan knows without decoding a column (``_metadata.file_size`` or ``file_name``, ``row_index``).
+``read.merged_reader.log_changes``, decided once per slice and query: ``read.log_changes_cache``); the
+replaced rows are named by base file (size, or name) and row index, which Spark's scan knows without
+decoding a column (``_metadata.file_size`` or ``file_name``, ``row_index``).
 """
 
 from __future__ import annotations
