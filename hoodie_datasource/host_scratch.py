@@ -6,7 +6,7 @@ any core, so what one worker decoded is found by the next one only on local disk
 ``tempfile.gettempdir()/<name>`` (so ``TMPDIR`` moves it), never a table path, so plain file calls are
 right here. It is private to the user (created 0700; one owned by someone else or open to others is not
 used). An entry is written to a temporary name and renamed into place, so a reader sees a whole entry or
-none. A directory holds at most its budget in bytes: after each new entry the least recently used ones (by
+none. A directory holds at most its budget in bytes: after a new entry the least recently used ones (by
 modification time, which ``touch`` refreshes when an entry is loaded) are removed until it is back under
 90% of that.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import random
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -54,9 +55,11 @@ def touch(path: Path) -> None:
     os.utime(path)
 
 
-def write(name: str, digest: str, chunks: Iterable[bytes | memoryview], budget: int) -> None:
+def write(name: str, digest: str, chunks: Iterable[bytes | memoryview], budget: int, evict_one_in: int = 1) -> None:
     """Write the entry ``digest`` of scratch directory ``name`` from ``chunks``, in place at once, then keep
-    the directory within ``budget`` bytes (best effort: a failure only logs)."""
+    the directory within ``budget`` bytes (best effort: a failure only logs). Keeping it lists the whole
+    directory: a cache of many small entries does it after one write in ``evict_one_in`` (at random, as
+    every process writes), and may go over its budget by that many entries in between."""
     path = entry_path(name, digest)
     if path is None:
         return
@@ -76,7 +79,8 @@ def write(name: str, digest: str, chunks: Iterable[bytes | memoryview], budget: 
         except BaseException:
             os.unlink(tmp)
             raise
-        _evict(path.parent, budget)
+        if random.randrange(evict_one_in) == 0:
+            _evict(path.parent, budget)
     except OSError as exc:
         logger.warning("Cannot write host cache entry %s: %s", path, exc)
 

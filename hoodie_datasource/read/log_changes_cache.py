@@ -47,6 +47,7 @@ from hoodie_datasource.table.file_group import FileSlice
 logger = logging.getLogger(__name__)
 
 BUDGET = 256 << 20  # the decisions of about 16 million replaced rows and winning log records
+EVICT_ONE_IN = 32  # entries are small (a slice's decision) and many: the directory is listed after 1 write in 32
 _NAME = "hoodie-log-changes-cache"
 _MAGIC = b"HOODIELC"
 _VERSION = 1
@@ -109,4 +110,4 @@ def store(key: str, decision: LogDecision) -> None:
     encoded = key.encode()
     header = _HEADER.pack(_MAGIC, _VERSION, len(encoded), len(decision.replaced), len(decision.winners))
     chunks = [header, encoded, decision.replaced.astype(_POSITION).tobytes(), decision.winners.astype(_POSITION).tobytes()]
-    host_scratch.write(_NAME, _digest(key), chunks, BUDGET)
+    host_scratch.write(_NAME, _digest(key), chunks, BUDGET, EVICT_ONE_IN)

@@ -6,14 +6,17 @@ block), and decides again when the entry is missing or unreadable."""
 from __future__ import annotations
 
 import tempfile
+import time
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from hoodie_datasource import host_scratch
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read import merged_reader
+from hoodie_datasource.read import log_changes_cache, merged_reader
+from hoodie_datasource.read.merged_reader import LogDecision
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.shim_options import REPLACED_ROW_COLUMN, REPLACED_SIZE_COLUMN
@@ -109,3 +112,20 @@ def test_a_missing_or_unreadable_entry_is_decided_again(tmp_path, entries, base_
     entry.unlink()
     assert pairs(scan(path, "rows")) == [("b", 20), ("d", 40)]
     assert len(base_reads) == 3
+
+
+def test_the_cache_keeps_within_its_budget_dropping_the_least_recently_used(entries, monkeypatch):
+    monkeypatch.setattr(log_changes_cache, "BUDGET", 40_000)
+    monkeypatch.setattr(log_changes_cache, "EVICT_ONE_IN", 1)
+    decision = LogDecision(np.arange(1000, dtype=np.int64), np.arange(500, dtype=np.int64))  # 12 KB an entry
+    log_changes_cache.store("first", decision)
+    for i in range(10):
+        log_changes_cache.store(f"other {i}", decision)
+        time.sleep(0.02)  # apart by more than the file system's clock tick: eviction goes by modification time
+        assert log_changes_cache.load("first") is not None  # used: the others go first
+        time.sleep(0.02)
+    assert sum(p.stat().st_size for p in entries.glob("*.entry")) <= 40_000
+    loaded = log_changes_cache.load("other 9")
+    assert loaded is not None and loaded.replaced.tolist() == list(range(1000)) and loaded.winners.tolist() == list(
+        range(500))
+    assert log_changes_cache.load("other 0") is None
