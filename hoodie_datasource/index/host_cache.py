@@ -7,35 +7,27 @@ default DYNAMIC_V0 filter) before hashing a single key. Here each file's row cou
 filter bits are written once, decoded, to a local scratch directory, and any later process maps the
 bits straight from it (``np.memmap``: the page cache holds one copy for all the workers).
 
-The directory is local scratch (``tempfile.gettempdir()/hoodie-bloom-cache``, so ``TMPDIR`` moves it),
-never a table path, so plain file calls are right here. It is private to the user (created 0700; one
-owned by someone else or open to others is not used). An entry is named by a hash of the base file's
-full URI and size and records both, checked on load: a Hudi base file's name (file id, write token,
-instant) is never reused, and files are immutable, so an entry never goes stale, and a rewrite (a new
-name) finds no entry of the old file. Entries are written to a temporary name and renamed into place,
-so a reader sees a whole entry or none; one that does not parse (a foreign file, a crash of the disk)
-is ignored and the footer read instead.
+The directory (``hoodie-bloom-cache``) is the host's scratch (``host_scratch``: private to the user, entries
+written whole or not at all, least recently used ones evicted beyond ``BUDGET``). An entry is named by a
+hash of the base file's full URI and size and records both, checked on load: a Hudi base file's name (file
+id, write token, instant) is never reused, and files are immutable, so an entry never goes stale, and a
+rewrite (a new name) finds no entry of the old file. One that does not parse (a foreign file, a crash of the
+disk) is ignored and the footer read instead.
 
-The directory holds at most ``BUDGET`` bytes (1 GiB: the filters of about 1,600 base files at Hudi's
-default sizing, two 323 KB rows a file): after each new entry the least recently used ones (by
-modification time, which a load refreshes) are removed until it is back under 90% of that.
+``BUDGET`` is 1 GiB: the filters of about 1,600 base files at Hudi's default sizing, two 323 KB rows a file.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
-import os
-import stat
 import struct
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from hoodie_datasource import host_scratch
 from hoodie_datasource.index.bloom_filter import BloomFilter
 
 logger = logging.getLogger(__name__)
@@ -45,7 +37,7 @@ _MAGIC = b"HOODIEBF"
 _VERSION = 1
 _PREAMBLE = struct.Struct("<8sII")  # magic, format version, header length
 _ALIGN = 64
-_SUFFIX = ".entry"
+_NAME = "hoodie-bloom-cache"
 
 
 @dataclass(frozen=True)
@@ -58,32 +50,15 @@ class FooterIndex:
     bloom: BloomFilter | None
 
 
-@functools.cache
-def _directory() -> Path | None:
-    path = Path(tempfile.gettempdir()) / "hoodie-bloom-cache"
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        info = path.lstat()
-    except OSError as exc:
-        logger.info("No shared bloom filter cache (%s): %s", path, exc)
-        return None
-    owner = os.getuid() if hasattr(os, "getuid") else info.st_uid  # no owner to check on Windows
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != owner or info.st_mode & 0o077:
-        logger.info("No shared bloom filter cache: %s is not a directory private to this user", path)
-        return None
-    return path
-
-
-def _entry_path(directory: Path, uri: str, size: int) -> Path:
-    return directory / (hashlib.sha256(f"{uri}\0{size}".encode()).hexdigest()[:40] + _SUFFIX)
+def _digest(uri: str, size: int) -> str:
+    return hashlib.sha256(f"{uri}\0{size}".encode()).hexdigest()[:40]
 
 
 def load(uri: str, size: int) -> FooterIndex | None:
     """The entry of the base file at ``uri`` of ``size`` bytes, None when there is none (or it is unreadable)."""
-    directory = _directory()
-    if directory is None:
+    path = host_scratch.entry_path(_NAME, _digest(uri, size))
+    if path is None:
         return None
-    path = _entry_path(directory, uri, size)
     try:
         with open(path, "rb") as f:
             magic, version, length = _PREAMBLE.unpack(f.read(_PREAMBLE.size))
@@ -103,7 +78,7 @@ def load(uri: str, size: int) -> FooterIndex | None:
             bits = np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(count, nbytes))
             bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(np.asarray(bits)),
                                             spec["nr"], spec["max_entries"], spec["current"])
-        os.utime(path)  # recently used: eviction goes by modification time
+        host_scratch.touch(path)
         return FooterIndex(header["num_rows"], header["min_key"], header["max_key"], bloom)
     except FileNotFoundError:
         return None
@@ -114,9 +89,6 @@ def load(uri: str, size: int) -> FooterIndex | None:
 
 def store(uri: str, size: int, entry: FooterIndex) -> None:
     """Keep ``entry`` for the base file at ``uri`` of ``size`` bytes (best effort: a failure only logs)."""
-    directory = _directory()
-    if directory is None:
-        return
     bloom = entry.bloom
     spec = None if bloom is None else {
         "type": bloom.type_code, "vector_size": bloom.vector_size, "num_hashes": bloom.num_hashes,
@@ -124,51 +96,11 @@ def store(uri: str, size: int, entry: FooterIndex) -> None:
     header = json.dumps({"uri": uri, "size": size, "num_rows": entry.num_rows, "min_key": entry.min_key,
                          "max_key": entry.max_key, "bloom": spec}).encode()
     preamble = _PREAMBLE.pack(_MAGIC, _VERSION, len(header)) + header
-    path = _entry_path(directory, uri, size)
-    try:
-        try:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        except FileNotFoundError:  # the directory was removed since (a scratch cleaner): made again
-            _directory.cache_clear()
-            if _directory() != directory:
-                return
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(preamble.ljust(_data_offset(len(header)), b"\0"))
-                for packed in ([] if bloom is None else bloom.packed_rows()):
-                    f.write(memoryview(packed))
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        _evict(directory)
-    except OSError as exc:
-        logger.warning("Cannot write bloom filter cache entry %s: %s", path, exc)
+    chunks = [preamble.ljust(_data_offset(len(header)), b"\0"),
+              *(memoryview(packed) for packed in ([] if bloom is None else bloom.packed_rows()))]
+    host_scratch.write(_NAME, _digest(uri, size), chunks, BUDGET)
 
 
 def _data_offset(header_length: int) -> int:
     return -(-(_PREAMBLE.size + header_length) // _ALIGN) * _ALIGN
 
-
-def _evict(directory: Path) -> None:
-    entries = []
-    with os.scandir(directory) as listing:
-        for item in listing:
-            if item.name.endswith(_SUFFIX):
-                try:
-                    info = item.stat()
-                except FileNotFoundError:
-                    continue
-                entries.append((info.st_mtime_ns, info.st_size, item.path))
-    used = sum(size for _, size, _ in entries)
-    if used <= BUDGET:
-        return
-    for _, size, path in sorted(entries):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass  # another worker evicted it
-        used -= size
-        if used <= BUDGET * 0.9:
-            break

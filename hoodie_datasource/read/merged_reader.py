@@ -16,7 +16,7 @@ hands it to Spark's parquet scan).
 Memory: the slice's decoded log records (their columns the read needs), one batch of the base file
 (``base_reader.BATCH_ROWS`` rows) and the base rows whose keys the logs name, at a time; for
 ``log_changes`` the same with the base file's key and ordering columns only, plus the positions of the
-base rows the logs name.
+base rows the logs name (none of that when it is handed the decision already made: the log records only).
 """
 
 from __future__ import annotations
@@ -142,14 +142,29 @@ def iter_merged_slice(
 
 
 @dataclass(frozen=True)
+class LogDecision:
+    """Which records a slice's merge keeps, as positions: ``replaced``, in the base file (0-based, in file
+    order: Spark's ``_metadata.row_index``), the base rows that lose (to a log record or a delete);
+    ``winners``, among the slice's visible log data records (``read_log_records``, in log order), the ones
+    that win. It depends on the record key and ordering columns only, never on the other columns a read asks
+    for (``log_changes_cache`` keeps it for the other read of the same query)."""
+
+    replaced: np.ndarray
+    winners: np.ndarray
+
+
+@dataclass(frozen=True)
 class LogChanges:
     """What a slice's log blocks change in its base file: the rows they make (the log records that win,
-    in the schema asked for) and the positions in the base file (0-based, in file order: Spark's
-    ``_metadata.row_index``) of the base rows that lose (to one of those rows or a delete). The slice
+    in the schema asked for) and the ``decision`` naming them and the base rows that lose. The slice
     reads as its base file less the ``replaced`` rows, plus ``rows``."""
 
     rows: pa.Table
-    replaced: np.ndarray
+    decision: LogDecision
+
+    @property
+    def replaced(self) -> np.ndarray:
+        return self.decision.replaced
 
 
 def log_changes(
@@ -158,12 +173,17 @@ def log_changes(
     schema: pa.Schema,
     visible_instants: Collection[str],
     ordering_field: str | None,
+    decision: LogDecision | None = None,
 ) -> LogChanges:
     """The slice's log changes, deciding every key the logs name from the log records and the base file's
-    record key and ordering columns only (the base file's other columns are never decoded)."""
+    record key and ordering columns only (the base file's other columns are never decoded); with the
+    ``decision`` made earlier for the same slice, visible instants and ordering field, only the log blocks
+    are decoded (the rows it names are taken)."""
     logs = read_log_records(storage, file_slice, schema, visible_instants)
+    if decision is not None:
+        return LogChanges(logs.data.take(pa.array(decision.winners, pa.int64())), decision)
     if logs.data.num_rows == 0 and len(logs.delete_keys) == 0:
-        return LogChanges(logs.data, np.zeros(0, np.int64))
+        return LogChanges(logs.data, LogDecision(np.zeros(0, np.int64), np.zeros(0, np.int64)))
     decisive = merge_schema(schema, (), ordering_field)
     log_keys = logs.keys
     touched: list[pa.Table] = []
@@ -180,8 +200,9 @@ def log_changes(
     winners = _winners(data, seq, logs.delete_keys, logs.delete_seqs, ordering_field)
     kept = np.zeros(base.num_rows, dtype=bool)
     kept[winners[winners < base.num_rows]] = True
-    rows = logs.data.take(pa.array(winners[winners >= base.num_rows] - base.num_rows))
-    return LogChanges(rows, np.concatenate(positions)[~kept])
+    log_winners = (winners[winners >= base.num_rows] - base.num_rows).astype(np.int64)
+    replaced = np.concatenate(positions)[~kept].astype(np.int64)
+    return LogChanges(logs.data.take(pa.array(log_winners)), LogDecision(replaced, log_winners))
 
 
 def deleted_base_keys(

@@ -17,8 +17,9 @@ so no query reuses another's reader. The shim also hands the base files that nee
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
 whose log files need merging (``spark.shim_options``). For slices whose base files Spark reads less the
 rows their logs replace, a reader reads only the log changes (``changes``: ``rows`` or ``replaced``,
-``read.merged_reader.log_changes``); the replaced rows are named by base file (size, or name) and row index,
-which Spark's scan knows without decoding a column (``_metadata.file_size`` or ``file_name``, ``row_index``).
+``read.merged_reader.log_changes``, decided once per slice and query: ``read.log_changes_cache``); the
+replaced rows are named by base file (size, or name) and row index, which Spark's scan knows without
+decoding a column (``_metadata.file_size`` or ``file_name``, ``row_index``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read import log_changes_cache
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.merged_reader import log_changes, merge_schema
 from hoodie_datasource.read.planner import ReadPlan
@@ -70,6 +72,7 @@ class HoodieReader(DataSourceReader):
         # a schema given with .schema(...) may name fewer columns: base files are read for those only
         self.columns = frozenset(arrow_schema.names) if set(arrow_schema.names) < set(plan.schema.names) else None
         self.filters: list[ConvertedFilter] = []
+        self.instants = log_changes_cache.instants_digest(plan.visible_instants) if changes else None
 
     def _slices(self) -> Sequence[FileSlice]:
         return self.plan.slices
@@ -102,13 +105,17 @@ class HoodieReader(DataSourceReader):
                  filter_columns: frozenset[str]) -> Iterator[pa.RecordBatch]:
         """The slice's log rows that win (``rows``; filtered as the read asks) or the positions in its base
         file of the base rows they replace (``replaced``: base file name and size, and row index, the ones the
-        read asks for; never filtered, since Spark filters the base rows it keeps itself)."""
+        read asks for; never filtered, since Spark filters the base rows it keeps itself). The ``replaced`` scan
+        runs first and leaves its decision for the ``rows`` scan (``read.log_changes_cache``)."""
         plan = self.plan
         replaced = self.changes == "replaced"
         columns = () if replaced else None if self.columns is None else self.columns | filter_columns
+        key = log_changes_cache.slice_key(plan.storage, file_slice, self.instants, plan.ordering_field)
         changes = log_changes(plan.storage, file_slice, merge_schema(plan.schema, columns, plan.ordering_field),
-                              plan.visible_instants, plan.ordering_field)
+                              plan.visible_instants, plan.ordering_field,
+                              None if replaced else log_changes_cache.load(key))
         if replaced:
+            log_changes_cache.store(key, changes.decision)
             base = file_slice.base_file  # planned: always there
             count = len(changes.replaced)
             table = pa.table({REPLACED_FILE_COLUMN: pa.repeat(pa.scalar(base.name if base else ""), count),

@@ -60,11 +60,12 @@ def test_a_new_process_reads_the_entry_another_wrote_and_ignores_a_broken_one(tm
 
 
 def test_an_entry_is_written_again_after_the_directory_was_removed(tmp_path, monkeypatch):
+    from hoodie_datasource import host_scratch
     from hoodie_datasource.index import host_cache
     from hoodie_datasource.index.bloom_filter import new_bloom_filter
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    host_cache._directory.cache_clear()
+    host_scratch.directory.cache_clear()
     try:
         bloom = new_bloom_filter("DYNAMIC_V0", 1000, 1e-6, 4000)
         bloom.add_keys(["k1", "k2"])
@@ -77,4 +78,4 @@ def test_an_entry_is_written_again_after_the_directory_was_removed(tmp_path, mon
         assert loaded.bloom.might_contain(["k1", "k2"]).all() and loaded.bloom.serialize() == bloom.serialize()
         assert host_cache.load("file:///t/a.parquet", 11) is None  # another size: another file
     finally:
-        host_cache._directory.cache_clear()
+        host_scratch.directory.cache_clear()
