@@ -7,7 +7,7 @@ default DYNAMIC_V0 filter) before hashing a single key. Here each file's row cou
 filter bits are written once, decoded, to a local scratch directory, and any later process maps the
 bits straight from it (``np.memmap``: the page cache holds one copy for all the workers).
 
-The directory (``hoodie-bloom-cache``) is the host's scratch (``host_scratch``: private to the user, entries
+The directory (``hoodie-bloom-cache``) is the host's scratch (``storage.host_scratch``: private to the user, entries
 written whole or not at all, least recently used ones evicted beyond ``BUDGET``). An entry is named by a
 hash of the base file's full URI and size and records both, checked on load: a Hudi base file's name (file
 id, write token, instant) is never reused, and files are immutable, so an entry never goes stale, and a
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hoodie_datasource import host_scratch
 from hoodie_datasource.index.bloom_filter import BloomFilter
+from hoodie_datasource.storage import host_scratch
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ decision, two thirds of it decoding the base files' key and ordering columns.
 An entry is keyed by everything the decision depends on: the slice's base file (URI and size), its log
 files (names and sizes, in order: a later commit appending a block makes a longer file, a new key), the
 visible instants (a digest: a later commit or a rollback makes another key) and the ordering field. Entries
-live in the host's scratch (``host_scratch``: private, written whole or not at all, least recently used ones
+live in the host's scratch (``storage.host_scratch``: private, written whole or not at all, least recently used ones
 evicted beyond ``BUDGET``), and record their key, checked on load. An entry is written once: a later query
 of the same slice state finds it whole and leaves it (its ``replaced`` scan still decides, and the two
 decisions are the same).
@@ -39,8 +39,8 @@ from collections.abc import Collection
 
 import numpy as np
 
-from hoodie_datasource import host_scratch
 from hoodie_datasource.read.merged_reader import LogDecision
+from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 

@@ -60,9 +60,9 @@ def test_a_new_process_reads_the_entry_another_wrote_and_ignores_a_broken_one(tm
 
 
 def test_an_entry_is_written_again_after_the_directory_was_removed(tmp_path, monkeypatch):
-    from hoodie_datasource import host_scratch
     from hoodie_datasource.index import host_cache
     from hoodie_datasource.index.bloom_filter import new_bloom_filter
+    from hoodie_datasource.storage import host_scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     host_scratch.directory.cache_clear()

@@ -12,7 +12,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hoodie_datasource import host_scratch
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read import log_changes_cache, merged_reader
@@ -20,6 +19,7 @@ from hoodie_datasource.read.merged_reader import LogDecision
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.shim_options import REPLACED_ROW_COLUMN, REPLACED_SIZE_COLUMN
+from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.registry import open_storage
 from tests.unit.small_tables import batch
 from tests.unit.test_log_changes import MOR_BUCKET
