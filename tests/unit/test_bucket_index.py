@@ -75,6 +75,17 @@ def test_buckets_match_javas_hash_codes(values, n):
     assert bucket_ids(pairs, ["a", "b"], n).tolist() == [_java_bucket([v, v[::-1]], n) for v in values]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40)),
+                min_size=1, max_size=60), st.integers(min_value=0, max_value=5))
+def test_ascii_string_hashes_match_javas_also_on_a_sliced_array(values, cut):
+    # all-ASCII arrays hash from their bytes; a slice starts its offsets past the buffer's first byte
+    array = pa.array(["head", "x" * 50, *values], pa.string()).slice(min(cut, 2))
+    expected = [0 if v is None else _java_string_hash(v) for v in array.to_pylist()]
+    assert java_string_hashes(array).view("int32").tolist() == expected
+    assert java_string_hashes(pa.chunked_array([array, array])).view("int32").tolist() == expected * 2
+
+
 def test_bucket_file_ids_carry_the_bucket():
     file_id = new_bucket_file_id("20240101000000000", "p=1", 7)
     assert file_id[:8] == "00000007" and file_id.endswith("-0") and len(file_id) == 38
