@@ -5,6 +5,9 @@ after the slice's base instant): a data block with the updated records (PARQUET_
 AVRO_DATA on request) and a DELETE block with deleted keys. Readers merge it with the base file.
 The version is written whole and only if absent (object stores cannot append), as Hudi does where
 ``HoodieStorage`` lacks append support (``HoodieLogFormatWriter`` rolls over to a new version).
+A task encodes the log files of its file groups one by one (``encode_log_file``), then creates them
+together (``write_log_files``: their markers first, then the files, each set in flight at once), so
+it waits for the storage's latency (an fsync, a request) about once, not once per file group.
 """
 
 from __future__ import annotations
