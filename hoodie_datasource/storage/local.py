@@ -13,12 +13,11 @@ import os
 import shutil
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
-from hoodie_datasource.storage.storage import CONCURRENT_CREATES, FileInfo, Listing, Storage, join, raise_first_error
+from hoodie_datasource.storage.storage import POOL, FileInfo, Listing, Storage, join, raise_first_error
 
 
 def local_path(uri: str) -> str:
@@ -73,21 +72,20 @@ class LocalStorage(Storage):
         together, then linked, then each directory is fsynced once: fsyncs in flight together share the
         file system's journal commits (a task's 120 log files took ~1 s one after the other)."""
         paths = [self.path(rel) for rel, _ in files]
-        with ThreadPoolExecutor(max_workers=max(1, min(len(files), CONCURRENT_CREATES))) as pool:
-            copies = [pool.submit(_temporary_copy, path, data, True) for path, (_, data) in zip(paths, files)]
-            try:
-                raise_first_error(copies)
-                conflicts = []
-                for copy, path in zip(copies, paths):
-                    try:
-                        _link(copy.result(), path)
-                    except CommitConflictError as exc:
-                        conflicts.append(exc)
-            finally:
-                for copy in copies:
-                    if copy.exception() is None:
-                        os.unlink(copy.result())
-            list(pool.map(_fsync_directory, sorted({os.path.dirname(path) for path in paths})))
+        copies = [POOL.submit(_temporary_copy, path, data, True) for path, (_, data) in zip(paths, files)]
+        try:
+            raise_first_error(copies)
+            conflicts = []
+            for copy, path in zip(copies, paths):
+                try:
+                    _link(copy.result(), path)
+                except CommitConflictError as exc:
+                    conflicts.append(exc)
+        finally:
+            for copy in copies:
+                if copy.exception() is None:
+                    os.unlink(copy.result())
+        raise_first_error([POOL.submit(_fsync_directory, d) for d in sorted({os.path.dirname(p) for p in paths})])
         if conflicts:
             raise conflicts[0]
 

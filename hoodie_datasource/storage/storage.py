@@ -13,7 +13,7 @@ from __future__ import annotations
 import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -46,6 +46,9 @@ def join(*parts: str) -> str:
 
 
 CONCURRENT_CREATES = 16  # requests (or fsyncs) in flight at once in ``create_all_once`` and ``write_all``
+# one pool per process (its threads start on first use and stay: a task of a few file groups would
+# otherwise spend more time starting threads than waiting on them); only callers outside it submit
+POOL = ThreadPoolExecutor(max_workers=CONCURRENT_CREATES, thread_name_prefix="hoodie-storage")
 
 
 def run_together(call: Callable[[str, bytes], None], files: Sequence[tuple[str, bytes]]) -> None:
@@ -55,13 +58,12 @@ def run_together(call: Callable[[str, bytes], None], files: Sequence[tuple[str, 
         for rel, data in files:
             call(rel, data)
         return
-    with ThreadPoolExecutor(max_workers=min(len(files), CONCURRENT_CREATES)) as pool:
-        futures = [pool.submit(call, rel, data) for rel, data in files]
-    raise_first_error(futures)
+    raise_first_error([POOL.submit(call, rel, data) for rel, data in files])
 
 
 def raise_first_error(futures) -> None:
-    """Raise the exception of the first failed future (all are done)."""
+    """Wait for every future; raise the exception of the first that failed."""
+    wait(futures)
     for future in futures:
         error = future.exception()
         if error is not None:

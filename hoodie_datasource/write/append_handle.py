@@ -12,6 +12,7 @@ it waits for the storage's latency (an fsync, a request) about once, not once pe
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import time
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import encode_log_file_content
-from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json, with_meta_fields
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import LogFileName
 from hoodie_datasource.table.markers import create_markers
@@ -52,9 +53,12 @@ def next_log_version(storage: Storage, partition: str, file_id: str, base_instan
     return max(versions) + 1
 
 
-def log_avro_schema(ctx: WriteContext) -> dict:
-    name = ctx.table_name
-    return with_meta_fields(arrow_to_avro_schema(ctx.data_schema, f"{name}_record", f"hoodie.{name}"))
+@functools.lru_cache(maxsize=16)
+def log_schema_text(table_name: str, data_schema: pa.Schema) -> str:
+    """The SCHEMA header of the log blocks of a table's write: its writer schema (meta fields first) as
+    JSON text, derived once per process and schema (every file group of a task shares it)."""
+    avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
+    return to_avro_json(with_meta_fields(avro))
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ def encode_log_file(
     if upserts.num_rows == 0 and deletes.num_rows == 0:
         return None
     assert target.base_instant is not None and target.base_file is not None
-    avro_schema = log_avro_schema(ctx)
+    avro_schema = log_schema_text(ctx.table_name, ctx.data_schema)
     blocks = []
     if upserts.num_rows:
         data = with_meta_columns(conform(upserts, ctx.data_schema), upserts.column(RECORD_KEY_COLUMN),
