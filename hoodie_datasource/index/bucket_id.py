@@ -33,6 +33,7 @@ NULL_PLACEHOLDER = "__null__"  # KeyGenUtils.NULL_RECORDKEY_PLACEHOLDER
 EMPTY_PLACEHOLDER = "__empty__"  # KeyGenUtils.EMPTY_RECORDKEY_PLACEHOLDER
 BUCKET_ID_DIGITS = 8
 _M31 = np.uint32(31)
+_HASH_ROWS = 1 << 16
 
 
 def java_string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -43,6 +44,9 @@ def java_string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return out
+    ascii_hashes = _ascii_string_hashes(values.cast(pa.large_string()))
+    if ascii_hashes is not None:
+        return ascii_hashes
     lengths = pc.fill_null(pc.utf8_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     width = int(lengths.max()) if n else 0
     if width == 0:
@@ -63,12 +67,46 @@ def java_string_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return out
 
 
+def _ascii_string_hashes(values: pa.LargeStringArray) -> np.ndarray | None:
+    """``String.hashCode`` of strings that are all ASCII (each byte one UTF-16 code unit), from the
+    bytes: sum(byte_i * 31^(length-1-i)) mod 2^32 per string, summed by ``np.add.reduceat`` (uint64
+    sums wrap mod 2^64, which keeps them right mod 2^32); None when a string is not ASCII."""
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=n + 1, offset=values.offset * 8)
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = values.buffers()[2]
+    chars = np.frombuffer(data, dtype=np.uint8)[first:last] if data is not None else np.zeros(0, np.uint8)
+    if chars.size and int(chars.max()) >= 0x80:
+        return None
+    lengths = np.diff(offsets)
+    out = np.zeros(n, dtype=np.uint64)
+    powers = np.ones(int(lengths.max()) + 1, dtype=np.uint64)
+    for i in range(1, len(powers)):
+        powers[i] = (powers[i - 1] * np.uint64(31)) & np.uint64(0xFFFFFFFF)
+    for lo in range(0, n, _HASH_ROWS):  # bounded temporaries: 16 bytes per character of a chunk of rows
+        hi = min(n, lo + _HASH_ROWS)
+        rows = np.flatnonzero(lengths[lo:hi]) + lo
+        if len(rows) == 0:
+            continue
+        begin, end = int(offsets[lo]), int(offsets[hi])
+        ends = np.repeat(offsets[rows + 1], lengths[rows])  # each character's string end
+        exponents = ends - 1 - np.arange(begin, end)
+        terms = chars[begin - first:end - first].astype(np.uint64) * powers[exponents]
+        out[rows] = np.add.reduceat(terms, offsets[rows] - begin)
+    if values.null_count:  # a null slot may still span bytes
+        out[np.asarray(values.is_null())] = 0
+    return (out & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
 def hash_key_values(record_keys: pa.Array | pa.ChunkedArray, hash_fields: Sequence[str]
                     ) -> tuple[pa.Array, np.ndarray]:
     """``extractRecordKeysByFields`` over every key: the flat hash values (null for ``__null__``)
     and each value's record (row) number, in record key order."""
     if isinstance(record_keys, pa.ChunkedArray):
         record_keys = record_keys.combine_chunks()
+    if record_keys.null_count == 0 and not pc.any(pc.match_substring_regex(record_keys, "[,:]")).as_py():
+        # no key has a separator: each is its one value, taken as it is
+        return record_keys, np.arange(len(record_keys), dtype=np.int64)
     parts = pc.split_pattern(record_keys, ",")
     rows = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
     flat = pc.list_flatten(parts)

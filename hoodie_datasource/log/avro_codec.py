@@ -21,6 +21,7 @@ says, so damage inside a block is detected rather than decoded into wrong values
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import struct
@@ -729,8 +730,19 @@ def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> b
     return out.tobytes()
 
 
-def conform_to_avro(table: pa.Table, avro_schema: dict[str, Any]) -> pa.Table:
+def conform_to_avro(table: pa.Table, avro_schema: dict[str, Any] | str) -> pa.Table:
     """``table`` with exactly the columns and types of the Arrow form of ``avro_schema`` (missing
-    nullable columns are null, others are cast); what a PARQUET_DATA block stores."""
-    _, arrow = _plan(avro_schema)
-    return _conform(table, arrow, avro_schema)
+    nullable columns are null, others are cast); what a PARQUET_DATA block stores. A schema given as
+    JSON text is parsed and planned once per process (a write task's log blocks share one)."""
+    if isinstance(avro_schema, str):
+        parsed, arrow = _arrow_form(avro_schema)
+    else:
+        parsed, (_, arrow) = avro_schema, _plan(avro_schema)
+    return _conform(table, arrow, parsed)
+
+
+@functools.lru_cache(maxsize=16)
+def _arrow_form(text: str) -> tuple[dict[str, Any], pa.Schema]:
+    """The parsed Avro schema of ``text`` and its Arrow form (read only: shared by every caller)."""
+    parsed = json.loads(text)
+    return parsed, _plan(parsed)[1]

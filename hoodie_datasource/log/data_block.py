@@ -64,8 +64,8 @@ def encode_parquet_data_block(table: pa.Table, instant_time: str, avro_schema: d
                               compression: str = "snappy") -> bytes:
     """A complete PARQUET_DATA block: the content is a parquet file of ``table`` conformed to the
     Arrow form of ``avro_schema`` (the schema Hudi readers reconcile against)."""
-    schema, text = schema_json(avro_schema)
-    table = conform_to_avro(table, schema)
+    _, text = schema_json(avro_schema)
+    table = conform_to_avro(table, avro_schema)
     sink = pa.BufferOutputStream()
     unique = {"_hoodie_commit_seqno", "_hoodie_record_key"}
     pq.write_table(table, sink, compression=compression,

@@ -137,12 +137,17 @@ def encode_block(block_type: BlockType, header: dict, content: bytes, footer: di
     ))
 
 
+def encode_log_file_content(encoded_blocks: list[bytes]) -> bytes:
+    """A log file version's bytes: its encoded blocks one after the other (a new version is written whole)."""
+    return b"".join(encoded_blocks)
+
+
 def write_log_file(storage: Storage, rel: str, encoded_blocks: list[bytes]) -> int:
     """Write a NEW log file version holding the already encoded blocks and return its size.
 
     Writers never append to an existing log file (object stores cannot): each write is a new
     version, created whole and only if absent (``CommitConflictError`` if another writer took it)."""
-    payload = b"".join(encoded_blocks)
+    payload = encode_log_file_content(encoded_blocks)
     storage.create_once(rel, payload)
     return len(payload)
 

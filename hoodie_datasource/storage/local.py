@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Sequence
 
 import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
-from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
+from hoodie_datasource.storage.storage import POOL, FileInfo, Listing, Storage, join, raise_first_error
 
 
 def local_path(uri: str) -> str:
@@ -61,12 +62,32 @@ class LocalStorage(Storage):
         path = self.path(rel)
         tmp = _temporary_copy(path, data, durable=True)
         try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise CommitConflictError(f"{path} already exists; it is never overwritten") from None
+            _link(tmp, path)
         finally:
             os.unlink(tmp)
         _fsync_directory(os.path.dirname(path))
+
+    def create_all_once(self, files: Sequence[tuple[str, bytes]]) -> None:
+        """As ``create_once`` of each, as durable, but the temporary copies are written and fsynced
+        together, then linked, then each directory is fsynced once: fsyncs in flight together share the
+        file system's journal commits (a task's 120 log files took ~1 s one after the other)."""
+        paths = [self.path(rel) for rel, _ in files]
+        copies = [POOL.submit(_temporary_copy, path, data, True) for path, (_, data) in zip(paths, files)]
+        try:
+            raise_first_error(copies)
+            conflicts = []
+            for copy, path in zip(copies, paths):
+                try:
+                    _link(copy.result(), path)
+                except CommitConflictError as exc:
+                    conflicts.append(exc)
+        finally:
+            for copy in copies:
+                if copy.exception() is None:
+                    os.unlink(copy.result())
+        raise_first_error([POOL.submit(_fsync_directory, d) for d in sorted({os.path.dirname(p) for p in paths})])
+        if conflicts:
+            raise conflicts[0]
 
     def list_dir(self, rel: str = "") -> Listing:
         listing = Listing()
@@ -139,6 +160,14 @@ def _temporary_copy(path: str, data: bytes, durable: bool) -> str:
             handle.flush()
             os.fsync(handle.fileno())
     return tmp
+
+
+def _link(tmp: str, path: str) -> None:
+    """``tmp`` linked at ``path``, which must not exist: the exclusive create."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise CommitConflictError(f"{path} already exists; it is never overwritten") from None
 
 
 def _fsync_directory(directory: str) -> None:

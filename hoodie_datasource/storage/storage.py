@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import posixpath
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -41,6 +43,31 @@ class Listing:
 def join(*parts: str) -> str:
     """A relative path from parts, skipping empty ones (the table root is "")."""
     return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+CONCURRENT_CREATES = 16  # requests (or fsyncs) in flight at once in ``create_all_once`` and ``write_all``
+# one pool per process (its threads start on first use and stay: a task of a few file groups would
+# otherwise spend more time starting threads than waiting on them); only callers outside it submit
+POOL = ThreadPoolExecutor(max_workers=CONCURRENT_CREATES, thread_name_prefix="hoodie-storage")
+
+
+def run_together(call: Callable[[str, bytes], None], files: Sequence[tuple[str, bytes]]) -> None:
+    """``call(rel, data)`` of every file, up to ``CONCURRENT_CREATES`` at once; the first error is raised
+    after all ran."""
+    if len(files) <= 1:
+        for rel, data in files:
+            call(rel, data)
+        return
+    raise_first_error([POOL.submit(call, rel, data) for rel, data in files])
+
+
+def raise_first_error(futures) -> None:
+    """Wait for every future; raise the exception of the first that failed."""
+    wait(futures)
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
 
 
 class Storage(ABC):
@@ -73,6 +100,16 @@ class Storage(ABC):
     @abstractmethod
     def create_once(self, rel: str, data: bytes) -> None:
         """Create ``rel`` only if absent, atomically; ``CommitConflictError`` if it exists."""
+
+    def create_all_once(self, files: Sequence[tuple[str, bytes]]) -> None:
+        """``create_once`` of every ``(rel, data)``, the requests in flight together (a write task's log
+        files: one round trip's latency for all, not one each). Every name is tried; the first
+        ``CommitConflictError`` (or other error) is raised after all were."""
+        run_together(self.create_once, files)
+
+    def write_all(self, files: Sequence[tuple[str, bytes]]) -> None:
+        """``write`` of every ``(rel, data)``, the requests in flight together (a task's markers)."""
+        run_together(self.write, files)
 
     @abstractmethod
     def list_dir(self, rel: str = "") -> Listing:

@@ -22,7 +22,16 @@ def marker_dir(instant: str) -> str:
 
 
 def create_marker(storage: Storage, instant: str, partition: str, file_name: str, io_type: str) -> None:
-    storage.write(join(marker_dir(instant), partition, f"{file_name}{MARKER_SUFFIX}{io_type}"), b"")
+    storage.write(marker_path(instant, partition, file_name, io_type), b"")
+
+
+def create_markers(storage: Storage, instant: str, files: Iterable[tuple[str, str, str]]) -> None:
+    """The markers of ``(partition, file name, io type)`` of a task's files, written together."""
+    storage.write_all([(marker_path(instant, *file), b"") for file in files])
+
+
+def marker_path(instant: str, partition: str, file_name: str, io_type: str) -> str:
+    return join(marker_dir(instant), partition, f"{file_name}{MARKER_SUFFIX}{io_type}")
 
 
 def marked_files(storage: Storage, instant: str) -> list[str]:

@@ -5,12 +5,18 @@ after the slice's base instant): a data block with the updated records (PARQUET_
 AVRO_DATA on request) and a DELETE block with deleted keys. Readers merge it with the base file.
 The version is written whole and only if absent (object stores cannot append), as Hudi does where
 ``HoodieStorage`` lacks append support (``HoodieLogFormatWriter`` rolls over to a new version).
+A task encodes the log files of its file groups one by one (``encode_log_file``), then creates them
+together (``write_log_files``: their markers first, then the files, each set in flight at once), so
+it waits for the storage's latency (an fsync, a request) about once, not once per file group.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,11 +24,11 @@ import pyarrow.compute as pc
 from hoodie_datasource import fault_points
 from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import encode_delete_block
-from hoodie_datasource.log.log_format import write_log_file
-from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
+from hoodie_datasource.log.log_format import encode_log_file_content
+from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json, with_meta_fields
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import LogFileName
-from hoodie_datasource.table.markers import create_marker
+from hoodie_datasource.table.markers import create_markers
 from hoodie_datasource.table.meta_columns import (
     IS_DELETE_COLUMN,
     PARTITION_PATH_COLUMN,
@@ -47,14 +53,50 @@ def next_log_version(storage: Storage, partition: str, file_id: str, base_instan
     return max(versions) + 1
 
 
-def log_avro_schema(ctx: WriteContext) -> dict:
-    name = ctx.table_name
-    return with_meta_fields(arrow_to_avro_schema(ctx.data_schema, f"{name}_record", f"hoodie.{name}"))
+@functools.lru_cache(maxsize=16)
+def log_schema_text(table_name: str, data_schema: pa.Schema) -> str:
+    """The SCHEMA header of the log blocks of a table's write: its writer schema (meta fields first) as
+    JSON text, derived once per process and schema (every file group of a task shares it)."""
+    avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
+    return to_avro_json(with_meta_fields(avro))
+
+
+@dataclass(frozen=True)
+class PendingLog:
+    """A log file version encoded whole, not yet created: its path, content and write stat."""
+
+    partition: str
+    name: str
+    content: bytes
+    stat: WriteStat
+
+    @property
+    def path(self) -> str:
+        return join(self.partition, self.name)
 
 
 def append_to_file_group(
     ctx: WriteContext, target: WriteTarget, records: pa.Table, token: str, task_partition: int
 ) -> WriteStat | None:
+    log = encode_log_file(ctx, target, records, token, task_partition)
+    return None if log is None else write_log_files(ctx, [log])[0]
+
+
+def write_log_files(ctx: WriteContext, logs: Sequence[PendingLog]) -> list[WriteStat]:
+    """Create the log files, their markers first, each set at once (``write_all``, ``create_all_once``);
+    their write stats."""
+    create_markers(ctx.storage, ctx.instant, [(log.partition, log.name, "APPEND") for log in logs])
+    ctx.storage.create_all_once([(log.path, log.content) for log in logs])
+    for log in logs:
+        fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=log.path)
+    return [log.stat for log in logs]
+
+
+def encode_log_file(
+    ctx: WriteContext, target: WriteTarget, records: pa.Table, token: str, task_partition: int
+) -> PendingLog | None:
+    """The file group's new log file version with ``records``' upserts and deletes (None when there is
+    nothing to log), encoded but not written."""
     started = time.monotonic()
     if ctx.dedupe:
         records = dedupe(records, ctx.precombine_field)
@@ -64,7 +106,7 @@ def append_to_file_group(
     if upserts.num_rows == 0 and deletes.num_rows == 0:
         return None
     assert target.base_instant is not None and target.base_file is not None
-    avro_schema = log_avro_schema(ctx)
+    avro_schema = log_schema_text(ctx.table_name, ctx.data_schema)
     blocks = []
     if upserts.num_rows:
         data = with_meta_columns(conform(upserts, ctx.data_schema), upserts.column(RECORD_KEY_COLUMN),
@@ -78,20 +120,17 @@ def append_to_file_group(
     version = target.log_version or next_log_version(ctx.storage, target.partition, target.file_id,
                                                      target.base_instant)
     log_name = LogFileName(target.file_id, target.base_instant, version, token).name()
-    relative = join(target.partition, log_name)
-    create_marker(ctx.storage, ctx.instant, target.partition, log_name, "APPEND")
-    size = write_log_file(ctx.storage, relative, blocks)
-    fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
-    return WriteStat(
+    content = encode_log_file_content(blocks)
+    stat = WriteStat(
         fileId=target.file_id,
-        path=relative,
+        path=join(target.partition, log_name),
         partitionPath=target.partition,
         prevCommit=target.base_instant,
         numWrites=upserts.num_rows,
         numDeletes=deletes.num_rows,
         numUpdateWrites=upserts.num_rows,
-        totalWriteBytes=size,
-        fileSizeInBytes=size,
+        totalWriteBytes=len(content),
+        fileSizeInBytes=len(content),
         totalLogRecords=upserts.num_rows + deletes.num_rows,
         totalLogBlocks=len(blocks),
         runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
@@ -103,3 +142,4 @@ def append_to_file_group(
         # log file was written on from them: HoodieCommitMetadata.getFileSliceForFileGroupFromDeltaCommit)
         logFiles=[*target.log_files, log_name],
     )
+    return PendingLog(target.partition, log_name, content, stat)

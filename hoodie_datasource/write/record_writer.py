@@ -23,11 +23,14 @@ from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
+from hoodie_datasource.write.append_handle import PendingLog, encode_log_file, write_log_files
 from hoodie_datasource.write.bucket_tagging import bucket_tag
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import APPEND, CREATE, MERGE, WriteContext, WriteTarget
+
+PENDING_LOG_BYTES = 64 << 20  # encoded log files a task holds before it creates them
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,9 @@ class RecordWriter:
 
     def write_groups(self, routed: pa.Table, targets: Mapping[tuple[str, str], WriteTarget], token: str,
                      task_partition: int) -> list[WriteStat]:
-        """Write every file group ``routed`` records go to, one at a time."""
+        """Write every file group ``routed`` records go to, one at a time; log appends (merge-on-read) are
+        encoded one at a time and their files created together (``append_handle.write_log_files``), every
+        ``PENDING_LOG_BYTES`` of them."""
         if routed.num_rows == 0:
             return []
         part_col = routed.column(PARTITION_PATH_COLUMN).combine_chunks()
@@ -138,12 +143,24 @@ class RecordWriter:
         codes = encoded.indices.to_numpy(zero_copy_only=False)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
-        stats = []
+        grouped = routed.take(pa.array(order))  # one take, then a zero-copy slice per file group
+        stats: list[WriteStat] = []
+        logs: list[PendingLog] = []
+        pending_bytes = 0
         for code, joined in enumerate(encoded.dictionary.to_pylist()):
             partition, file_id = joined.split("\x00")
-            rows = routed.take(pa.array(order[bounds[code]:bounds[code + 1]]))
+            rows = grouped.slice(bounds[code], bounds[code + 1] - bounds[code])
             target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
+            if target.io_type == APPEND:
+                log = encode_log_file(self.ctx, target, rows, token, task_partition)
+                if log is not None:
+                    logs.append(log)
+                    pending_bytes += len(log.content)
+                if pending_bytes >= PENDING_LOG_BYTES:
+                    stats += write_log_files(self.ctx, logs)
+                    logs, pending_bytes = [], 0
+                continue
             stat = write_file_group(self.ctx, target, rows, token, task_partition)
             if stat is not None:
                 stats.append(stat)
-        return stats
+        return stats + write_log_files(self.ctx, logs)

@@ -80,6 +80,24 @@ def test_create_once_is_exclusive(storage: Storage) -> None:
     assert storage.stat(".hoodie/002.commit").size == 0
 
 
+def test_write_all_writes_every_file(storage: Storage) -> None:
+    storage.write("m/0.marker", b"old")
+    files = [(f"m/{i}.marker", str(i).encode()) for i in range(20)]
+    storage.write_all(files)
+    assert {f.path: storage.read(f.path) for f in storage.list_tree("")} == dict(files)
+
+
+def test_create_all_once_creates_every_absent_name_and_refuses_a_taken_one(storage: Storage) -> None:
+    storage.create_once("p1/taken.log.1", b"first")
+    files = [(f"p{i % 3}/f{i}.log.1", f"content {i}".encode()) for i in range(20)]
+    storage.create_all_once(files)
+    with pytest.raises(CommitConflictError, match="taken.log.1"):
+        storage.create_all_once([("p2/new.log.1", b"new"), ("p1/taken.log.1", b"second"), ("p0/other.log.1", b"")])
+    assert storage.read("p1/taken.log.1") == b"first"
+    expected = {**dict(files), "p1/taken.log.1": b"first", "p2/new.log.1": b"new", "p0/other.log.1": b""}
+    assert {f.path: storage.read(f.path) for f in storage.list_tree("")} == expected  # no temporary file left
+
+
 def test_listings(storage: Storage) -> None:
     for rel in ("root.txt", "p1/a.parquet", "p1/b.log", "p1/deep/c.txt", "p2/d.txt"):
         storage.write(rel, rel.encode())

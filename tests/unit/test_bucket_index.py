@@ -12,6 +12,7 @@ from hudi import HudiTableBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
@@ -22,6 +23,7 @@ from hoodie_datasource.index.bucket_id import (
     new_bucket_file_id,
 )
 from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.write import record_writer
 from hoodie_datasource.write.bucket_tagging import bucket_file_groups
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
@@ -89,6 +91,17 @@ def _field_value(value: str) -> str | None:
     return {"__empty__": "", "__null__": None}.get(value, value)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40)),
+                min_size=1, max_size=60), st.integers(min_value=0, max_value=5))
+def test_ascii_string_hashes_match_javas_also_on_a_sliced_array(values, cut):
+    # all-ASCII arrays hash from their bytes; a slice starts its offsets past the buffer's first byte
+    array = pa.array(["head", "x" * 50, *values], pa.string()).slice(min(cut, 2))
+    expected = [0 if v is None else _java_string_hash(v) for v in array.to_pylist()]
+    assert java_string_hashes(array).view("int32").tolist() == expected
+    assert java_string_hashes(pa.chunked_array([array, array])).view("int32").tolist() == expected * 2
+
+
 def test_bucket_file_ids_carry_the_bucket():
     file_id = new_bucket_file_id("20240101000000000", "p=1", 7)
     assert file_id[:8] == "00000007" and file_id.endswith("-0") and len(file_id) == 38
@@ -130,6 +143,26 @@ def test_inserts_and_upserts_go_to_their_buckets(tmp_path, table_type):
         logs = [n for p in ("a", "b") for n in os.listdir(os.path.join(path, p)) if ".log." in n]
         assert {n[1:39] for n in logs} <= {f for _, f in groups} and logs
     expected = sorted({**{r[0]: r[3] for r in rows}, "1": 100, "15": 150, "99": 990}.items())
+    assert read(path) == expected
+    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    assert sorted(zip(data.column("id").to_pylist(), data.column("v").to_pylist())) == expected
+
+
+@pytest.mark.parametrize("pending_bytes", [1, record_writer.PENDING_LOG_BYTES])
+def test_log_files_created_together_or_one_by_one_hold_every_update(tmp_path, monkeypatch, pending_bytes):
+    # 1 byte: each log file is created as soon as it is encoded; the default: all six at once
+    monkeypatch.setattr(record_writer, "PENDING_LOG_BYTES", pending_bytes)
+    path = str(tmp_path / "t")
+    rows = [(str(i), 1, "a" if i < 10 else "b", i) for i in range(20)]
+    write_local(path, batch(rows), {**_options("MERGE_ON_READ"), "hoodie.datasource.write.operation": "insert"})
+    write_local(path, batch([(str(i), 2, "a" if i < 10 else "b", 10 * i) for i in range(20)]),
+                {**_options("MERGE_ON_READ"), "hoodie.datasource.write.operation": "upsert"})
+    logs = sorted(f"{p}/{n}" for p in ("a", "b") for n in os.listdir(os.path.join(path, p)) if ".log." in n)
+    assert len(logs) == 6 and not [n for n in os.listdir(path) if n.endswith(".tmp")]
+    table = HoodieTable(path)
+    stats = table.commit_metadata(table.latest_commit())["partitionToWriteStats"]
+    assert sorted(s["path"] for group in stats.values() for s in group) == logs
+    expected = sorted((str(i), 10 * i) for i in range(20))
     assert read(path) == expected
     data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
     assert sorted(zip(data.column("id").to_pylist(), data.column("v").to_pylist())) == expected
