@@ -85,7 +85,10 @@ def test_which_files_spark_reads(sql, trips):
     else:  # nyc and la have no log files: Spark reads them; sf's base file too, less the rows its log
         # replaces (the Python reader lists them), plus the log rows that win (the Python reader reads them)
         assert scans(snapshot) == {"parquet": 2, "python": 2}
-        assert "LeftAnti" in physical_plan(snapshot)
+        plan = physical_plan(snapshot)
+        assert "LeftAnti" in plan
+        # a replaced row is named by one long packing its file's size and its row index: a map of longs
+        assert "BroadcastHashJoin [_hoodie_scan_position" in plan
         assert sorted(Path(f).parent.name for f in snapshot.inputFiles()) == ["city=la", "city=nyc", "city=sf"]
     assert sorted(r.uuid for r in snapshot.collect()) == ["a", "c", "d"]
     read_optimized = sql.read.format("hoodie").option("query", "read_optimized").load(path)
