@@ -78,7 +78,13 @@ def range_candidates(
         for code, name in enumerate(encoded.dictionary.to_pylist()):
             by_partition[name] = order[bounds[code]:bounds[code + 1]]
     everything = np.arange(len(keys))
-    subsets: dict[str, pa.Array] = {}
+    bounds: dict[str | None, tuple[str, str]] = {}  # the highest min key and lowest max key of a group's files
+    for file in files:
+        if file.min_key is not None and file.max_key is not None:
+            group = None if global_index else file.partition
+            low, high = bounds.get(group, (file.min_key, file.max_key))
+            bounds[group] = (max(low, file.min_key), min(high, file.max_key))
+    edges: dict[str | None, _Edge] = {}
     paired = 0
     for position, file in enumerate(files):
         rows = everything if global_index else by_partition.get(file.partition)
@@ -86,17 +92,44 @@ def range_candidates(
             continue
         paired += len(rows)
         if prune_by_ranges and file.min_key is not None and file.max_key is not None:
-            subset = subsets.get(file.partition)
-            if subset is None:  # a partition's keys, taken once for all its files
-                subset = subsets[file.partition] = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
-            inside = pc.and_(pc.greater_equal(subset, file.min_key), pc.less_equal(subset, file.max_key))
-            rows = rows[inside.to_numpy(zero_copy_only=False)]
+            group = None if global_index else file.partition
+            edge = edges.get(group)
+            if edge is None:  # found once for all the group's files
+                edge = edges[group] = _Edge.of(keys, rows, *bounds[group])
+            rows = edge.inside(rows, file)
         if len(rows):
             rows_out.append(rows)
             files_out.append(np.full(len(rows), position, dtype=np.int64))
     if not rows_out:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), paired)
     return Candidates(np.concatenate(rows_out), np.concatenate(files_out), paired)
+
+
+@dataclass(frozen=True)
+class _Edge:
+    """The keys of a partition (every key under a global index) that some of its files' key ranges may
+    leave out: those below the highest min key or above the lowest max key of its ranged files. Every
+    other key lies within every file's range, so a file's range is compared with these keys alone (random
+    keys such as uuids: a handful of keys, not the partition's keys once per file)."""
+
+    at: np.ndarray  # positions of the edge keys in the partition's rows
+    keys: pa.Array  # the edge keys
+
+    @staticmethod
+    def of(keys: pa.Array, rows: np.ndarray, highest_min: str, lowest_max: str) -> _Edge:
+        subset = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
+        outside = pc.or_(pc.less(subset, highest_min), pc.greater(subset, lowest_max))
+        at = np.flatnonzero(outside.to_numpy(zero_copy_only=False))
+        return _Edge(at, pc.take(subset, pa.array(at)))
+
+    def inside(self, rows: np.ndarray, file: FileKeyRange) -> np.ndarray:
+        """``rows`` (the partition's, in order) whose keys lie within ``file``'s key range."""
+        if not len(self.at):
+            return rows
+        inside = pc.and_(pc.greater_equal(self.keys, file.min_key), pc.less_equal(self.keys, file.max_key))
+        keep = np.ones(len(rows), dtype=bool)
+        keep[self.at[~inside.to_numpy(zero_copy_only=False)]] = False
+        return rows[keep]
 
 
 def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray
