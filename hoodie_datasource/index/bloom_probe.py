@@ -12,7 +12,8 @@ ANDed into the unit's lanes. A unit is out once every lane is clear (a key no fi
 a few rounds: a filter at capacity has about half its bits set), and a key is hashed only while one of
 its units is in, so only keys some row may hold (updates, false positives) pay every round. A pair's
 answer is its unit's lanes of its filter's rows (a DYNAMIC_V0 filter may hold a key any of its rows
-holds).
+holds). ``positives`` takes no pairs: it probes every key against all the filters of its group (a
+partition's files), and answers with the (key, filter) pairs whose lanes are still set.
 """
 
 from __future__ import annotations
@@ -95,6 +96,68 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
         at, filters_of = place[pair_unit[pairs]] * (lanes + 1), pair_filter[pairs]
         maybe[pairs] = counts[at + end_lane[filters_of]] != counts[at + first_lane[filters_of]]
     return maybe
+
+
+def positives(filters: Sequence[BloomFilter], filter_group: np.ndarray, keys: pa.Array, key_group: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(pair key, pair filter): the (key, filter) pairs the filters may hold, each key probed against every
+    filter of its group (``key_group[i]``: key ``i``'s group, -1 for none; ``filter_group[f]``: filter
+    ``f``'s), sorted by filter, then key. Every filter has the geometry of the first. No (key, filter) pair
+    is materialised: a unit is a key and a chunk of its group's filters, and only the lanes still set
+    after the rounds (the stored keys and the false positives) become pairs."""
+    none = np.empty(0, dtype=np.int64)
+    needed = np.flatnonzero(key_group >= 0)
+    if not len(needed) or not len(filters):
+        return none, none
+    row_count = np.array([len(f.rows) for f in filters], dtype=np.int64)
+    # a group's filters, in order, cut into chunks of at most CHUNK_ROWS rows (a wider filter: a chunk of its own)
+    chunk_of = np.full(len(filters), -1, dtype=np.int64)
+    first_lane = np.zeros(len(filters), dtype=np.int64)
+    chunk_group: list[int] = []
+    filled = 0
+    for f in np.argsort(filter_group, kind="stable").tolist():
+        rows = int(row_count[f])
+        if not chunk_group or chunk_group[-1] != filter_group[f] or filled + rows > CHUNK_ROWS:
+            chunk_group.append(int(filter_group[f]))
+            filled = 0
+        chunk_of[f], first_lane[f] = len(chunk_group) - 1, filled
+        filled += rows
+    groups = int(max(filter_group.max(), key_group.max())) + 1
+    chunks_of_group = np.bincount(chunk_group, minlength=groups)
+    first_chunk = np.concatenate([[0], np.cumsum(chunks_of_group)[:-1]])
+    rows = np.bincount(chunk_of, weights=row_count, minlength=len(chunk_group)).astype(np.int64)
+    width = np.where(rows <= 8, 1 << np.ceil(np.log2(np.maximum(rows, 1))).astype(np.int64), -(-rows // 8) * 8)
+    lane_filter = np.full((len(chunk_group), int(width.max())), -1, dtype=np.int64)
+    for f in range(len(filters)):
+        lane_filter[chunk_of[f], first_lane[f]:first_lane[f] + row_count[f]] = f
+    # the units: every key with each chunk of its group (a key of a group without filters has none)
+    per_key = chunks_of_group[key_group[needed]]
+    unit_key = np.repeat(np.arange(len(needed)), per_key)
+    unit_chunk = np.repeat(first_chunk[key_group[needed]] - np.cumsum(per_key) + per_key, per_key) + np.arange(len(unit_key))
+    data, starts, lengths = key_bytes(pc.take(keys, pa.array(needed)))
+    matrices = [(KeyMatrix(data, starts[members], length), members) for length, members in length_groups(lengths)]
+    nbytes = (filters[0].vector_size + 7) // 8
+    found_unit, found_lane = [], []
+    for lanes in np.unique(width).tolist():  # the chunks of one width probed together
+        members = np.flatnonzero(width == lanes)
+        slot = np.full(len(chunk_group), -1, dtype=np.int64)
+        slot[members] = np.arange(len(members))
+        table = _interleaved(filters, len(members), slot[chunk_of], first_lane, lanes)
+        units = np.flatnonzero(width[unit_chunk] == lanes)
+        for matrix, keyed in matrices:
+            local = np.full(len(needed), -1, dtype=np.int64)
+            local[keyed] = np.arange(len(keyed))
+            at = units[local[unit_key[units]] >= 0] if len(matrices) > 1 else units
+            held, bits = _rounds(matrix, local[unit_key[at]], slot[unit_chunk[at]] * nbytes, table,
+                                 filters[0].num_hashes, np.int32(filters[0].vector_size))
+            unit, lane = np.nonzero(bits.view(np.uint8).reshape(len(held), lanes))
+            found_unit.append(at[held[unit]])
+            found_lane.append(lane)
+    unit, lane = np.concatenate(found_unit), np.concatenate(found_lane)
+    # a filter may hold a key any of its rows holds: one pair per (key, filter)
+    code = np.sort(lane_filter[unit_chunk[unit], lane] * len(keys) + needed[unit_key[unit]])
+    code = code[np.concatenate([[True], code[1:] != code[:-1]])]  # a sort, not np.unique: several times faster
+    return code % len(keys), code // len(keys)
 
 
 def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,11 @@ Step 2 ``confirm_pairs``: probe every pair against its file's bloom filter, then
 need it against the file's stored keys (``HoodieKeyLookupHandle``), so a bloom false positive never
 turns an insert into a phantom update (or an update into a duplicate).
 
+``partition_positives`` does both steps at once for a partition-local index over random keys (uuids:
+the key ranges prune next to nothing, so every key is a candidate of every file of its partition): each
+key is probed against all its partition's filters, and only the bloom positives become (key, file) pairs,
+not the keys times the files.
+
 Each key is hashed once per filter geometry (hash count, bit count), and only for as many rounds as
 some filter may still hold it: a batch probed against many files with the same filter settings pays
 one hashing, and probing is a gather of bits (``bloom_probe``).
@@ -14,8 +19,8 @@ one hashing, and probing is a gather of bits (``bloom_probe``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pyarrow as pa
@@ -67,18 +72,10 @@ def range_candidates(
 ) -> Candidates:
     rows_out: list[np.ndarray] = []
     files_out: list[np.ndarray] = []
-    by_partition: dict[str, np.ndarray] = {}
-    if not global_index:
-        encoded = pc.dictionary_encode(partitions)
-        if isinstance(encoded, pa.ChunkedArray):
-            encoded = encoded.combine_chunks()
-        codes = encoded.indices.to_numpy(zero_copy_only=False)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
-        for code, name in enumerate(encoded.dictionary.to_pylist()):
-            by_partition[name] = order[bounds[code]:bounds[code + 1]]
+    by_partition = {} if global_index else _rows_by_partition(partitions)
     everything = np.arange(len(keys))
-    subsets: dict[str, pa.Array] = {}
+    bounds = _range_bounds(files, global_index)
+    edges: dict[str | None, _Edge] = {}
     paired = 0
     for position, file in enumerate(files):
         rows = everything if global_index else by_partition.get(file.partition)
@@ -86,17 +83,75 @@ def range_candidates(
             continue
         paired += len(rows)
         if prune_by_ranges and file.min_key is not None and file.max_key is not None:
-            subset = subsets.get(file.partition)
-            if subset is None:  # a partition's keys, taken once for all its files
-                subset = subsets[file.partition] = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
-            inside = pc.and_(pc.greater_equal(subset, file.min_key), pc.less_equal(subset, file.max_key))
-            rows = rows[inside.to_numpy(zero_copy_only=False)]
+            group = None if global_index else file.partition
+            edge = edges.get(group)
+            if edge is None:  # found once for all the group's files
+                edge = edges[group] = _Edge.of(keys, rows, *bounds[group])
+            rows = edge.inside(rows, file)
         if len(rows):
             rows_out.append(rows)
             files_out.append(np.full(len(rows), position, dtype=np.int64))
     if not rows_out:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), paired)
     return Candidates(np.concatenate(rows_out), np.concatenate(files_out), paired)
+
+
+def _rows_by_partition(partitions: pa.Array) -> dict[str, np.ndarray]:
+    """The rows of each partition, in order."""
+    encoded = pc.dictionary_encode(partitions)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
+    return {name: order[bounds[code]:bounds[code + 1]] for code, name in enumerate(encoded.dictionary.to_pylist())}
+
+
+def _range_bounds(files: Sequence[FileKeyRange], global_index: bool) -> dict[str | None, tuple[str, str]]:
+    """The highest min key and the lowest max key of the ranged files of each partition (None: of all
+    the files, for a global index)."""
+    bounds: dict[str | None, tuple[str, str]] = {}
+    for file in files:
+        if file.min_key is not None and file.max_key is not None:
+            group = None if global_index else file.partition
+            low, high = bounds.get(group, (file.min_key, file.max_key))
+            bounds[group] = (max(low, file.min_key), min(high, file.max_key))
+    return bounds
+
+
+@dataclass(frozen=True)
+class _Edge:
+    """The keys of a partition (every key under a global index) that some of its files' key ranges may
+    leave out: those below the highest min key or above the lowest max key of its ranged files. Every
+    other key lies within every file's range, so a file's range is compared with these keys alone (random
+    keys such as uuids: a handful of keys, not the partition's keys once per file)."""
+
+    at: np.ndarray  # positions of the edge keys in the partition's rows
+    keys: pa.Array  # the edge keys
+
+    @staticmethod
+    def of(keys: pa.Array, rows: np.ndarray, highest_min: str, lowest_max: str) -> _Edge:
+        subset = pc.take(keys, pa.array(rows)) if len(rows) != len(keys) else keys
+        outside = pc.or_(pc.less(subset, highest_min), pc.greater(subset, lowest_max))
+        at = np.flatnonzero(outside.to_numpy(zero_copy_only=False))
+        return _Edge(at, pc.take(subset, pa.array(at)))
+
+    def _outside(self, file: FileKeyRange) -> np.ndarray:
+        """Positions (in the partition's rows) of the keys outside ``file``'s key range."""
+        inside = pc.and_(pc.greater_equal(self.keys, file.min_key), pc.less_equal(self.keys, file.max_key))
+        return self.at[~inside.to_numpy(zero_copy_only=False)]
+
+    def inside(self, rows: np.ndarray, file: FileKeyRange) -> np.ndarray:
+        """``rows`` (the partition's, in order) whose keys lie within ``file``'s key range."""
+        if not len(self.at):
+            return rows
+        keep = np.ones(len(rows), dtype=bool)
+        keep[self._outside(file)] = False
+        return rows[keep]
+
+    def outside(self, rows: np.ndarray, file: FileKeyRange) -> np.ndarray:
+        """``rows`` (the partition's) whose keys lie outside ``file``'s key range."""
+        return rows[self._outside(file)] if len(self.at) else rows[:0]
 
 
 def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray
@@ -145,6 +200,13 @@ def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_f
     filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if paired[i] else None
                for i, f in enumerate(base_files)]
     maybe, probed = _bloom_maybe(filters, keys, pair_key, pair_file)
+    return _settle(storage, keys, pair_key, pair_file, base_files, maybe, probed, claims, info)
+
+
+def _settle(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray, base_files: Sequence[str],
+            maybe: np.ndarray, probed: np.ndarray, claims: np.ndarray | None,
+            info: Callable[[str], FileInfo | None]) -> tuple[np.ndarray, IndexCounts]:
+    """``confirm_pairs`` once the filters answered (``maybe``, for the pairs they ``probed``)."""
     exact = maybe.copy()
     if claims is not None:
         exact &= ~probed
@@ -167,6 +229,62 @@ def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_f
                          bloom_positives=int((maybe & probed).sum()), exact_checks=len(check),
                          false_positives_checked=int((probed & exact & ~keep).sum()))
     return keep, counts
+
+
+def partition_positives(storage: Storage, keys: pa.Array, partitions: pa.Array, files: Sequence[FileKeyRange],
+                        prune_by_ranges: bool, listed: Mapping[str, FileInfo] | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, IndexCounts] | None:
+    """``range_candidates`` and ``confirm_pairs`` (with claims: the caller holds every record of its keys)
+    for a partition-local index whose keys mostly lie within every file's key range (random keys such as
+    uuids), without the (key, file) pairs: each key is probed against all its partition's filters at once
+    (``bloom_probe.positives``), and only the positives the key ranges keep are settled. Returns (positive
+    key, positive file, held, counts), or None when the pairs are the better way: key ranges take off half
+    the pairs or more (ordered keys), or a file has no filter or one of another geometry."""
+    by_partition = _rows_by_partition(partitions)
+    touched = [i for i, f in enumerate(files) if f.partition in by_partition]
+    info = (listed or {}).get
+    pairs = sum(len(by_partition[files[i].partition]) for i in touched)
+    # the (key, file) pairs the key ranges take off: an edge key outside the file's range
+    off_key, off_file = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
+    bounds = _range_bounds(files, False) if prune_by_ranges else {}
+    edges: dict[str | None, _Edge] = {}
+    for i in touched:
+        file, rows = files[i], by_partition[files[i].partition]
+        if file.partition in bounds and file.min_key is not None and file.max_key is not None:
+            if file.partition not in edges:
+                edges[file.partition] = _Edge.of(keys, rows, *bounds[file.partition])
+            edge = edges[file.partition]
+            out = edge.outside(rows, file)
+            off_key.append(out)
+            off_file.append(np.full(len(out), i, dtype=np.int64))
+    off = np.concatenate(off_key), np.concatenate(off_file)
+    if 2 * len(off[0]) >= pairs:
+        return None
+    filters = [base_file_cache.bloom_filter(storage, files[i].base_file, info=info(files[i].base_file))
+               for i in touched]
+    if any(f is None or (f.num_hashes, f.vector_size) != (filters[0].num_hashes, filters[0].vector_size)
+           for f in filters):
+        return None
+    names = list(by_partition)
+    group = {name: code for code, name in enumerate(names)}
+    key_group = np.full(len(keys), -1, dtype=np.int64)
+    for name, rows in by_partition.items():
+        key_group[rows] = group[name]
+    pair_key, local = bloom_probe.positives(filters, np.array([group[files[i].partition] for i in touched], np.int64),
+                                            keys, key_group)
+    pair_file = np.array(touched, dtype=np.int64)[local]
+    if len(off[0]):  # the positives the key ranges took off are no candidates
+        inside = ~np.isin(pair_file * len(keys) + pair_key, off[1] * len(keys) + off[0])
+        pair_key, pair_file = pair_key[inside], pair_file[inside]
+    held, counts = _settle(storage, keys, pair_key, pair_file, [f.base_file for f in files],
+                           np.ones(len(pair_key), bool), np.ones(len(pair_key), bool), pair_key, info)
+    candidates = np.zeros(len(files), dtype=np.int64)
+    for i in touched:
+        candidates[i] = len(by_partition[files[i].partition])
+    candidates -= np.bincount(off[1], minlength=len(files))
+    counts = replace(counts, pairs=pairs, candidates=int(candidates.sum()), bloom_probes=int(candidates.sum()),
+                     candidate_files=int(np.count_nonzero(candidates)))
+    return pair_key, pair_file, held, counts
 
 
 def stored_key_check(storage: Storage, base_file: str, candidate_keys: pa.Array,

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from hoodie_datasource.config.write_config import IndexConfig, WriteConfig
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.index.key_ranges import FileKeyRange
-from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, range_candidates
+from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, partition_positives, range_candidates
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -180,24 +180,32 @@ def locate(storage: Storage, records: pa.Table, files: Sequence[FileKeyRange], i
     a key its slice's logs deleted is not located there. Also the counts of the index work."""
     keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
-    found = range_candidates(keys, parts, files, index.prune_by_ranges, index.is_global)
     listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
-    # a pair's record row stands for its key's identity (``claims``): the rows of one key (in one
-    # partition, or anywhere under a global index) have the same candidate files and bloom answers,
-    # so a row's positives are its key's
-    keep, counts = confirm_pairs(storage, keys, found.rows, found.files, [f.base_file for f in files],
-                                 index.uses_bloom, found.rows, listed)
+    # random keys under a partition-local index: each key against all its partition's filters, no pairs
+    grid = None if index.is_global or not index.uses_bloom else \
+        partition_positives(storage, keys, parts, files, index.prune_by_ranges, listed)
+    if grid is not None:
+        pair_key, pair_file, keep, counts = grid
+    else:
+        found = range_candidates(keys, parts, files, index.prune_by_ranges, index.is_global)
+        pair_key, pair_file = found.rows, found.files
+        # a pair's record row stands for its key's identity (``claims``): the rows of one key (in one
+        # partition, or anywhere under a global index) have the same candidate files and bloom answers,
+        # so a row's positives are its key's
+        keep, counts = confirm_pairs(storage, keys, pair_key, pair_file, [f.base_file for f in files],
+                                     index.uses_bloom, pair_key, listed)
+        counts = replace(counts, pairs=found.by_partition,
+                         candidate_files=int(np.count_nonzero(np.bincount(pair_file, minlength=len(files)))))
     if log_deletes is not None:
-        keep = log_deletes.live(storage, keys, found.rows, found.files, keep, files)
+        keep = log_deletes.live(storage, keys, pair_key, pair_file, keep, files)
     location = np.full(records.num_rows, -1, dtype=np.int64)
-    location[found.rows[keep][::-1]] = found.files[keep][::-1]  # the first file that holds a key wins
+    location[pair_key[keep][::-1]] = pair_file[keep][::-1]  # the first file that holds a key wins
     missing = location < 0
     at = pa.array(np.where(missing, 0, location), mask=missing)
     file_ids = pc.take(pa.array([f.file_id for f in files], pa.string()), at)
     where = pc.take(pa.array([f.partition for f in files], pa.string()), at)
     touched = set(pc.unique(parts).to_pylist())
-    counts = replace(counts, keys=records.num_rows, pairs=found.by_partition, found=int((~missing).sum()),
-                     candidate_files=int(np.count_nonzero(np.bincount(found.files, minlength=len(files)))),
+    counts = replace(counts, keys=records.num_rows, found=int((~missing).sum()),
                      files=len(files) if index.is_global else sum(f.partition in touched for f in files))
     return (records.append_column(FILE_ID_COLUMN, file_ids).append_column(LOCATION_PARTITION_COLUMN, where),
             counts)

@@ -170,3 +170,38 @@ def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_doe
             expected[at] = bloom.might_contain(keys.take(pa.array(pair_key[at])))
         assert got.tolist() == expected.tolist()
         assert 0 < (expected & ~own).sum() < (~own).sum()  # false positives among the absent pairs
+
+
+def test_probing_each_key_against_all_its_groups_filters_answers_as_each_filter_does():
+    """``bloom_probe.positives`` (no pairs given: every key against every filter of its group) finds
+    exactly the (key, filter) pairs ``might_contain`` answers "maybe" for: SIMPLE and DYNAMIC_V0 filters
+    of one geometry, a filter of more rows than a chunk, groups whose filters are not adjacent, keys of
+    no group and a group without filters."""
+    rng = np.random.default_rng(3)
+    stored = [f"key-{i:05d}-{rng.integers(1 << 40):x}" for i in range(30 * 40 + 1400)]
+    filters = []
+    for f in range(30):
+        bloom = new_bloom_filter("SIMPLE" if f % 3 == 0 else "DYNAMIC_V0", num_entries=20, fpp=0.05,
+                                 max_entries=20 * (1 + f % 4))
+        bloom.add_keys(stored[f * 40:(f + 1) * 40])
+        filters.append(bloom)
+    wide = new_bloom_filter("DYNAMIC_V0", num_entries=20, fpp=0.05, max_entries=20 * 80)
+    wide.add_keys(stored[1200:])
+    filters.append(wide)
+    assert len(wide.rows) > bloom_probe.CHUNK_ROWS
+    keys = pa.array(stored + [f"absent-{i}-{'ü' * (i % 5)}" for i in range(1500)])
+    filter_group = rng.permutation(np.arange(len(filters)) % 4)
+    key_group = rng.integers(-1, 5, len(keys))  # group 4 has no filters
+    pair_key, pair_filter = bloom_probe.positives(filters, filter_group, keys, key_group)
+    expected = set()
+    for f, bloom in enumerate(filters):
+        mine = np.flatnonzero(key_group == filter_group[f])
+        expected |= {(k, f) for k in mine[np.asarray(bloom.might_contain(keys.take(pa.array(mine))))].tolist()}
+    got = list(zip(pair_key.tolist(), pair_filter.tolist()))
+    assert set(got) == expected and len(got) == len(expected)
+    assert got == sorted(got, key=lambda pair: (pair[1], pair[0]))
+    owner = np.concatenate([np.repeat(np.arange(30), 40), np.full(len(stored) - 1200, 30)])
+    held = np.flatnonzero(key_group[:len(stored)] == filter_group[owner])
+    assert held.size and {(k, int(owner[k])) for k in held.tolist()} <= expected  # no stored key is missed
+    pairs = sum(int(np.count_nonzero(key_group == g)) for g in filter_group.tolist())
+    assert len(expected) < pairs // 2  # most (key, filter) pairs answered "no"

@@ -15,10 +15,13 @@ from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.index import lookup
+from hoodie_datasource.index import bloom_probe, lookup
+from hoodie_datasource.index.bloom_probe import positives
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.write import tagging
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -204,3 +207,54 @@ def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, t
         assert rows == [("k0", part, ts), ("k1", "a", -ts)], (ts, part)
     logs = [n for n in os.listdir(os.path.join(path, "a")) if ".log." in n]
     assert bool(logs) == (table_type == "MERGE_ON_READ"), logs  # merge-on-read: the deletes are log blocks
+
+
+@pytest.mark.parametrize("ordered", [False, True], ids=["random-keys", "ordered-keys"])
+def test_probing_whole_partitions_tags_as_the_pairs_do(tmp_path, monkeypatch, ordered):
+    """A partition-local bloom index probes each key against all its partition's filters at once when the
+    key ranges prune little (random keys), and keeps the (key, file) pairs when they prune most (ordered
+    keys): either way every stored key is tagged with the file group that holds it, every new key with
+    none, and the index counts are those of the pairs alone."""
+    path = str(tmp_path / "t")
+    options = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+               "hoodie.index.bloom.num_entries": "20", "hoodie.index.bloom.fpp": "0.2",
+               "hoodie.parquet.small.file.limit": "0"}
+    rng = np.random.default_rng(9)
+    ids = [f"{i:04d}" if ordered else f"{rng.integers(1 << 48):012x}" for i in range(600)]
+    for group in range(4):  # four file groups in each of x and y
+        write_local(path, batch([(k, 1, "xy"[i % 2], i) for i, k in enumerate(ids) if i // 150 == group]),
+                    {**options, "operation": "insert"})
+    stored = {}
+    for partition in "xy":
+        for name in os.listdir(os.path.join(path, partition)):
+            if name.endswith(".parquet"):
+                keys = pq.read_table(os.path.join(path, partition, name)).column("id").to_pylist()
+                stored |= dict.fromkeys(keys, name.split("_")[0])  # a base file is <file id>_<token>_<instant>
+    assert len(stored) == 600
+    updates = [(k, 2, "xy"[ids.index(k) % 2], 0) for k in ids[::4]]
+    fresh = [(f"{i:04d}n" if ordered else f"{rng.integers(1 << 48):012x}", 2, "xyz"[i % 3], 0) for i in range(200)]
+    records = batch(updates + fresh)
+    storage = open_storage(path)
+    session = start_write(storage, {**options, "operation": "upsert"}, records.schema)
+    try:
+        keyed = tagging.keyed(records, session.config)
+        files = session.record_writer().key_ranges(["x", "y", "z"])
+        probed = []
+        monkeypatch.setattr(bloom_probe, "positives", lambda *a: probed.append(1) or positives(*a))
+        tagged, counts = tagging.locate(storage, keyed, files, session.config.index)
+        monkeypatch.setattr(tagging, "partition_positives", lambda *a: None)
+        by_pairs, pair_counts = tagging.locate(storage, keyed, files, session.config.index)
+    finally:
+        session.abort()
+    assert probed == ([] if ordered else [1])
+    assert tagged.equals(by_pairs) and counts == pair_counts
+    located = dict(zip(tagged.column("id").to_pylist(), tagged.column("_hoodie_file_id").to_pylist()))
+    assert {k: located[k] for k, *_ in updates} == {k: stored[k] for k, *_ in updates}
+    # a new key goes nowhere, or unchecked to the one file of its partition whose filter claims it
+    claimed = {k: located[k] for k, _, p, _ in fresh if located[k] is not None}
+    assert len(claimed) < len(fresh) and all(
+        f.file_id == claimed[k] and f.partition == p for k, _, p, _ in fresh if k in claimed
+        for f in files if f.file_id == claimed[k])
+    assert counts.found == len(updates) + len(claimed) and counts.bloom_positives >= counts.found
+    if not ordered:  # keys several filters claim were checked against the stored keys
+        assert counts.pairs - counts.candidates < counts.pairs // 2 and counts.false_positives_checked > 0
