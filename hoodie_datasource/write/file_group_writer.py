@@ -17,7 +17,16 @@ from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
-from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
+from hoodie_datasource.table.meta_columns import (
+    COMMIT_TIME_COLUMN,
+    FILE_NAME_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    conform,
+    constant,
+    meta_schema,
+    with_meta_columns,
+)
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
@@ -26,6 +35,9 @@ from hoodie_datasource.write.merge import kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
+# the meta columns holding one value per file: the file name and, as the merged rows are written
+# with the file group's (``with_meta_columns``), the partition path
+PER_FILE_COLUMNS = (FILE_NAME_COLUMN, PARTITION_PATH_COLUMN)
 _MARKER_WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoodie-marker")
 
 
@@ -45,8 +57,10 @@ def write_file_group(
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
         listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
-        # the file name column is rewritten whole: it is not decoded
-        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed, (FILE_NAME_COLUMN,))
+        # the columns holding one value per file are rewritten whole: they are not decoded; the commit
+        # times (a value per commit) are decoded as a dictionary, cheaper to read and to carry over
+        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed, PER_FILE_COLUMNS,
+                                                         (COMMIT_TIME_COLUMN,))
         if ctx.index.writes_bloom_filter:
             stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
                                                         listed)
@@ -80,12 +94,9 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        kept = kept_rows(conform(existing, full_schema), plan.sources[:plan.num_kept])
-        kept = kept.set_column(
-            kept.schema.get_field_index(FILE_NAME_COLUMN),
-            FILE_NAME_COLUMN,
-            pa.repeat(pa.scalar(file_name, pa.string()), kept.num_rows),
-        )
+        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), full_schema)
+        for name, value in zip(PER_FILE_COLUMNS, (file_name, target.partition)):
+            kept = kept.set_column(kept.schema.get_field_index(name), name, constant(value, kept.num_rows))
         output = pa.concat_tables([kept, fresh])
     else:
         output = fresh

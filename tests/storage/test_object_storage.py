@@ -144,6 +144,10 @@ def test_parquet_through_storage(storage: Storage) -> None:
         source.seek(-4, os.SEEK_END)
         assert source.read(4) == b"PAR1"
     assert read_parquet(storage, "p/f.parquet", columns=["value"]).column("value").to_pylist() == list(range(1000))
+    # columns read as dictionaries (one the file lacks is ignored), others skipped
+    read = read_parquet(storage, "p/f.parquet", skip=["value"], dictionary=["key", "absent"])
+    assert read.schema == pa.schema([("key", pa.dictionary(pa.int32(), pa.string()))])
+    assert read.column("key").cast(pa.string()).equals(table.column("key"))
 
 
 def test_random_access_across_the_prefetched_tail(storage: Storage) -> None:

@@ -193,3 +193,25 @@ def test_commit_metadata_records_where_the_time_went(tmp_path):
               if k.startswith("hoodie.stage.index.")}
     assert counts == {"keys": 2, "files": 1, "pairs": 1, "candidates": 1, "candidate_files": 1, "bloom_probes": 1,
                       "bloom_positives": 1, "exact_checks": 0, "false_positives_checked": 0, "found": 1}
+
+
+def test_a_merge_rewrites_the_per_file_meta_columns_and_keeps_commit_times(tmp_path):
+    """The merge does not decode the partition path and file name of the stored rows (one value per
+    file) and reads their commit times as a dictionary: the merged file still holds plain strings, the
+    file group's partition path, its own name and each carried-over row's commit time."""
+    import pyarrow as pa
+
+    path = str(tmp_path / "t")
+    t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
+    t2 = write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(0, 100, 3)]), OPTS)
+    t3 = write_local(path, batch([("k001", 3, "x", -1), ("new", 3, "x", 7)]), OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    assert slice_.base_relative_path.endswith(f"_{t3}.parquet")
+    table = pq.read_table(os.path.join(path, slice_.base_relative_path))
+    meta = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
+    assert all(table.schema.field(c).type == pa.string() for c in meta)
+    assert set(table.column("_hoodie_partition_path").to_pylist()) == {"x"}
+    assert set(table.column("_hoodie_file_name").to_pylist()) == {os.path.basename(slice_.base_relative_path)}
+    times = dict(zip(table.column("id").to_pylist(), table.column("_hoodie_commit_time").to_pylist()))
+    assert times == {**{f"k{i:03}": t2 if i % 3 == 0 else t1 for i in range(100)}, "k001": t3, "new": t3}
+    assert read(path) == sorted([(f"k{i:03}", -i if i % 3 == 0 or i == 1 else i) for i in range(100)] + [("new", 7)])
