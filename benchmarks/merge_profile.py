@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     cpu, sizes = [], []
     for i in range(args.repeat + 1):
         base_file_cache.clear()
-        ctx = _context(storage, f"2023111500{i:05d}000", schema, args.compression)
+        ctx = _context(storage, f"20231115{i:06d}000", schema, args.compression)
         started = time.process_time()
         stat = write_file_group(ctx, target, batch, "0-0-0", 0)
         cpu.append(time.process_time() - started)

@@ -6,6 +6,8 @@ store), so no reader ever sees a partial base file.
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,6 +65,30 @@ UNIQUE_META_COLUMNS = ("_hoodie_commit_seqno", "_hoodie_record_key")
 # one value per file (partition path, file name) or per commit: always dictionary encoded, never sampled
 REPEATING_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name")
 UNIQUE_SAMPLE = 2048
+REPEATING_TYPE = pa.dictionary(pa.int32(), pa.string())
+ARROW_SCHEMA_KEY = "ARROW:schema"
+
+
+def with_repeating_dictionaries(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the ``REPEATING_META_COLUMNS`` as dictionary arrays (``REPEATING_TYPE``): the encoder
+    writes those as they are, where a string column's values are all hashed into its dictionary (1-3 ms
+    per column of an 83k-row file). The file is the same but for the data pages' bytes: string columns
+    in the parquet schema and in the stored Arrow schema."""
+    return pa.schema([f.with_type(REPEATING_TYPE) if f.name in REPEATING_META_COLUMNS else f for f in schema])
+
+
+def repeated(value: str, n: int) -> pa.DictionaryArray:
+    """``value`` ``n`` times, as a column of ``with_repeating_dictionaries``."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
+
+
+def _stored_arrow_schema(schema: pa.Schema) -> str:
+    """The ``ARROW:schema`` footer entry pyarrow writes for ``schema`` (its IPC form in Base64), the
+    repeating meta columns written from dictionaries (``with_repeating_dictionaries``) stored as the
+    strings they are."""
+    fields = [f.with_type(f.type.value_type) if f.name in REPEATING_META_COLUMNS and pa.types.is_dictionary(f.type)
+              else f for f in schema]
+    return base64.b64encode(pa.schema(fields).serialize()).decode("ascii")
 
 
 def _looks_unique(column: pa.ChunkedArray) -> bool:
@@ -94,7 +120,8 @@ class BaseFileEncoder:
     values in ``sample`` (the file's first rows) are all distinct, skip dictionary encoding, which
     cannot pay off for them (writes are faster and files smaller); the sequence number also skips
     column statistics, which no reader uses. The meta columns holding one value per file or commit
-    are dictionary encoded without sampling them."""
+    are dictionary encoded without sampling them, and may come as dictionary arrays
+    (``with_repeating_dictionaries``): the Arrow schema stored beside the footer still says strings."""
 
     def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = ()):
         unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
@@ -107,8 +134,10 @@ class BaseFileEncoder:
             "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
         }
         self._schema = schema.remove_metadata()
+        self._arrow_schema = _stored_arrow_schema(self._schema)
         self._sink = pa.BufferOutputStream()
-        self._writer = pq.ParquetWriter(self._sink, self._schema, compression=compression, **options)
+        self._writer = pq.ParquetWriter(self._sink, self._schema, compression=compression, store_schema=False,
+                                        **options)
 
     def write(self, rows: pa.Table) -> None:
         """Append ``rows`` as row groups of at most ``ROW_GROUP_ROWS`` rows."""
@@ -123,7 +152,7 @@ class BaseFileEncoder:
     def finish(self, storage: Storage, rel: str, footer: dict[str, str]) -> int:
         """Close the file with ``footer`` in its key-value metadata, store it at ``rel`` (which must not
         exist) and return its size in bytes."""
-        self._writer.add_key_value_metadata(footer)
+        self._writer.add_key_value_metadata({ARROW_SCHEMA_KEY: self._arrow_schema, **footer})
         self._writer.close()
         data = self._sink.getvalue()
         storage.write(rel, data)

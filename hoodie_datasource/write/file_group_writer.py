@@ -23,13 +23,18 @@ from hoodie_datasource.table.meta_columns import (
     PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
     conform,
-    constant,
     meta_schema,
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
-from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
+from hoodie_datasource.write.base_file_writer import (
+    footer_metadata,
+    new_filter_for,
+    repeated,
+    with_repeating_dictionaries,
+    write_base_file,
+)
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
 from hoodie_datasource.write.merge import kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
@@ -94,10 +99,13 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), full_schema)
+        # the commit times stay the dictionary they were read as, the per-file columns are written as
+        # one: the encoder hashes none of their values
+        merged_schema = with_repeating_dictionaries(full_schema)
+        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), merged_schema)
         for name, value in zip(PER_FILE_COLUMNS, (file_name, target.partition)):
-            kept = kept.set_column(kept.schema.get_field_index(name), name, constant(value, kept.num_rows))
-        output = pa.concat_tables([kept, fresh])
+            kept = kept.set_column(kept.schema.get_field_index(name), name, repeated(value, kept.num_rows))
+        output = pa.concat_tables([kept, conform(fresh, merged_schema)])
     else:
         output = fresh
     keys = output.column(RECORD_KEY_COLUMN)

@@ -215,3 +215,23 @@ def test_a_merge_rewrites_the_per_file_meta_columns_and_keeps_commit_times(tmp_p
     times = dict(zip(table.column("id").to_pylist(), table.column("_hoodie_commit_time").to_pylist()))
     assert times == {**{f"k{i:03}": t2 if i % 3 == 0 else t1 for i in range(100)}, "k001": t3, "new": t3}
     assert read(path) == sorted([(f"k{i:03}", -i if i % 3 == 0 or i == 1 else i) for i in range(100)] + [("new", 7)])
+
+
+def test_commit_time_statistics_of_a_merged_file_name_only_the_commits_it_holds(tmp_path):
+    """The carried-over commit times are written from the dictionary they were read as, which still
+    holds a commit whose rows have all been replaced: the row groups' statistics leave it out, and the
+    stored Arrow schema is the one pyarrow writes for the string columns."""
+    import base64
+
+    path = str(tmp_path / "t")
+    t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
+    write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(3)]), OPTS)
+    t3 = write_local(path, batch([(f"k{i:03}", 3, "x", 10 * i) for i in range(3)]), OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
+    commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
+    stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
+    assert [(s.min, s.max, s.num_values) for s in stats] == [(t1, t1, 97), (t3, t3, 3)]
+    stored = file.metadata.metadata[b"ARROW:schema"]
+    assert stored == base64.b64encode(file.schema.to_arrow_schema().remove_metadata().serialize())
+    assert read(path, query_type="incremental", begin_instant=t1) == [("k000", 0), ("k001", 10), ("k002", 20)]
