@@ -14,6 +14,13 @@ import pyarrow as pa
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.index import base_file_cache
+from hoodie_datasource.index.bloom_filter import (
+    FOOTER_BLOOM_KEY,
+    FOOTER_MAX_KEY,
+    FOOTER_MIN_KEY,
+    FOOTER_TYPE_KEY,
+    BloomFilter,
+)
 from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
@@ -36,7 +43,7 @@ from hoodie_datasource.write.base_file_writer import (
     write_base_file,
 )
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
-from hoodie_datasource.write.merge import kept_rows, merge_positions
+from hoodie_datasource.write.merge import MergeResult, kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
@@ -58,17 +65,12 @@ def write_file_group(
     if ctx.dedupe:
         records = dedupe(records, ctx.precombine_field)
     existing = None
-    stored_bloom = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
         # the columns holding one value per file are rewritten whole: they are not decoded; the commit
         # times (a value per commit) are decoded as a dictionary, cheaper to read and to carry over
-        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed, PER_FILE_COLUMNS,
+        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, _listed(target), PER_FILE_COLUMNS,
                                                          (COMMIT_TIME_COLUMN,))
-        if ctx.index.writes_bloom_filter:
-            stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
-                                                        listed)
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -108,17 +110,10 @@ def write_file_group(
         output = pa.concat_tables([kept, conform(fresh, merged_schema)])
     else:
         output = fresh
-    keys = output.column(RECORD_KEY_COLUMN)
-    if stored_bloom is not None and stored_bloom.type_code == ctx.index.bloom_filter_type:
-        # the stored keys are already in the filter: add only the inserted ones (a deleted key left
-        # in it is a false positive, which tagging's exact key check absorbs)
-        if plan.num_inserts:
-            stored_bloom.add_keys(fresh.column(RECORD_KEY_COLUMN).take(pa.array(
-                np.arange(fresh.num_rows - plan.num_inserts, fresh.num_rows))))
-        bloom = stored_bloom
-    else:
-        bloom = new_filter_for(ctx.index, keys)
-    footer = footer_metadata(keys, bloom)
+    footer = _same_keys_footer(ctx, existing, plan) if existing is not None else None
+    if footer is None:
+        keys = output.column(RECORD_KEY_COLUMN)
+        footer = footer_metadata(keys, _merged_filter(ctx, target, fresh, plan, keys))
     marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
                            ctx.record_key_fields, first_new_row=plan.num_kept)
@@ -146,3 +141,44 @@ def write_file_group(
     )
 
 
+
+
+def _same_keys_footer(ctx: WriteContext, existing: pa.Table, plan: MergeResult) -> dict[str, str] | None:
+    """The footer entries of a merge that only updates (no key added or removed): the stored file's
+    bloom filter and key range, copied as they are (read with the file, in its schema's metadata),
+    for they are what ``_merged_filter`` and ``footer_metadata`` would build again from the same keys.
+    None when keys change or the stored entries do not fit this write (no filter, another type)."""
+    stored = existing.schema.metadata or {}
+    entries = {key: stored.get(key.encode()) for key in (FOOTER_BLOOM_KEY, FOOTER_TYPE_KEY, FOOTER_MIN_KEY,
+                                                        FOOTER_MAX_KEY)}
+    stored_type = (entries[FOOTER_TYPE_KEY] or b"SIMPLE").decode().upper()
+    if (plan.num_inserts or plan.num_deletes or not ctx.index.writes_bloom_filter or entries[FOOTER_BLOOM_KEY] is None
+            or entries[FOOTER_MIN_KEY] is None or entries[FOOTER_MAX_KEY] is None
+            or stored_type != ctx.index.bloom_filter_type):
+        return None
+    return {key: value.decode() for key, value in entries.items() if value is not None}
+
+
+def _merged_filter(ctx: WriteContext, target: WriteTarget, fresh: pa.Table, plan: MergeResult,
+                   keys: pa.ChunkedArray) -> BloomFilter | None:
+    """The bloom filter of the merged file holding ``keys`` (None when files carry none): the stored
+    file's with the inserted keys added, when it is of this write's type, else one built from ``keys``."""
+    if not ctx.index.writes_bloom_filter:
+        return None
+    stored = None
+    if target.base_file is not None:
+        stored = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
+                                              _listed(target))
+    if stored is None or stored.type_code != ctx.index.bloom_filter_type:
+        return new_filter_for(ctx.index, keys)
+    # the stored keys are already in the filter: add only the inserted ones (a deleted key left in it
+    # is a false positive, which tagging's exact key check absorbs)
+    if plan.num_inserts:
+        stored.add_keys(fresh.column(RECORD_KEY_COLUMN).take(pa.array(
+            np.arange(fresh.num_rows - plan.num_inserts, fresh.num_rows))))
+    return stored
+
+
+def _listed(target: WriteTarget) -> FileInfo | None:
+    """The listing entry of ``target``'s base file, when the planner had it."""
+    return FileInfo(target.base_file, target.base_size) if target.base_size is not None else None

@@ -235,3 +235,30 @@ def test_commit_time_statistics_of_a_merged_file_name_only_the_commits_it_holds(
     stored = file.metadata.metadata[b"ARROW:schema"]
     assert stored == base64.b64encode(file.schema.to_arrow_schema().remove_metadata().serialize())
     assert read(path, query_type="incremental", begin_instant=t1) == [("k000", 0), ("k001", 10), ("k002", 20)]
+
+
+def test_a_merge_that_only_updates_keeps_the_stored_footer_entries(tmp_path):
+    """Keys neither added nor removed: the merged file carries the stored bloom filter and key range as
+    they are; an insert or a delete makes them anew (the range of what the file holds)."""
+    from hoodie_datasource.index.bloom_filter import read_bloom_filter
+
+    def footer_of_latest():
+        (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+        rel = slice_.base_relative_path
+        keys = pq.read_table(os.path.join(path, rel), columns=["_hoodie_record_key"]).column(0)
+        assert read_bloom_filter(open_storage(path), rel).might_contain(keys).all()
+        kv = pq.read_metadata(os.path.join(path, rel)).metadata
+        return {k: v for k, v in kv.items() if k != b"ARROW:schema"}
+
+    path = str(tmp_path / "t")
+    write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(1, 50)]), OPTS)
+    created = footer_of_latest()
+    write_local(path, batch([("k001", 2, "x", -1), ("k049", 2, "x", -49)]), OPTS)
+    assert footer_of_latest() == created
+    write_local(path, batch([("k000", 3, "x", 0)]), OPTS)
+    inserted = footer_of_latest()
+    assert inserted[b"hoodie_min_record_key"] == b"k000" and inserted[b"hoodie_max_record_key"] == b"k049"
+    assert inserted[b"org.apache.hudi.bloomfilter"] != created[b"org.apache.hudi.bloomfilter"]
+    write_local(path, batch([("k049", 4, "x", 0)]), {**OPTS, "operation": "delete"})
+    assert footer_of_latest()[b"hoodie_max_record_key"] == b"k048"
+    assert read(path) == sorted([("k000", 0), ("k001", -1)] + [(f"k{i:03}", i) for i in range(2, 49)])
