@@ -5,7 +5,8 @@ one such file with our own writer (``write_file_group`` creating a file group of
 of one day), then merges a batch into it as a write task does (``write_file_group`` on a MERGE target:
 ``--updates`` of its keys at a newer version and ``--inserts`` new trips), ``--repeat`` times warm.
 Prints the median CPU time (``time.process_time``) of a merge and the merged file's size;
-``--profile`` prints a cProfile of one merge.
+``--merged-base`` merges into a file a merge wrote (the steady state of a table), ``--profile`` prints a
+cProfile of one merge.
 
     python -m benchmarks.merge_profile --work /tmp/mergeprof
 """
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--inserts", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--compression", default="snappy")
+    parser.add_argument("--merged-base", action="store_true",
+                        help="merge into a base file that is itself a merge's (two row groups, two commits)")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -77,6 +80,11 @@ def main(argv: list[str] | None = None) -> None:
                               workload.INSERTS_START_MS + fresh, 1, 8, False)
     batch = _records(pa.concat_tables([updated, inserted]))
     target = WriteTarget(partition, FILE_ID, created.path, "20231114000000000", MERGE, created.fileSizeInBytes)
+    if args.merged_base:
+        earlier = _records(workload.stored_trips(np.sort(rng.choice(ids, args.updates, replace=False)), 1, 5, False))
+        merged = write_file_group(_context(storage, "20231114120000000", schema, args.compression), target, earlier,
+                                  "0-0-0", 0)
+        target = WriteTarget(partition, FILE_ID, merged.path, "20231114120000000", MERGE, merged.fileSizeInBytes)
 
     cpu, sizes = [], []
     for i in range(args.repeat + 1):
