@@ -101,10 +101,11 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        # the commit times stay the dictionary they were read as, the per-file columns are written as
-        # one: the encoder hashes none of their values
+        # the commit times stay the dictionary they were read as (one for all the stored row groups: the
+        # encoder takes a dictionary that changes from chunk to chunk as values), the per-file columns are
+        # written as one: the encoder hashes none of their values
         merged_schema = with_repeating_dictionaries(full_schema)
-        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), merged_schema)
+        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), merged_schema).unify_dictionaries()
         for name, value in zip(PER_FILE_COLUMNS, (file_name, target.partition)):
             kept = kept.set_column(kept.schema.get_field_index(name), name, repeated(value, kept.num_rows))
         output = pa.concat_tables([kept, conform(fresh, merged_schema)])
