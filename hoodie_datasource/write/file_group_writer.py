@@ -39,7 +39,7 @@ from hoodie_datasource.write.base_file_writer import (
     footer_metadata,
     new_filter_for,
     repeated,
-    with_repeating_dictionaries,
+    with_dictionaries,
     write_base_file,
 )
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
@@ -67,10 +67,11 @@ def write_file_group(
     existing = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        # the columns holding one value per file are rewritten whole: they are not decoded; the commit
-        # times (a value per commit) are decoded as a dictionary, cheaper to read and to carry over
+        # the columns holding one value per file are rewritten whole: they are not decoded; the string
+        # columns stored dictionary encoded (the commit times, repeating data) are decoded as dictionaries,
+        # cheaper to read and to carry over
         existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, _listed(target), PER_FILE_COLUMNS,
-                                                         (COMMIT_TIME_COLUMN,))
+                                                         _carried_dictionaries(ctx))
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -101,10 +102,11 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        # the commit times stay the dictionary they were read as (one for all the stored row groups: the
-        # encoder takes a dictionary that changes from chunk to chunk as values), the per-file columns are
-        # written as one: the encoder hashes none of their values
-        merged_schema = with_repeating_dictionaries(full_schema)
+        # the columns read as dictionaries stay so (one for all the stored row groups: the encoder takes a
+        # dictionary that changes from chunk to chunk as values), the per-file columns are written as one:
+        # the encoder hashes none of their values
+        merged_schema = with_dictionaries(full_schema, {f.name for f in existing.schema
+                                                        if pa.types.is_dictionary(f.type)} | set(PER_FILE_COLUMNS))
         kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), merged_schema).unify_dictionaries()
         for name, value in zip(PER_FILE_COLUMNS, (file_name, target.partition)):
             kept = kept.set_column(kept.schema.get_field_index(name), name, repeated(value, kept.num_rows))
@@ -117,7 +119,7 @@ def write_file_group(
         footer = footer_metadata(keys, _merged_filter(ctx, target, fresh, plan, keys))
     marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
-                           ctx.record_key_fields, first_new_row=plan.num_kept)
+                           ctx.record_key_fields, first_new_row=plan.num_kept, stored_schema=full_schema)
     cdc_stats = write_cdc_log(ctx, target, token, existing, fresh, plan) \
         if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
     fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
@@ -183,3 +185,12 @@ def _merged_filter(ctx: WriteContext, target: WriteTarget, fresh: pa.Table, plan
 def _listed(target: WriteTarget) -> FileInfo | None:
     """The listing entry of ``target``'s base file, when the planner had it."""
     return FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
+
+
+def _carried_dictionaries(ctx: WriteContext) -> tuple[str, ...]:
+    """The string columns a merge reads as dictionaries where the stored file has them dictionary encoded
+    (``read_parquet``): the commit times and the data columns, but the ordering field, which the merge
+    compares with incoming values, and the record key fields (unique: a dictionary cannot pay)."""
+    skip = {ctx.precombine_field, *ctx.record_key_fields}
+    data = [f.name for f in ctx.data_schema if f.type == pa.string() and f.name not in skip]
+    return (COMMIT_TIME_COLUMN, *data)

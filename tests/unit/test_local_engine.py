@@ -262,3 +262,23 @@ def test_a_merge_that_only_updates_keeps_the_stored_footer_entries(tmp_path):
     write_local(path, batch([("k049", 4, "x", 0)]), {**OPTS, "operation": "delete"})
     assert footer_of_latest()[b"hoodie_max_record_key"] == b"k048"
     assert read(path) == sorted([("k000", 0), ("k001", -1)] + [(f"k{i:03}", i) for i in range(2, 49)])
+
+
+def test_a_merge_carries_repeating_string_columns_over_as_they_are(tmp_path):
+    """Data columns stored dictionary encoded are carried over from dictionaries (the stored row groups'
+    ones unified, the incoming values added): the merged file reads back as strings, each row's own."""
+    import pyarrow as pa
+
+    path = str(tmp_path / "t")
+    rows = [(f"k{i:03}", 1, "x", i) for i in range(60)]
+    first = batch(rows).append_column("city", pa.array([f"c{i % 4}" for i in range(60)]))
+    write_local(path, first, OPTS)
+    second = batch([("k005", 2, "x", -5), ("new", 2, "x", 1)]).append_column("city", pa.array(["c9", "c0"]))
+    write_local(path, second, OPTS)
+    third = batch([("k007", 3, "x", -7)]).append_column("city", pa.array([None], pa.string()))
+    write_local(path, third, OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    table = pq.read_table(os.path.join(path, slice_.base_relative_path))
+    assert table.schema.field("city").type == pa.string()
+    cities = dict(zip(table.column("id").to_pylist(), table.column("city").to_pylist()))
+    assert cities == {**{f"k{i:03}": f"c{i % 4}" for i in range(60)}, "k005": "c9", "new": "c0", "k007": None}
