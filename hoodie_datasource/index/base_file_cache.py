@@ -213,12 +213,13 @@ def has_key_range(storage: Storage, rel: str, info: FileInfo) -> bool:
 
 
 def base_file_for_rewrite(storage: Storage, rel: str, info: FileInfo | None = None,
-                          skip: tuple[str, ...] = ()) -> pa.Table:
+                          skip: tuple[str, ...] = (), dictionary: tuple[str, ...] = ()) -> pa.Table:
     """The whole base file ``rel`` but the columns ``skip`` names (the rewrite replaces them), read for a
-    rewrite that supersedes it: its kept bytes, if tagging fetched them, are released."""
+    rewrite that supersedes it: its kept bytes, if tagging fetched them, are released. The columns
+    ``dictionary`` names are read as dictionary arrays (``read_parquet``)."""
     key = _identity(storage, rel, info) if info is not None else None
     content = _SMALL_FILES.pop(key) if key is not None else None
-    return read_parquet(storage, rel, content=content, skip=skip)
+    return read_parquet(storage, rel, content=content, skip=skip, dictionary=dictionary)
 
 
 def bloom_filter(storage: Storage, rel: str, max_entries: int | None = None,

@@ -32,9 +32,10 @@ def parquet_errors(storage: Storage, rel: str) -> Iterator[None]:
 
 def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = None, filters=None,
                  use_threads: bool = True, content: pa.Buffer | None = None,
-                 skip: Sequence[str] = ()) -> pa.Table:
+                 skip: Sequence[str] = (), dictionary: Sequence[str] = ()) -> pa.Table:
     """``rel`` as a table; ``content``: its bytes, when the caller already has them; the columns ``skip``
-    names are not decoded (a read without ``filters``).
+    names are not decoded, those ``dictionary`` names that every row group stores dictionary encoded are
+    read as dictionary arrays (a read without ``filters``).
 
     Without ``filters`` the file is decoded by ``ParquetFile`` directly: ``read_table`` would go through
     the dataset machinery (a discovery, a scanner, batches concatenated again): 32 ms instead of 20 for a
@@ -44,9 +45,20 @@ def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = Non
         if filters is not None:
             return pq.read_table(pa.BufferReader(source), columns=columns, filters=filters, use_threads=use_threads)
         file = pq.ParquetFile(pa.BufferReader(source))
+        dictionary = _dictionary_encoded(file.metadata, dictionary)
+        if dictionary:  # the footer is parsed once
+            file = pq.ParquetFile(pa.BufferReader(source), metadata=file.metadata, read_dictionary=dictionary)
         if skip:
             columns = [n for n in (columns or file.schema_arrow.names) if n not in skip]
         return file.read(columns=columns, use_threads=use_threads)
+
+
+def _dictionary_encoded(metadata: pq.FileMetaData, names: Sequence[str]) -> list[str]:
+    """Those of the top-level columns ``names`` that every row group of the file stores with a dictionary page."""
+    schema = metadata.schema
+    positions = {schema.column(i).path: i for i in range(len(schema))}
+    return [n for n in names if n in positions and all(
+        metadata.row_group(g).column(positions[n]).has_dictionary_page for g in range(metadata.num_row_groups))]
 
 
 def parquet_fragment(storage: Storage, rel: str) -> ds.ParquetFileFragment:

@@ -14,18 +14,42 @@ import pyarrow as pa
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.index import base_file_cache
+from hoodie_datasource.index.bloom_filter import (
+    FOOTER_BLOOM_KEY,
+    FOOTER_MAX_KEY,
+    FOOTER_MIN_KEY,
+    FOOTER_TYPE_KEY,
+    BloomFilter,
+)
 from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_names import base_file_name
 from hoodie_datasource.table.markers import create_marker
-from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, conform, meta_schema, with_meta_columns
+from hoodie_datasource.table.meta_columns import (
+    COMMIT_TIME_COLUMN,
+    FILE_NAME_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    conform,
+    meta_schema,
+    with_meta_columns,
+)
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write.append_handle import append_to_file_group
-from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
+from hoodie_datasource.write.base_file_writer import (
+    footer_metadata,
+    new_filter_for,
+    repeated,
+    with_dictionaries,
+    write_base_file,
+)
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
-from hoodie_datasource.write.merge import kept_rows, merge_positions
+from hoodie_datasource.write.merge import MergeResult, kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
+# the meta columns holding one value per file: the file name and, as the merged rows are written
+# with the file group's (``with_meta_columns``), the partition path
+PER_FILE_COLUMNS = (FILE_NAME_COLUMN, PARTITION_PATH_COLUMN)
 _MARKER_WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoodie-marker")
 
 
@@ -41,15 +65,13 @@ def write_file_group(
     if ctx.dedupe:
         records = dedupe(records, ctx.precombine_field)
     existing = None
-    stored_bloom = None
     ordering_field = ctx.precombine_field if ctx.event_time_ordering else None
     if target.base_file is not None:
-        listed = FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
-        # the file name column is rewritten whole: it is not decoded
-        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, listed, (FILE_NAME_COLUMN,))
-        if ctx.index.writes_bloom_filter:
-            stored_bloom = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
-                                                        listed)
+        # the columns holding one value per file are rewritten whole: they are not decoded; the string
+        # columns stored dictionary encoded (the commit times, repeating data) are decoded as dictionaries,
+        # cheaper to read and to carry over
+        existing = base_file_cache.base_file_for_rewrite(ctx.storage, target.base_file, _listed(target), PER_FILE_COLUMNS,
+                                                         _carried_dictionaries(ctx))
     scanned = time.monotonic()
     plan = merge_positions(
         existing.column(RECORD_KEY_COLUMN).combine_chunks() if existing is not None else None,
@@ -80,29 +102,24 @@ def write_file_group(
         np.arange(plan.num_kept, len(plan.sources)),
     )
     if existing is not None:
-        kept = kept_rows(conform(existing, full_schema), plan.sources[:plan.num_kept])
-        kept = kept.set_column(
-            kept.schema.get_field_index(FILE_NAME_COLUMN),
-            FILE_NAME_COLUMN,
-            pa.repeat(pa.scalar(file_name, pa.string()), kept.num_rows),
-        )
-        output = pa.concat_tables([kept, fresh])
+        # the columns read as dictionaries stay so (one for all the stored row groups: the encoder takes a
+        # dictionary that changes from chunk to chunk as values), the per-file columns are written as one:
+        # the encoder hashes none of their values
+        merged_schema = with_dictionaries(full_schema, {f.name for f in existing.schema
+                                                        if pa.types.is_dictionary(f.type)} | set(PER_FILE_COLUMNS))
+        kept = conform(kept_rows(existing, plan.sources[:plan.num_kept]), merged_schema).unify_dictionaries()
+        for name, value in zip(PER_FILE_COLUMNS, (file_name, target.partition)):
+            kept = kept.set_column(kept.schema.get_field_index(name), name, repeated(value, kept.num_rows))
+        output = pa.concat_tables([kept, conform(fresh, merged_schema)])
     else:
         output = fresh
-    keys = output.column(RECORD_KEY_COLUMN)
-    if stored_bloom is not None and stored_bloom.type_code == ctx.index.bloom_filter_type:
-        # the stored keys are already in the filter: add only the inserted ones (a deleted key left
-        # in it is a false positive, which tagging's exact key check absorbs)
-        if plan.num_inserts:
-            stored_bloom.add_keys(fresh.column(RECORD_KEY_COLUMN).take(pa.array(
-                np.arange(fresh.num_rows - plan.num_inserts, fresh.num_rows))))
-        bloom = stored_bloom
-    else:
-        bloom = new_filter_for(ctx.index, keys)
-    footer = footer_metadata(keys, bloom)
+    footer = _same_keys_footer(ctx, existing, plan) if existing is not None else None
+    if footer is None:
+        keys = output.column(RECORD_KEY_COLUMN)
+        footer = footer_metadata(keys, _merged_filter(ctx, target, fresh, plan, keys))
     marker.result()
     size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
-                           ctx.record_key_fields, first_new_row=plan.num_kept)
+                           ctx.record_key_fields, first_new_row=plan.num_kept, stored_schema=full_schema)
     cdc_stats = write_cdc_log(ctx, target, token, existing, fresh, plan) \
         if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
     fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
@@ -127,3 +144,53 @@ def write_file_group(
     )
 
 
+
+
+def _same_keys_footer(ctx: WriteContext, existing: pa.Table, plan: MergeResult) -> dict[str, str] | None:
+    """The footer entries of a merge that only updates (no key added or removed): the stored file's
+    bloom filter and key range, copied as they are (read with the file, in its schema's metadata),
+    for they are what ``_merged_filter`` and ``footer_metadata`` would build again from the same keys.
+    None when keys change or the stored entries do not fit this write (no filter, another type)."""
+    stored = existing.schema.metadata or {}
+    entries = {key: stored.get(key.encode()) for key in (FOOTER_BLOOM_KEY, FOOTER_TYPE_KEY, FOOTER_MIN_KEY,
+                                                        FOOTER_MAX_KEY)}
+    stored_type = (entries[FOOTER_TYPE_KEY] or b"SIMPLE").decode().upper()
+    if (plan.num_inserts or plan.num_deletes or not ctx.index.writes_bloom_filter or entries[FOOTER_BLOOM_KEY] is None
+            or entries[FOOTER_MIN_KEY] is None or entries[FOOTER_MAX_KEY] is None
+            or stored_type != ctx.index.bloom_filter_type):
+        return None
+    return {key: value.decode() for key, value in entries.items() if value is not None}
+
+
+def _merged_filter(ctx: WriteContext, target: WriteTarget, fresh: pa.Table, plan: MergeResult,
+                   keys: pa.ChunkedArray) -> BloomFilter | None:
+    """The bloom filter of the merged file holding ``keys`` (None when files carry none): the stored
+    file's with the inserted keys added, when it is of this write's type, else one built from ``keys``."""
+    if not ctx.index.writes_bloom_filter:
+        return None
+    stored = None
+    if target.base_file is not None:
+        stored = base_file_cache.bloom_filter(ctx.storage, target.base_file, ctx.index.bloom_max_entries,
+                                              _listed(target))
+    if stored is None or stored.type_code != ctx.index.bloom_filter_type:
+        return new_filter_for(ctx.index, keys)
+    # the stored keys are already in the filter: add only the inserted ones (a deleted key left in it
+    # is a false positive, which tagging's exact key check absorbs)
+    if plan.num_inserts:
+        stored.add_keys(fresh.column(RECORD_KEY_COLUMN).take(pa.array(
+            np.arange(fresh.num_rows - plan.num_inserts, fresh.num_rows))))
+    return stored
+
+
+def _listed(target: WriteTarget) -> FileInfo | None:
+    """The listing entry of ``target``'s base file, when the planner had it."""
+    return FileInfo(target.base_file, target.base_size) if target.base_size is not None else None
+
+
+def _carried_dictionaries(ctx: WriteContext) -> tuple[str, ...]:
+    """The string columns a merge reads as dictionaries where the stored file has them dictionary encoded
+    (``read_parquet``): the commit times and the data columns, but the ordering field, which the merge
+    compares with incoming values, and the record key fields (unique: a dictionary cannot pay)."""
+    skip = {ctx.precombine_field, *ctx.record_key_fields}
+    data = [f.name for f in ctx.data_schema if f.type == pa.string() and f.name not in skip]
+    return (COMMIT_TIME_COLUMN, *data)

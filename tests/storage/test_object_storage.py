@@ -144,6 +144,13 @@ def test_parquet_through_storage(storage: Storage) -> None:
         source.seek(-4, os.SEEK_END)
         assert source.read(4) == b"PAR1"
     assert read_parquet(storage, "p/f.parquet", columns=["value"]).column("value").to_pylist() == list(range(1000))
+    # columns stored dictionary encoded read as dictionaries (one stored plain, or absent, as it is)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.append_column("plain", table.column("key")), sink, use_dictionary=["key"])
+    storage.write("p/g.parquet", sink.getvalue())
+    read = read_parquet(storage, "p/g.parquet", skip=["value"], dictionary=["key", "plain", "absent"])
+    assert read.schema == pa.schema([("key", pa.dictionary(pa.int32(), pa.string())), ("plain", pa.string())])
+    assert read.column("key").cast(pa.string()).equals(table.column("key"))
 
 
 def test_random_access_across_the_prefetched_tail(storage: Storage) -> None:

@@ -193,3 +193,92 @@ def test_commit_metadata_records_where_the_time_went(tmp_path):
               if k.startswith("hoodie.stage.index.")}
     assert counts == {"keys": 2, "files": 1, "pairs": 1, "candidates": 1, "candidate_files": 1, "bloom_probes": 1,
                       "bloom_positives": 1, "exact_checks": 0, "false_positives_checked": 0, "found": 1}
+
+
+def test_a_merge_rewrites_the_per_file_meta_columns_and_keeps_commit_times(tmp_path):
+    """The merge does not decode the partition path and file name of the stored rows (one value per
+    file) and reads their commit times as a dictionary: the merged file still holds plain strings, the
+    file group's partition path, its own name and each carried-over row's commit time."""
+    import pyarrow as pa
+
+    path = str(tmp_path / "t")
+    t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
+    t2 = write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(0, 100, 3)]), OPTS)
+    t3 = write_local(path, batch([("k001", 3, "x", -1), ("new", 3, "x", 7)]), OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    assert slice_.base_relative_path.endswith(f"_{t3}.parquet")
+    table = pq.read_table(os.path.join(path, slice_.base_relative_path))
+    meta = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
+    assert all(table.schema.field(c).type == pa.string() for c in meta)
+    assert set(table.column("_hoodie_partition_path").to_pylist()) == {"x"}
+    assert set(table.column("_hoodie_file_name").to_pylist()) == {os.path.basename(slice_.base_relative_path)}
+    times = dict(zip(table.column("id").to_pylist(), table.column("_hoodie_commit_time").to_pylist()))
+    assert times == {**{f"k{i:03}": t2 if i % 3 == 0 else t1 for i in range(100)}, "k001": t3, "new": t3}
+    assert read(path) == sorted([(f"k{i:03}", -i if i % 3 == 0 or i == 1 else i) for i in range(100)] + [("new", 7)])
+
+
+def test_commit_time_statistics_of_a_merged_file_name_only_the_commits_it_holds(tmp_path):
+    """The carried-over commit times are written from the dictionary they were read as, which still
+    holds a commit whose rows have all been replaced: the row groups' statistics leave it out, and the
+    stored Arrow schema is the one pyarrow writes for the string columns."""
+    import base64
+
+    path = str(tmp_path / "t")
+    t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
+    write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(3)]), OPTS)
+    t3 = write_local(path, batch([(f"k{i:03}", 3, "x", 10 * i) for i in range(3)]), OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
+    commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
+    stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
+    assert [(s.min, s.max, s.num_values) for s in stats] == [(t1, t1, 97), (t3, t3, 3)]
+    stored = file.metadata.metadata[b"ARROW:schema"]
+    assert stored == base64.b64encode(file.schema.to_arrow_schema().remove_metadata().serialize())
+    assert read(path, query_type="incremental", begin_instant=t1) == [("k000", 0), ("k001", 10), ("k002", 20)]
+
+
+def test_a_merge_that_only_updates_keeps_the_stored_footer_entries(tmp_path):
+    """Keys neither added nor removed: the merged file carries the stored bloom filter and key range as
+    they are; an insert or a delete makes them anew (the range of what the file holds)."""
+    from hoodie_datasource.index.bloom_filter import read_bloom_filter
+
+    def footer_of_latest():
+        (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+        rel = slice_.base_relative_path
+        keys = pq.read_table(os.path.join(path, rel), columns=["_hoodie_record_key"]).column(0)
+        assert read_bloom_filter(open_storage(path), rel).might_contain(keys).all()
+        kv = pq.read_metadata(os.path.join(path, rel)).metadata
+        return {k: v for k, v in kv.items() if k != b"ARROW:schema"}
+
+    path = str(tmp_path / "t")
+    write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(1, 50)]), OPTS)
+    created = footer_of_latest()
+    write_local(path, batch([("k001", 2, "x", -1), ("k049", 2, "x", -49)]), OPTS)
+    assert footer_of_latest() == created
+    write_local(path, batch([("k000", 3, "x", 0)]), OPTS)
+    inserted = footer_of_latest()
+    assert inserted[b"hoodie_min_record_key"] == b"k000" and inserted[b"hoodie_max_record_key"] == b"k049"
+    assert inserted[b"org.apache.hudi.bloomfilter"] != created[b"org.apache.hudi.bloomfilter"]
+    write_local(path, batch([("k049", 4, "x", 0)]), {**OPTS, "operation": "delete"})
+    assert footer_of_latest()[b"hoodie_max_record_key"] == b"k048"
+    assert read(path) == sorted([("k000", 0), ("k001", -1)] + [(f"k{i:03}", i) for i in range(2, 49)])
+
+
+def test_a_merge_carries_repeating_string_columns_over_as_they_are(tmp_path):
+    """Data columns stored dictionary encoded are carried over from dictionaries (the stored row groups'
+    ones unified, the incoming values added): the merged file reads back as strings, each row's own."""
+    import pyarrow as pa
+
+    path = str(tmp_path / "t")
+    rows = [(f"k{i:03}", 1, "x", i) for i in range(60)]
+    first = batch(rows).append_column("city", pa.array([f"c{i % 4}" for i in range(60)]))
+    write_local(path, first, OPTS)
+    second = batch([("k005", 2, "x", -5), ("new", 2, "x", 1)]).append_column("city", pa.array(["c9", "c0"]))
+    write_local(path, second, OPTS)
+    third = batch([("k007", 3, "x", -7)]).append_column("city", pa.array([None], pa.string()))
+    write_local(path, third, OPTS)
+    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    table = pq.read_table(os.path.join(path, slice_.base_relative_path))
+    assert table.schema.field("city").type == pa.string()
+    cities = dict(zip(table.column("id").to_pylist(), table.column("city").to_pylist()))
+    assert cities == {**{f"k{i:03}": f"c{i % 4}" for i in range(60)}, "k005": "c9", "new": "c0", "k007": None}
