@@ -37,6 +37,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.job_status import job_description
+from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
@@ -226,7 +227,12 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
         with _step(session, df, "tagging and writing the batch (1 task)"):
             rows = df.coalesce(1).mapInArrow(_write_task_records(write, lambda t: tagging.keyed(t, cfg)),
                                              PARTITION_STAT_SCHEMA).collect()
-    else:
+    elif (by := partition_clustering(df, cfg.keygen)) is not None:
+        # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
+        with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
+            rows = df.repartition(tasks, *by).mapInArrow(
+                _write_task_records(write, lambda t: tagging.keyed(t, cfg)), PARTITION_STAT_SCHEMA).collect()
+    else:  # partition columns whose values do not cluster by path: shuffled by the computed path
         keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).repartition(tasks, PARTITION_PATH_COLUMN)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
             rows = keyed.mapInArrow(_write_task_records(write), PARTITION_STAT_SCHEMA).collect()
