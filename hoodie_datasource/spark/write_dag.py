@@ -10,6 +10,12 @@ write stats::
     tagged --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
     driver: commit (the completed instant file)
 
+Upserts, inserts and deletes of a partitioned table (non-global index) are one job: the input shuffled by
+its partition columns (``spark.partition_clustering``; by the computed path when they cannot cluster it),
+each task keying, tagging and writing its partitions. A bucket index write of a table without partitions
+is one job too: the driver lists the file groups, then input --mapInArrow(keys, bucket tag, route)--
+groupBy(partition, file).applyInArrow(write file group)--> write stats.
+
 A bulk insert (no bucket index, no combining) is one job instead: input (sorted as
 ``hoodie.bulkinsert.sort.mode`` asks) --mapInArrow(keys, write new file groups)--> write stats.
 
