@@ -213,7 +213,7 @@ def _step(session: WriteSession, df: DataFrame, what: str):
 
 def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
-    records are shuffled once, by partition path, and each task does the whole write of its
+    records are shuffled once, by partition (``spark.partition_clustering``), and each task does the whole write of its
     partitions in one call (a partition's records and file groups never span tasks; a task holds its
     share of the batch, and one tagging covers all its partitions). Tasks are no more than the
     table's partitions and the batch's rows (when its plan knows them, ``_batch_rows``); a batch for
