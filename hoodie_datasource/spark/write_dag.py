@@ -394,8 +394,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     writer = session.record_writer()
     files = writer.key_ranges(None if cfg.index.is_global else partitions)
     if cfg.index.is_bucket:  # the bucket hash places every record: no lookup, no shuffle
-        instant = session.instant
-        tagged = keyed.mapInArrow(_per_batch(lambda records: bucket_tag(records, files, cfg.index, instant)),
+        instant, overwrite = session.instant, cfg.operation.replaces_file_groups
+        tagged = keyed.mapInArrow(_per_batch(lambda records: bucket_tag(records, files, cfg.index, instant, overwrite)),
                                   _schema_with(keyed.schema, *LOCATION_FIELDS))
     elif session.needs_tagging and files:
         cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)

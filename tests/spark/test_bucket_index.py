@@ -81,3 +81,14 @@ def test_a_bucket_count_the_table_cannot_take_fails_before_writing(spark, table_
     assert sorted(os.listdir(table_path)) == before
     assert {tuple(r) for r in spark.read.format("hoodie").load(table_path).select("id", "v").collect()} == \
         {(f"k{i}", i) for i in range(20)}
+
+
+def test_insert_overwrite_of_a_bucket_table_replaces_the_partitions_it_writes(spark, table_path):
+    _write(spark, table_path, [(f"k{i}", 1, "x" if i % 2 else "y", i) for i in range(10)], "MERGE_ON_READ", True,
+           "upsert")
+    _write(spark, table_path, [("n1", 2, "x", 100), ("n2", 2, "x", 200)], "MERGE_ON_READ", True, "insert_overwrite")
+    got = sorted(tuple(r) for r in spark.read.format("hoodie").load(table_path).select(*COLS).collect())
+    assert got == sorted([("n1", 2, "x", 100), ("n2", 2, "x", 200)]
+                         + [(f"k{i}", 1, "y", i) for i in range(0, 10, 2)])
+    for name in {r[0] for r in spark.read.format("hoodie").load(table_path).select("_hoodie_file_name").collect()}:
+        assert bucket_id_of_file(name) < 4
