@@ -10,6 +10,12 @@ write stats::
     tagged --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
     driver: commit (the completed instant file)
 
+Upserts, inserts and deletes of a partitioned table (non-global index) are one job: the input shuffled by
+its partition columns (``spark.partition_clustering``; by the computed path when they cannot cluster it),
+each task keying, tagging and writing its partitions. A bucket index write of a table without partitions
+is one job too: the driver lists the file groups, then input --mapInArrow(keys, bucket tag, route)--
+groupBy(partition, file).applyInArrow(write file group)--> write stats.
+
 A bulk insert (no bucket index, no combining) is one job instead: input (sorted as
 ``hoodie.bulkinsert.sort.mode`` asks) --mapInArrow(keys, write new file groups)--> write stats.
 
@@ -37,6 +43,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.job_status import job_description
+from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
@@ -52,9 +59,10 @@ from hoodie_datasource.table.meta_columns import (
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import bulk_insert, tagging
-from hoodie_datasource.write.bucket_tagging import bucket_tag
+from hoodie_datasource.write.bucket_tagging import bucket_file_groups, bucket_tag
 from hoodie_datasource.write.bulk_insert import write_bulk_insert_task
 from hoodie_datasource.write.file_group_writer import write_file_group
+from hoodie_datasource.write.partitioner import NO_INSERTS
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteTarget
@@ -66,6 +74,7 @@ STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())])
 TASK_STAGES = ("tag", "profile", "write")
 TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ...
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
+LOCATION_FIELDS = ((FILE_ID_COLUMN, T.StringType()), (LOCATION_PARTITION_COLUMN, T.StringType()))
 SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
 PARTITION_STAT_SCHEMA = T.StructType([T.StructField("stat", T.StringType())]
                                      + [T.StructField(f"{stage}_ms", T.LongType()) for stage in TASK_STAGES]
@@ -162,8 +171,8 @@ def _write_task_records(write: Callable[[pa.Table], pa.Table], key: Callable[[pa
     return run
 
 
-def _schema_with(df: DataFrame, *fields: tuple[str, T.DataType]) -> T.StructType:
-    return T.StructType(list(df.schema.fields) + [T.StructField(n, t, True) for n, t in fields])
+def _schema_with(schema: T.StructType, *fields: tuple[str, T.DataType]) -> T.StructType:
+    return T.StructType(list(schema.fields) + [T.StructField(n, t, True) for n, t in fields])
 
 
 def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
@@ -204,7 +213,7 @@ def _step(session: WriteSession, df: DataFrame, what: str):
 
 def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
-    records are shuffled once, by partition path, and each task does the whole write of its
+    records are shuffled once, by partition (``spark.partition_clustering``), and each task does the whole write of its
     partitions in one call (a partition's records and file groups never span tasks; a task holds its
     share of the batch, and one tagging covers all its partitions). Tasks are no more than the
     table's partitions and the batch's rows (when its plan knows them, ``_batch_rows``); a batch for
@@ -226,7 +235,12 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
         with _step(session, df, "tagging and writing the batch (1 task)"):
             rows = df.coalesce(1).mapInArrow(_write_task_records(write, lambda t: tagging.keyed(t, cfg)),
                                              PARTITION_STAT_SCHEMA).collect()
-    else:
+    elif (by := partition_clustering(df, cfg.keygen)) is not None:
+        # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
+        with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
+            rows = df.repartition(tasks, *by).mapInArrow(
+                _write_task_records(write, lambda t: tagging.keyed(t, cfg)), PARTITION_STAT_SCHEMA).collect()
+    else:  # partition columns whose values do not cluster by path: shuffled by the computed path
         keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).repartition(tasks, PARTITION_PATH_COLUMN)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
             rows = keyed.mapInArrow(_write_task_records(write), PARTITION_STAT_SCHEMA).collect()
@@ -300,6 +314,36 @@ def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.Struc
     return session.commit(stats)
 
 
+def _run_bucketed(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+    """A bucket index write that is not per partition (a table without partition fields) in one Spark job:
+    the bucket hash places every record, so there are no inserts to count nor to plan (Hudi's
+    ``SparkBucketIndexPartitioner`` maps a bucket to its file group, new or not). The driver lists the
+    table's file groups before the job, checking them against the bucket count; each input task keys,
+    tags and routes its records in one pass (``bucket_tagging.bucket_tag``, then ``tagging.route``, which
+    drops deletes of buckets without a file group); one call per file group writes it, combining its
+    records."""
+    cfg, instant = session.config, session.instant
+    timer = StageTimer(session.stage_seconds)
+    writer = session.record_writer()
+    files = writer.key_ranges(None)
+    bucket_file_groups(files, cfg.index.num_buckets)  # raises before anything is written
+    session.mark_inflight({})
+    targets = writer.targets(files, NO_INSERTS)
+    timer.lap("profile")
+
+    def place(records: pa.Table) -> pa.Table:
+        tagged = bucket_tag(tagging.keyed(records, cfg), files, cfg.index, instant)
+        return tagging.route(tagged, NO_INSERTS)
+
+    routed = df.mapInArrow(_per_batch(place), _schema_with(keyed_schema, *LOCATION_FIELDS))
+    stats_df = routed.groupBy(PARTITION_PATH_COLUMN, FILE_ID_COLUMN).applyInArrow(
+        _write_groups(session, targets), STAT_SCHEMA)
+    with _step(session, df, "tagging and writing file groups by bucket"):
+        stats = [WriteStat.from_dict(json.loads(r[0])) for r in stats_df.collect()]
+    timer.lap("write")
+    return session.commit(stats)
+
+
 def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
                     extra_metadata: Mapping[str, str] | None = None) -> str:
     """Run one write of ``df`` into the table at ``path``; return the committed instant time. The commit
@@ -324,7 +368,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
 def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> str:
     cfg = session.config
     keyed_schema = _schema_with(
-        df, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
+        df.schema, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
     if cfg.streams_bulk_insert:
@@ -333,6 +377,8 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
     bucketed = cfg.index.is_bucket and cfg.operation is WriteOperation.BULK_INSERT
     if cfg.keygen.partition_fields and not cfg.index.is_global and (cfg.operation.runs_per_partition or bucketed):
         return _run_per_partition(session, df, keyed_schema)
+    if cfg.index.is_bucket and not (cfg.operation.replaces_file_groups or cfg.operation.drops_partitions):
+        return _run_bucketed(session, df, keyed_schema)
     timer = StageTimer(session.stage_seconds)
     keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
     if cfg.index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
@@ -347,11 +393,10 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
 
     writer = session.record_writer()
     files = writer.key_ranges(None if cfg.index.is_global else partitions)
-    location_fields = ((FILE_ID_COLUMN, T.StringType()), (LOCATION_PARTITION_COLUMN, T.StringType()))
     if cfg.index.is_bucket:  # the bucket hash places every record: no lookup, no shuffle
-        instant = session.instant
-        tagged = keyed.mapInArrow(_per_batch(lambda records: bucket_tag(records, files, cfg.index, instant)),
-                                  _schema_with(keyed, *location_fields))
+        instant, overwrite = session.instant, cfg.operation.replaces_file_groups
+        tagged = keyed.mapInArrow(_per_batch(lambda records: bucket_tag(records, files, cfg.index, instant, overwrite)),
+                                  _schema_with(keyed.schema, *LOCATION_FIELDS))
     elif session.needs_tagging and files:
         cand_schema = from_arrow_schema(tagging.CANDIDATE_SCHEMA)
         cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
@@ -373,14 +418,16 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(tagged)
     else:  # nothing to look up: a projection of the persisted keyed records
-        tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in location_fields])
-    with _step(session, df, "tagging" if cfg.index.is_bucket or session.needs_tagging and files
-               else "counting inserts"):
-        counts = {
-            r[0]: r[1]
-            for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
-            .groupBy(PARTITION_PATH_COLUMN).count().collect()
-        }
+        tagged = keyed.select(*keyed_schema.names, *[F.lit(None).cast("string").alias(n) for n, _ in LOCATION_FIELDS])
+    if cfg.index.is_bucket:  # every record but a delete of a bucket without a file group has its file id
+        counts: dict[str, int] = {}
+    else:
+        with _step(session, df, "tagging" if session.needs_tagging and files else "counting inserts"):
+            counts = {
+                r[0]: r[1]
+                for r in tagged.filter(F.col(FILE_ID_COLUMN).isNull() & ~F.col(IS_DELETE_COLUMN))
+                .groupBy(PARTITION_PATH_COLUMN).count().collect()
+            }
     timer.lap("tag")
 
     plan = writer.insert_plan(counts, files)

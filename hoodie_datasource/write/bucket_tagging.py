@@ -51,11 +51,16 @@ def bucket_file_groups(files: Sequence[FileKeyRange], num_buckets: int) -> dict[
     return groups
 
 
-def bucket_tag(records: pa.Table, files: Sequence[FileKeyRange], index: IndexConfig, instant: str) -> pa.Table:
+def bucket_tag(records: pa.Table, files: Sequence[FileKeyRange], index: IndexConfig, instant: str,
+               overwrite: bool = False) -> pa.Table:
     """``records`` with the file id of their bucket's file group (a new one when the bucket has none)
     and, for an existing group, its partition as the location. A delete of a bucket without a file
-    group has nothing to delete: its file id stays null, so routing drops it."""
+    group has nothing to delete: its file id stays null, so routing drops it. An ``overwrite`` writes
+    every bucket into a new file group, as the groups of ``files`` are replaced (Hudi's
+    ``SparkBucketIndexPartitioner.getBucketInfo``: "Insert overwrite always generates new bucket file id")."""
     groups = bucket_file_groups(files, index.num_buckets)
+    if overwrite:
+        groups = {}
     buckets = bucket_ids(records.column(RECORD_KEY_COLUMN), index.bucket_hash_fields, index.num_buckets)
     parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
     pairs = pc.binary_join_element_wise(parts, pc.cast(pa.array(buckets), pa.string()), "\x00")

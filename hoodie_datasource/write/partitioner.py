@@ -66,6 +66,9 @@ class InsertPlan:
         return None
 
 
+NO_INSERTS = InsertPlan({})  # a bucket index's plan: every record's file group is its bucket's
+
+
 def plan_inserts(
     insert_counts: Mapping[str, int],
     files: Sequence[FileKeyRange],

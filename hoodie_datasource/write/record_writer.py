@@ -103,7 +103,8 @@ class RecordWriter:
         partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
         files = self.key_ranges(None if index.is_global else partitions)
         if index.is_bucket:  # the hash alone places every record, whatever the operation
-            return bucket_tag(records, files, index, self.ctx.instant), files, None
+            overwrite = self.config.operation.replaces_file_groups
+            return bucket_tag(records, files, index, self.ctx.instant, overwrite), files, None
         if not (self.needs_tagging and files):
             return tagging.untagged(records), files, None
         # this task holds every candidate of its keys: unambiguous bloom hits skip the key read

@@ -98,3 +98,21 @@ def test_description_is_restored_when_the_write_fails(spark, table_path):
         assert spark.sparkContext.getLocalProperty("spark.job.description") == USER_DESCRIPTION
     finally:
         spark.sparkContext.setJobDescription(None)
+
+
+def test_a_bucket_index_write_without_partitions_is_one_step(spark, table_path):
+    """The bucket hash places every record: no job counts inserts, none collects partitions; the records
+    are keyed, tagged and routed in one pass before the file groups are written."""
+    options = {**OPTS, "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2",
+               "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"}
+    spark.createDataFrame([("a", 1, "sf", 1.0), ("b", 1, "nyc", 2.0)], SCHEMA).write.format("hoodie") \
+        .options(**options).mode("upsert").save(table_path)
+    batch = spark.createDataFrame([("a", 2, "sf", 5.0), ("c", 2, "la", 3.0), ("a", 1, "sf", 9.0)], SCHEMA)
+
+    descriptions = _write_descriptions(
+        spark, lambda: batch.write.format("hoodie").options(**options).mode("upsert").save(table_path))
+
+    prefix = f"hoodie upsert trips {HoodieTable(table_path).latest_commit()}: "
+    assert set(descriptions) == {prefix + "tagging and writing file groups by bucket"}
+    rows = spark.read.format("hoodie").load(table_path).select("uuid", "fare").orderBy("uuid").collect()
+    assert [(r.uuid, r.fare) for r in rows] == [("a", 5.0), ("b", 2.0), ("c", 3.0)]

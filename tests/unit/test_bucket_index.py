@@ -260,3 +260,21 @@ def test_a_bloom_index_writes_bloom_filters_whatever_the_option_says(tmp_path):
                                                   "hoodie.parquet.bloom.filter.enabled": "false"})
     (name,) = [n for n in os.listdir(os.path.join(path, "a")) if n.endswith(".parquet")]
     assert b"org.apache.hudi.bloomfilter" in pq.read_metadata(os.path.join(path, "a", name)).metadata
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_insert_overwrite_writes_every_bucket_into_a_new_file_group(tmp_path, table_type):
+    """The replaced file groups take no record (Hudi's SparkBucketIndexPartitioner: an overwrite always
+    generates new bucket file ids); the untouched partition keeps its rows."""
+    path = str(tmp_path / "t")
+    rows = [(str(i), 1, "a" if i < 10 else "b", i) for i in range(20)]
+    write_local(path, batch(rows), {**_options(table_type), "hoodie.datasource.write.operation": "insert"})
+    before = {f for p, f in _file_groups(path) if p == "a"}
+    write_local(path, batch([("1", 2, "a", 100), ("2", 2, "a", 200), ("77", 2, "a", 770)]),
+                {**_options(table_type), "hoodie.datasource.write.operation": "insert_overwrite"})
+    expected = sorted([("1", 100), ("2", 200), ("77", 770)] + [(str(i), i) for i in range(10, 20)])
+    assert read(path) == expected
+    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    assert sorted(zip(data.column("id").to_pylist(), data.column("v").to_pylist())) == expected
+    latest = {n[:38] for n in os.listdir(os.path.join(path, "a")) if n.endswith(".parquet")} - before
+    assert latest and all(bucket_id_of_file(f) < 3 for f in latest)

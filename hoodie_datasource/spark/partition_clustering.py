@@ -1,0 +1,38 @@
+"""Spark expressions that cluster a batch by partition path without computing the path.
+
+A per-partition write needs every record of a partition path in one task. Shuffling by the partition
+columns themselves does that whenever records of one path share those columns' values, i.e. when the
+key generator's rendering of a value (``table.keygen.KeyGenerator.partition_paths``) is one-to-one:
+integers, dates, timestamps (epoch microseconds), booleans and strings. The one many-to-one case among
+them is Hudi's default partition, the path of a null or empty string value and of the literal
+``__HIVE_DEFAULT_PARTITION__``, which the expression maps to one value. Other types (floating point,
+decimals, binary, nested) may render unequal values as one path: they get no expression, and the write
+computes the paths before its shuffle.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator
+
+ONE_TO_ONE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.DateType, T.TimestampType, T.TimestampNTZType,
+              T.BooleanType)
+
+
+def partition_clustering(df: DataFrame, keygen: KeyGenerator) -> list[Column] | None:
+    """One expression per partition field of ``keygen`` such that records of ``df`` with one partition
+    path have equal values, or None when a field's type does not allow it."""
+    types = {field.name: field.dataType for field in df.schema.fields}
+    columns = []
+    for name in keygen.partition_fields:
+        column, kind = F.col("`" + name.replace("`", "``") + "`"), types.get(name)
+        if isinstance(kind, T.StringType):
+            columns.append(F.when(column.isNull() | (column == ""), F.lit(DEFAULT_PARTITION)).otherwise(column))
+        elif isinstance(kind, ONE_TO_ONE):
+            columns.append(column)
+        else:
+            return None
+    return columns
