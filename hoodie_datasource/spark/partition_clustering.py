@@ -7,7 +7,9 @@ integers, dates, timestamps (epoch microseconds), booleans and strings. The one 
 them is Hudi's default partition, the path of a null or empty string value and of the literal
 ``__HIVE_DEFAULT_PARTITION__``, which the expression maps to one value. Other types (floating point,
 decimals, binary, nested) may render unequal values as one path: they get no expression, and the write
-computes the paths before its shuffle.
+computes the paths before its shuffle. So do string fields of a path of several fields, unless it is url
+encoded: the parts are joined by ``/``, which a value may hold (``a/b`` + ``c`` and ``a`` + ``b/c`` are
+both ``a/b/c``; hive-style names do not help, a value may spell ``/f2=``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ def partition_clustering(df: DataFrame, keygen: KeyGenerator) -> list[Column] | 
     """One expression per partition field of ``keygen`` such that records of ``df`` with one partition
     path have equal values, or None when a field's type does not allow it."""
     types = {field.name: field.dataType for field in df.schema.fields}
+    joined = len(keygen.partition_fields) > 1 and not keygen.url_encode
     columns = []
     for name in keygen.partition_fields:
         column, kind = F.col("`" + name.replace("`", "``") + "`"), types.get(name)
-        if isinstance(kind, T.StringType):
+        if isinstance(kind, T.StringType) and not joined:
             columns.append(F.when(column.isNull() | (column == ""), F.lit(DEFAULT_PARTITION)).otherwise(column))
         elif isinstance(kind, ONE_TO_ONE):
             columns.append(column)
