@@ -44,6 +44,16 @@ class HoodieWriteConflictError(HoodieError):
     is rolled back; retry it, or let ``hoodie.write.num.retries.on.conflict`` retry it."""
 
 
+class WriteLayoutError(HoodieError):
+    """A write's tasks did not divide its work as it requires (whole partitions, whole file groups), so
+    committing could lose or duplicate rows; the write is rolled back instead."""
+
+
+class FileGroupWrittenTwiceError(WriteLayoutError):
+    """Two tasks of one write wrote new base files of the same file group, so committing would keep one
+    and lose the other's rows; the write is rolled back instead."""
+
+
 class LockError(HoodieError):
     """The table lock cannot be used: its provider is misconfigured or its server cannot be reached."""
 

@@ -35,6 +35,7 @@ from hoodie_datasource.config.write_config import WriteConfig, resolve_write_con
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import (
     CommitConflictError,
+    FileGroupWrittenTwiceError,
     HoodieWriteConflictError,
     InvalidTablePathError,
     SchemaMismatchError,
@@ -43,7 +44,7 @@ from hoodie_datasource.read.merged_reader import deleted_base_keys
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
-from hoodie_datasource.table.file_names import PARTITION_METAFILE
+from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
@@ -229,6 +230,11 @@ class WriteSession:
         ``single_attempt``: the files were written in this process, once (the local engine): every marked
         file is in ``stats``, so the markers are not listed. The time until the metadata is written is the
         ``commit`` stage."""
+        try:
+            _refuse_file_groups_written_twice(stats)
+        except FileGroupWrittenTwiceError:
+            self.abort()
+            raise
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
         written = {s.path for s in stats if s.path} | {p for s in stats for p in s.cdcStats or ()}
@@ -350,6 +356,22 @@ def _summary(stats: list[WriteStat]) -> str:
     rewritten = sum(max(0, s.numWrites - s.numInserts - s.numUpdateWrites) for s in stats)
     return (f"{inserts} inserts, {updates} updates, {sum(s.numDeletes for s in stats)} deletes; "
             f"{len(stats)} files written, {rewritten} unchanged rows rewritten")
+
+
+def _refuse_file_groups_written_twice(stats: list[WriteStat]) -> None:
+    """A file group gets at most one new base file in a commit: two (tasks that each took a file group for
+    theirs) would leave readers one of them and lose the other's rows, so the commit is refused (and the
+    write rolled back). Log files may be several (each is merged)."""
+    seen: dict[tuple[str, str], str] = {}
+    for stat in stats:
+        name = stat.path.rsplit("/", 1)[-1] if stat.path else ""
+        if BaseFileName.parse(name) is None:
+            continue
+        other = seen.setdefault((stat.partitionPath or "", stat.fileId), stat.path)
+        if other != stat.path:
+            raise FileGroupWrittenTwiceError(
+                f"Two tasks of this write wrote base files of file group {stat.fileId} in partition "
+                f"{stat.partitionPath!r} ({other} and {stat.path}): the write is rolled back, nothing is committed")
 
 
 def _write_partition_metafile(storage: Storage, partition: str, instant_time: str) -> None:

@@ -20,10 +20,12 @@ from pyspark.sql.types import StructType
 
 from hoodie_datasource.client.write_client import WriteSession, start_write
 from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.errors import WriteLayoutError
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.spark.write_dag import task_token
 from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.keygen import DEFAULT_PARTITION
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -42,6 +44,23 @@ class PartitionStats(WriterCommitMessage):
     stats: list[dict] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)  # tag, profile, write
     stage_counts: dict[str, int] = field(default_factory=dict)  # the index work of tagging
+
+
+def _refuse_partitions_split(done: list[PartitionStats]) -> None:
+    """Each task must have held whole partitions. Spark clusters the rows by the partition columns' values,
+    and values that are one partition path can be apart: null, '' and the literal default partition of a
+    string column (all ``__HIVE_DEFAULT_PARTITION__``), or a '/' in a value of a path of several fields.
+    Two tasks that wrote one partition may have rewritten the same file group or inserted the same key
+    twice, so the write is refused (and rolled back) rather than committed."""
+    first: dict[str, int] = {}
+    for task, message in enumerate(done):
+        for partition in {s["partitionPath"] for s in message.stats}:
+            if first.setdefault(partition, task) != task:
+                raise WriteLayoutError(
+                    f"Rows of partition {partition!r} reached two tasks of this SQL write (Spark clusters them "
+                    f"by the partition columns' values, and null, '' and {DEFAULT_PARTITION!r} of a string "
+                    "column, or values holding '/', can be one partition path); nothing was written. Write such "
+                    "rows with SET spark.hoodie.sql.clusteredWrites=false (the commit then writes all rows)")
 
 
 class PartitionWriter(DataSourceArrowWriter):
@@ -68,15 +87,20 @@ class PartitionWriter(DataSourceArrowWriter):
         return PartitionStats([s.as_dict() for s in stats], timer.seconds, timer.counts)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        done = [m for m in messages if isinstance(m, PartitionStats)]
-        stats = [WriteStat.from_dict(s) for m in done for s in m.stats]
-        for stage in {stage for m in done for stage in m.stage_seconds}:
-            self.session.stage_seconds[f"{stage}_task"] = sum(m.stage_seconds.get(stage, 0.0) for m in done)
-        counter = StageTimer(counts=self.session.stage_counts)
-        for m in done:
-            counter.count(m.stage_counts)
-        instant = self.session.commit(stats)
-        logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
+        try:
+            done = [m for m in messages if isinstance(m, PartitionStats)]
+            _refuse_partitions_split(done)
+            stats = [WriteStat.from_dict(s) for m in done for s in m.stats]
+            for stage in {stage for m in done for stage in m.stage_seconds}:
+                self.session.stage_seconds[f"{stage}_task"] = sum(m.stage_seconds.get(stage, 0.0) for m in done)
+            counter = StageTimer(counts=self.session.stage_counts)
+            for m in done:
+                counter.count(m.stage_counts)
+            instant = self.session.commit(stats)
+            logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
+        except BaseException:  # rolled back here, whether or not Spark calls abort()
+            self.session.abort()
+            raise
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.session.abort()

@@ -1,0 +1,39 @@
+"""A commit that would lose rows is refused: two tasks of one write each rewrote the same file group (here an
+update and an insert packed into the partition's small file, as two tasks holding rows of one partition
+would), so completing it would leave readers one of the two base files."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.client.write_client import start_write
+from hoodie_datasource.errors import FileGroupWrittenTwiceError
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.file_names import write_token
+from hoodie_datasource.write import tagging
+from hoodie_datasource.write.stage_timer import StageTimer
+from tests.conftest import assert_failed_write_left_nothing, table_listing
+from tests.unit.small_tables import batch, read_pairs
+
+OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
+
+
+def test_two_tasks_rewriting_one_file_group_are_not_committed(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    files = table_listing(path)
+    update, insert = batch([("a", 2, "x", 5)]), batch([("b", 2, "x", 6)])
+    session = start_write(open_storage(path), OPTS, update.schema)
+    session.mark_inflight({})
+    writer = session.record_writer()
+    stats = [stat for task, rows in enumerate((update, insert))
+             for stat in writer.write_records(tagging.keyed(rows, session.config), write_token(task, 1, 0), task,
+                                              StageTimer())]
+    assert len({s.fileId for s in stats}) == 1 and len({s.path for s in stats}) == 2  # one group, two base files
+    with pytest.raises(FileGroupWrittenTwiceError, match="Two tasks of this write wrote base files of file group"):
+        session.commit(stats)
+    assert_failed_write_left_nothing(path, files)
+    assert read_pairs(path) == [("a", 1)]
+    write_local(path, batch([("a", 2, "x", 5), ("b", 2, "x", 6)]), OPTS)  # the next write is not blocked
+    assert read_pairs(path) == [("a", 5), ("b", 6)]
