@@ -205,3 +205,12 @@ def test_probing_each_key_against_all_its_groups_filters_answers_as_each_filter_
     assert held.size and {(k, int(owner[k])) for k in held.tolist()} <= expected  # no stored key is missed
     pairs = sum(int(np.count_nonzero(key_group == g)) for g in filter_group.tolist())
     assert len(expected) < pairs // 2  # most (key, filter) pairs answered "no"
+
+
+def test_probing_keys_no_filter_holds_finds_no_pairs():
+    """Every key absent (a batch of inserts): no positives at all, as empty pair arrays."""
+    bloom = new_bloom_filter("DYNAMIC_V0", num_entries=100, fpp=1e-9, max_entries=100)
+    bloom.add_keys([f"stored-{i}" for i in range(50)])
+    keys = pa.array([f"new-{i}" for i in range(20)])
+    pair_key, pair_filter = bloom_probe.positives([bloom, bloom], np.array([0, 0]), keys, np.zeros(20, np.int64))
+    assert pair_key.tolist() == [] and pair_filter.tolist() == []
