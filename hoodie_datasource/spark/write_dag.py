@@ -43,6 +43,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.job_status import job_description
+from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
 from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
@@ -183,6 +184,12 @@ def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
     return {d: tuple(files) for d, files in list_table_files(session.storage).items()}
 
 
+def _partition_bytes(listed: Mapping[str, Sequence[FileInfo]]) -> dict[str, int]:
+    """Bytes of each partition's files (every file slice listed): what a per-partition write balances its
+    tasks by (``spark.partition_balance``)."""
+    return {p: sum(f.size for f in listed[p]) for p in partitions_of(listed)}
+
+
 def _write_tasks(df: DataFrame, partitions: int | None, rows: int | None) -> int:
     """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
     but no more than the table has ``partitions`` nor than the batch has ``rows`` (more would be tasks
@@ -237,11 +244,15 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
                                              PARTITION_STAT_SCHEMA).collect()
     elif (by := partition_clustering(df, cfg.keygen)) is not None:
         # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
+        values = clustering_values(df, cfg.keygen, list(sizes)) if (sizes := _partition_bytes(listed)) else {}
+        key = balanced_task_key(by[0], values, sizes, tasks) if len(by) == 1 else None
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
-            rows = df.repartition(tasks, *by).mapInArrow(
+            rows = df.repartition(tasks, *([key] if key is not None else by)).mapInArrow(
                 _write_task_records(write, lambda t: tagging.keyed(t, cfg)), PARTITION_STAT_SCHEMA).collect()
     else:  # partition columns whose values do not cluster by path: shuffled by the computed path
-        keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).repartition(tasks, PARTITION_PATH_COLUMN)
+        sizes, path = _partition_bytes(listed), F.col(PARTITION_PATH_COLUMN)
+        key = balanced_task_key(path, {p: F.lit(p) for p in sizes}, sizes, tasks)
+        keyed = df.mapInArrow(_add_keys(cfg), keyed_schema).repartition(tasks, path if key is None else key)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
             rows = keyed.mapInArrow(_write_task_records(write), PARTITION_STAT_SCHEMA).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks

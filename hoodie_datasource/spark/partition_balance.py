@@ -1,0 +1,114 @@
+"""Which task writes which partition of a per-partition write: the heaviest partitions first, spread evenly.
+
+``repartition(n, *columns)`` sends a record to task ``pmod(murmur3(columns, seed 42), n)``, which for a
+handful of partitions is far from even: the benchmark's 30 day partitions hashed into 8 tasks landed 1 to
+6 days in a task, so at the end of the write one core rewrote files alone while the other was idle.
+
+Where the partition path is one field whose values map back from the table's partition paths (strings,
+dates, integers: ``partition_clustering``'s one-to-one renderings), the write shuffles by a computed task
+key instead: the table's partitions, heaviest first (bytes listed), each go to the task with the least
+bytes so far (longest processing time first), and Spark launches tasks in order, so the heaviest start
+first. Each task ``t`` has an integer key that Spark's hash sends to ``t`` (``task_keys``). A value the
+table has no partition for yet (a new partition) falls back to the hash of the clustering columns.
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+from collections.abc import Mapping, Sequence
+from urllib.parse import unquote
+
+import mmh3
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator
+
+SPARK_HASH_SEED = 42  # HashPartitioning's Murmur3Hash seed
+# a value is looked up among the partitions one by one (Spark's map lookup is a scan): above this many
+# partitions the hash spreads them evenly enough
+MAX_BALANCED_PARTITIONS = 128
+INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+def spark_partition_of_int(key: int, tasks: int) -> int:
+    """The task Spark's ``repartition(tasks, <int column>)`` sends the 32-bit integer ``key`` to
+    (``Murmur3_x86_32.hashInt(key, 42)``, then ``pmod``)."""
+    return mmh3.hash(struct.pack("<i", key), SPARK_HASH_SEED, signed=True) % tasks
+
+
+def task_keys(tasks: int) -> list[int]:
+    """For each task ``t``, the smallest non-negative integer that Spark's hash partitioning sends to ``t``."""
+    keys: dict[int, int] = {}
+    candidate = 0
+    while len(keys) < tasks:
+        keys.setdefault(spark_partition_of_int(candidate, tasks), candidate)
+        candidate += 1
+    return [keys[t] for t in range(tasks)]
+
+
+def assign_tasks(partition_bytes: Mapping[str, int], tasks: int) -> dict[str, int]:
+    """Each partition's task: heaviest first, to the task with the fewest bytes so far (the lowest index
+    on a tie), so task 0 gets the heaviest partition."""
+    loads = [0] * tasks
+    assigned = {}
+    for partition in sorted(partition_bytes, key=lambda p: (-partition_bytes[p], p)):
+        task = min(range(tasks), key=lambda t: (loads[t], t))
+        assigned[partition] = task
+        loads[task] += partition_bytes[partition]
+    return assigned
+
+
+def balanced_task_key(column: Column, values: Mapping[str, Column], partition_bytes: Mapping[str, int],
+                      tasks: int) -> Column | None:
+    """The column to ``repartition(tasks, ...)`` a per-partition write by, so that the table's partitions are
+    spread as ``assign_tasks`` says: ``column`` is what clusters the records (the partition path, or
+    ``partition_clustering``'s column), ``values`` its value for each partition that can be told. None when
+    there is nothing to balance (one task, one partition, or more than ``MAX_BALANCED_PARTITIONS``)."""
+    if tasks < 2 or not 1 < len(partition_bytes) <= MAX_BALANCED_PARTITIONS:
+        return None
+    keys = task_keys(tasks)
+    entries = [part for partition, task in assign_tasks(partition_bytes, tasks).items() if partition in values
+               for part in (values[partition], F.lit(keys[task]))]
+    if not entries:
+        return None
+    # a value without an entry (a partition the table does not have yet) gets the column's hash
+    return F.coalesce(F.element_at(F.create_map(*entries), column), F.hash(column))
+
+
+def clustering_values(df: DataFrame, keygen: KeyGenerator, partitions: Sequence[str]) -> dict[str, Column]:
+    """``partition_clustering``'s column value of each of ``partitions`` that can be told from its path:
+    a single partition field of strings, dates or integers (none for several fields)."""
+    if len(keygen.partition_fields) != 1:
+        return {}
+    name = keygen.partition_fields[0]
+    kind = next((f.dataType for f in df.schema.fields if f.name == name), None)
+    values = {p: _clustering_value(p, name, kind, keygen) for p in partitions}
+    return {p: v for p, v in values.items() if v is not None}
+
+
+def _clustering_value(path: str, name: str, kind: T.DataType | None, keygen: KeyGenerator) -> Column | None:
+    """The value of ``partition_clustering``'s column for records of the partition ``path``; None when
+    the path is not one such a value renders to."""
+    text = path
+    if keygen.hive_style:
+        prefix = f"{name}="
+        if not text.startswith(prefix):
+            return None
+        text = text[len(prefix):]
+    if keygen.url_encode:
+        text = unquote(text)
+    if isinstance(kind, T.StringType):
+        return F.lit(text)  # the clustering maps null and "" to the default partition, as the path does
+    if text == DEFAULT_PARTITION:
+        return None  # a null of another type: the fallback hash
+    try:
+        if isinstance(kind, T.DateType):
+            return F.lit(datetime.date.fromisoformat(text))
+        if isinstance(kind, INTEGRAL):
+            return F.lit(int(text)).cast(kind)
+    except ValueError:
+        return None
+    return None
