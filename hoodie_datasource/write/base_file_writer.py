@@ -99,6 +99,33 @@ def _sampled(table: pa.Table) -> pa.Table:
     return table if n <= UNIQUE_SAMPLE else table.take(pa.array(np.linspace(0, n - 1, UNIQUE_SAMPLE).astype(np.int64)))
 
 
+# per process: the dictionary encoded columns of files of a schema, as a full sample of the first such file
+# decided them (sampling costs ~2.5 ms of a 70 ms merge of an 83k-row file; a write task merges many)
+_DICTIONARY_COLUMNS: dict[tuple[pa.Schema, tuple[str, ...]], tuple[str, ...]] = {}
+MAX_REMEMBERED_SCHEMAS = 64
+
+
+def _dictionary_columns(schema: pa.Schema, sample: pa.Table, unique_columns: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns of ``schema`` to dictionary encode: all but the unique ones (``UNIQUE_META_COLUMNS``,
+    ``unique_columns``) and those whose sampled values in ``sample`` are all distinct (``_looks_unique``); the
+    meta columns holding one value per file or commit always. A decision from a full sample (at least
+    ``UNIQUE_SAMPLE`` rows) is remembered for the schema, and later files of it are not sampled."""
+    key = (schema, unique_columns)
+    remembered = _DICTIONARY_COLUMNS.get(key)
+    if remembered is not None:
+        return remembered
+    unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
+    names = schema.names
+    sampled = _sampled(sample.select([n for n in names if n not in unique and n not in REPEATING_META_COLUMNS]))
+    chosen = tuple(n for n in names if n not in unique and (
+        n in REPEATING_META_COLUMNS or not _looks_unique(sampled.column(n))))
+    if sample.num_rows >= UNIQUE_SAMPLE:
+        if len(_DICTIONARY_COLUMNS) >= MAX_REMEMBERED_SCHEMAS:
+            _DICTIONARY_COLUMNS.clear()
+        _DICTIONARY_COLUMNS[key] = chosen
+    return chosen
+
+
 class BaseFileEncoder:
     """A parquet base file encoded in memory, row group by row group, then stored whole through the
     table's ``Storage`` (one PUT on an object store) by ``finish``.
@@ -119,14 +146,9 @@ class BaseFileEncoder:
 
     def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = (),
                  stored_schema: pa.Schema | None = None):
-        unique = set(UNIQUE_META_COLUMNS) | set(unique_columns)
-        names = schema.names
-        sampled = [n for n in names if n not in unique and n not in REPEATING_META_COLUMNS]
-        sample = _sampled(sample.select(sampled))
         options = {
-            "use_dictionary": [n for n in names if n not in unique and (
-                n in REPEATING_META_COLUMNS or not _looks_unique(sample.column(n)))],
-            "write_statistics": [n for n in names if n != "_hoodie_commit_seqno"],
+            "use_dictionary": list(_dictionary_columns(schema, sample, tuple(unique_columns))),
+            "write_statistics": [n for n in schema.names if n != "_hoodie_commit_seqno"],
         }
         self._schema = schema.remove_metadata()
         # what pyarrow would store for the table's schema: its IPC form in Base64

@@ -156,6 +156,32 @@ def test_dictionary_encoding_only_for_columns_with_repeating_values(tmp_path):
     assert pq.read_table(path).equals(table)
 
 
+def test_the_dictionary_choice_of_a_full_sample_is_remembered_for_the_schema(tmp_path):
+    """A write task encodes many files of one schema: the columns to dictionary encode are sampled once, from
+    the first file with a full sample (a smaller file decides for itself only)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hoodie_datasource.write import base_file_writer
+    from hoodie_datasource.write.base_file_writer import UNIQUE_SAMPLE, write_base_file
+
+    storage = open_storage(str(tmp_path))
+    schema = pa.schema([("_hoodie_record_key", pa.string()), ("remembered_city", pa.string())])
+    base_file_writer._DICTIONARY_COLUMNS.clear()
+
+    def encoded(name: str, cities: list[str]) -> bool:
+        keys = [f"k{i}" for i in range(len(cities))]
+        write_base_file(storage, f"p/{name}.parquet", pa.table([keys, cities], schema=schema), {}, "snappy")
+        return pq.read_metadata(str(tmp_path / "p" / f"{name}.parquet")).row_group(0).column(1).has_dictionary_page
+
+    n = UNIQUE_SAMPLE * 2
+    assert not encoded("small_distinct", [f"c{i}" for i in range(100)])  # decides, not remembered
+    assert encoded("repeating", [f"c{i % 7}" for i in range(n)])  # remembered: dictionary
+    assert encoded("distinct", [f"c{i}" for i in range(n)])  # not sampled again
+    base_file_writer._DICTIONARY_COLUMNS.clear()
+    assert not encoded("distinct_again", [f"c{i}" for i in range(n)])
+
+
 def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
     """Rows a COW merge writes come after the carried-over ones, in their own row groups, so an
     incremental query of that commit skips the rest of the file by its commit time statistics."""
