@@ -15,6 +15,9 @@ rewrite (a new name) finds no entry of the old file. One that does not parse (a 
 disk) is ignored and the footer read instead.
 
 ``BUDGET`` is 1 GiB: the filters of about 1,600 base files at Hudi's default sizing, two 323 KB rows a file.
+Keeping the directory within it lists every entry, so it is done after one write in ``EVICT_ONE_IN`` (a cold
+task writes an entry per file of its partitions: listing after each took a third of the writing); the
+directory may then hold that many entries (about 10 MB) over its budget.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from hoodie_datasource.storage import host_scratch
 logger = logging.getLogger(__name__)
 
 BUDGET = 1 << 30
+EVICT_ONE_IN = 16
 _MAGIC = b"HOODIEBF"
 _VERSION = 1
 _PREAMBLE = struct.Struct("<8sII")  # magic, format version, header length
@@ -98,7 +102,7 @@ def store(uri: str, size: int, entry: FooterIndex) -> None:
     preamble = _PREAMBLE.pack(_MAGIC, _VERSION, len(header)) + header
     chunks = [preamble.ljust(_data_offset(len(header)), b"\0"),
               *(memoryview(packed) for packed in ([] if bloom is None else bloom.packed_rows()))]
-    host_scratch.write(_NAME, _digest(uri, size), chunks, BUDGET)
+    host_scratch.write(_NAME, _digest(uri, size), chunks, BUDGET, EVICT_ONE_IN)
 
 
 def _data_offset(header_length: int) -> int:
