@@ -5,7 +5,7 @@ is new, and workers die after a minute idle, so a write after a pause paid, per 
 worker, a footer read plus the Base64 decode and parse of its bloom filter (about 4.5 ms for Hudi's
 default DYNAMIC_V0 filter) before hashing a single key. Here each file's row count, key range and
 filter bits are written once, decoded, to a local scratch directory, and any later process maps the
-bits straight from it (``np.memmap``: the page cache holds one copy for all the workers).
+bits straight from it (``mmap``: the page cache holds one copy for all the workers).
 
 The directory (``hoodie-bloom-cache``) is the host's scratch (``storage.host_scratch``: private to the user, entries
 written whole or not at all, least recently used ones evicted beyond ``BUDGET``). An entry is named by a
@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
+import os
 import struct
 from dataclasses import dataclass
 
@@ -69,19 +71,22 @@ def load(uri: str, size: int) -> FooterIndex | None:
             if magic != _MAGIC or version != _VERSION:
                 raise ValueError("not an entry of this format")
             header = json.loads(f.read(length))
-        if header["uri"] != uri or header["size"] != size:
-            return None  # a hash collision: not this file's entry
-        bloom = None
-        spec = header["bloom"]
-        if spec is not None:
-            nbytes = (spec["vector_size"] + 7) // 8
-            count = spec["rows"]
-            offset = _data_offset(length)
-            if path.stat().st_size != offset + count * nbytes:
-                raise ValueError("truncated entry")
-            bits = np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(count, nbytes))
-            bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(np.asarray(bits)),
-                                            spec["nr"], spec["max_entries"], spec["current"])
+            if header["uri"] != uri or header["size"] != size:
+                return None  # a hash collision: not this file's entry
+            bloom = None
+            spec = header["bloom"]
+            if spec is not None:
+                nbytes = (spec["vector_size"] + 7) // 8
+                count = spec["rows"]
+                offset = _data_offset(length)
+                if os.fstat(f.fileno()).st_size != offset + count * nbytes:
+                    raise ValueError("truncated entry")
+                # a map of the file (the map outlives the descriptor), read in place: np.memmap's own
+                # set-up took longer than the rest of the load
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                bits = np.frombuffer(mapped, dtype=np.uint8, count=count * nbytes, offset=offset).reshape(count, nbytes)
+                bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(bits),
+                                                spec["nr"], spec["max_entries"], spec["current"])
         host_scratch.touch(path)
         return FooterIndex(header["num_rows"], header["min_key"], header["max_key"], bloom)
     except FileNotFoundError:
