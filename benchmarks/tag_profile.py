@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--days", default="sample", choices=("sample", "all"))
     parser.add_argument("--tasks", type=int, default=8, help="write tasks sharing the days (--days all)")
     parser.add_argument("--profile", choices=("cold", "new worker", "warm"))
+    parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"), help="of the profile")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logger.setLevel(logging.INFO)
@@ -138,7 +139,7 @@ def main() -> None:
         clears[args.profile]()
         profiler = cProfile.Profile()
         tag_once(path, args.table_type, batches, profiler)
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
 
 
 if __name__ == "__main__":
