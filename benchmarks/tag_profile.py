@@ -12,7 +12,8 @@ Each mode runs ``--repeat`` times: ``cold`` (process caches and the host cache e
 (process caches emptied, host cache kept: the benchmark's runs after its first, as the caches key a
 file by path and size, which a restored copy keeps) and ``warm`` (both kept). Prints keys/s of CPU time
 (``time.process_time``, median over the repeats); ``--profile`` prints a cProfile of one tagging in the
-``--profile`` mode.
+``--profile`` mode. ``--batch uniform`` tags the benchmark's other batch (its updates and inserts spread
+over all the days; the table is the same).
 
     TMPDIR=/tmp/tagprof python -m benchmarks.tag_profile --work /tmp/tagprof/table --days all
 
@@ -67,9 +68,9 @@ def _day_names(days: Sequence[int]) -> pa.Array:
                        format="%Y-%m-%d")
 
 
-def task_batches(days: Sequence[int], tasks: int) -> list[pa.Table]:
-    """The seed batch of the 20M-row table, its records of ``days``, as ``tasks`` tasks get them."""
-    whole = workload.upsert_batch(TABLE_ROWS, workload.SEED)
+def task_batches(days: Sequence[int], tasks: int, variant: workload.Variant = workload.SEED) -> list[pa.Table]:
+    """The ``variant``'s batch for the 20M-row table, its records of ``days``, as ``tasks`` tasks get them."""
+    whole = workload.upsert_batch(TABLE_ROWS, variant)
     shares = [_day_names(days[t::tasks]) for t in range(min(tasks, len(days)))]
     return [whole.filter(pc.is_in(whole.column(workload.PARTITION), value_set=share)) for share in shares]
 
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--table-type", default=ours.COW, choices=(ours.COW, ours.MOR))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--days", default="sample", choices=("sample", "all"))
+    parser.add_argument("--batch", default=workload.SEED.name, choices=(workload.SEED.name, workload.UNIFORM.name))
     parser.add_argument("--tasks", type=int, default=8, help="write tasks sharing the days (--days all)")
     parser.add_argument("--profile", choices=("cold", "new worker", "warm"))
     parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"), help="of the profile")
@@ -119,7 +121,8 @@ def main() -> None:
     path = args.work / args.days / args.table_type
     if not path.exists():
         build(path, args.table_type, days)
-    batches = task_batches(days, 1 if args.days == "sample" else args.tasks)
+    variant = {v.name: v for v in (workload.SEED, workload.UNIFORM)}[args.batch]
+    batches = task_batches(days, 1 if args.days == "sample" else args.tasks, variant)
     keys = sum(b.num_rows for b in batches)
     host_cache = Path(tempfile.gettempdir()) / "hoodie-bloom-cache"
     clears = {"cold": lambda: (base_file_cache.clear(), shutil.rmtree(host_cache, ignore_errors=True)),
