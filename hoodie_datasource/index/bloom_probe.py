@@ -220,12 +220,13 @@ def _interleaved(rows: Sequence[np.ndarray], chunks: int, slot: np.ndarray, lane
     """(chunks x bytes, words): row ``slot * bytes + b`` holds byte ``b`` of every filter row of the chunk in
     slot ``slot`` (``rows[i]``, packed bits, is in slot ``slot[i]``, byte lane ``lane[i]``; lanes of no row
     are zero: never a "maybe"); words of ``lanes`` bytes up to 4, else 64-bit words. A chunk of one lane is
-    its row's bytes as stored: no interleaving."""
+    its row's bytes as stored: no interleaving. Each row is written straight into its lane (a strided copy:
+    stacking the rows, then transposing them, took half as long again)."""
     nbytes = len(rows[0]) if len(rows) else 0
-    stacked = np.zeros((chunks, lanes, nbytes), dtype=np.uint8)
+    table = np.zeros((chunks, nbytes, lanes), dtype=np.uint8)
     for packed, at, j in zip(rows, slot.tolist(), lane.tolist()):
-        stacked[at, j] = packed
-    return np.ascontiguousarray(stacked.transpose(0, 2, 1)).reshape(-1, lanes).view(_WORDS.get(lanes, np.uint64))
+        table[at, :, j] = packed
+    return table.reshape(-1, lanes).view(_WORDS.get(lanes, np.uint64))
 
 
 def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, table: np.ndarray, num_hashes: int,
