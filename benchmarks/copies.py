@@ -1,9 +1,12 @@
 """Fresh copies of a prepared table, and the bytes a run wrote into one.
 
 Every measured write starts from a copy of the table restored at the same path (pyiceberg's
-metadata holds absolute paths), made with plain file copies: new modification times, so nothing
-a process remembers about the files it read before (hoodie's per-process cache of bloom filters
-and keys is keyed by path, size and modification time) carries over from the previous run.
+metadata holds absolute paths), made with plain file copies: new modification times. Hoodie's caches
+of what tagging reads from base files (``index.base_file_cache`` per process, ``index.host_cache`` per
+host) key a file by its path and size, not its modification time (a Hudi base file's name is never
+reused), so a restored copy finds them filled: a run after the first tags with the decoded bloom
+filters of the run before (at least the host's, when Spark replaced its Python workers), and only the
+first run of a table on a host reads and decodes the footers.
 """
 
 from __future__ import annotations

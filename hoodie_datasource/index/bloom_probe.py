@@ -13,7 +13,9 @@ a few rounds: a filter at capacity has about half its bits set), and a key is ha
 its units is in, so only keys some row may hold (updates, false positives) pay every round. A pair's
 answer is its unit's lanes of its filter's rows (a DYNAMIC_V0 filter may hold a key any of its rows
 holds). ``positives`` takes no pairs: it probes every key against all the filters of its group (a
-partition's files), and answers with the (key, filter) pairs whose lanes are still set.
+partition's files), and answers with the (key, filter) pairs whose lanes are still set; a group with
+few keys for its filters' size (``APART_BYTES_PER_KEY``) has each filter row in a chunk of its own, probed
+in the rows' bytes as stored, as interleaving them would take longer than its keys' probes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ CHUNK_ROWS = 64  # filter rows probed together: a unit's round gathers at most o
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}  # lanes of a chunk of up to 4 rows; more: 64-bit words
 _NO_PAIR = np.iinfo(np.int64).max
 _SHRINK = 0.75  # units (and hashed keys) are compacted when fewer than this share of them is still in
+# ``positives``: a group whose keys number fewer than a filter row's bytes / APART_BYTES_PER_KEY probes
+# each of its filter rows as a chunk of its own (a key then probes each row, about 2 rounds in a row that
+# lacks it): interleaving its rows would cost more than its keys' probes. Measured at Hudi's default sizing
+# (323 KB rows, 8 files of 2 rows a partition), interleaving a partition's rows costs about what probing
+# 2,000 keys apart costs more than interleaved: a seed batch's late tail (hundreds of keys a day) goes
+# apart, a uniform batch's days (10,000 keys each) and its latest days interleave
+APART_BYTES_PER_KEY = 128
 
 
 def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, pair_filter: np.ndarray) -> np.ndarray:
@@ -71,7 +80,12 @@ def probe(filters: Sequence[BloomFilter], keys: pa.Array, pair_key: np.ndarray, 
         members = np.nonzero(width == lanes)[0]
         slot = np.full(len(rows), -1, dtype=np.int64)
         slot[members] = np.arange(len(members))
-        table = _interleaved(filters, len(members), np.where(used, slot[chunk_of], -1), first_lane, lanes)
+        placed = np.flatnonzero(used & (slot[chunk_of] >= 0))
+        row_filter = np.repeat(placed, row_count[placed])
+        row_index = np.arange(len(row_filter)) - np.repeat(np.cumsum(row_count[placed]) - row_count[placed],
+                                                           row_count[placed])
+        table = _interleaved([filters[f].rows[r].packed() for f, r in zip(row_filter.tolist(), row_index.tolist())],
+                             len(members), slot[chunk_of[row_filter]], first_lane[row_filter] + row_index, lanes)
         units = np.nonzero(width[unit_chunk] == lanes)[0] if len(widths) > 1 else np.arange(len(unit_key))
         found = np.zeros((len(units), lanes), dtype=np.uint8)
         for matrix, keyed in groups:
@@ -109,40 +123,47 @@ def positives(filters: Sequence[BloomFilter], filter_group: np.ndarray, keys: pa
     needed = np.flatnonzero(key_group >= 0)
     if not len(needed) or not len(filters):
         return none, none
-    row_count = np.array([len(f.rows) for f in filters], dtype=np.int64)
-    # a group's filters, in order, cut into chunks of at most CHUNK_ROWS rows (a wider filter: a chunk of its own)
-    chunk_of = np.full(len(filters), -1, dtype=np.int64)
-    first_lane = np.zeros(len(filters), dtype=np.int64)
-    chunk_group: list[int] = []
-    filled = 0
-    for f in np.argsort(filter_group, kind="stable").tolist():
-        rows = int(row_count[f])
-        if not chunk_group or chunk_group[-1] != filter_group[f] or filled + rows > CHUNK_ROWS:
-            chunk_group.append(int(filter_group[f]))
-            filled = 0
-        chunk_of[f], first_lane[f] = len(chunk_group) - 1, filled
-        filled += rows
+    nbytes = (filters[0].vector_size + 7) // 8
     groups = int(max(filter_group.max(), key_group.max())) + 1
+    apart = np.bincount(key_group[needed], minlength=groups) * APART_BYTES_PER_KEY < nbytes
+    # the filter rows (filter, row) of each group, in order, as lanes of chunks: those of a group with few
+    # keys each a chunk of its own, the others' filters cut into chunks of at most CHUNK_ROWS rows (a wider
+    # filter: a chunk of its own)
+    entries: list[tuple[int, int, int, int]] = []  # (filter, row, chunk, lane)
+    chunk_group: list[int] = []
+    filled = CHUNK_ROWS + 1
+    for f in np.argsort(filter_group, kind="stable").tolist():
+        group, rows = int(filter_group[f]), len(filters[f].rows)
+        if apart[group] or not chunk_group or chunk_group[-1] != group or filled + rows > CHUNK_ROWS:
+            chunk_group.append(group)
+            filled = 0
+        for row in range(rows):
+            if apart[group] and row:
+                chunk_group.append(group)
+            entries.append((f, row, len(chunk_group) - 1, 0 if apart[group] else filled + row))
+        filled = CHUNK_ROWS + 1 if apart[group] else filled + rows
+    entry_filter, entry_row, entry_chunk, entry_lane = (np.array(column, dtype=np.int64) for column in zip(*entries))
     chunks_of_group = np.bincount(chunk_group, minlength=groups)
     first_chunk = np.concatenate([[0], np.cumsum(chunks_of_group)[:-1]])
-    rows = np.bincount(chunk_of, weights=row_count, minlength=len(chunk_group)).astype(np.int64)
+    rows = np.bincount(entry_chunk, minlength=len(chunk_group))
     width = np.where(rows <= 8, 1 << np.ceil(np.log2(np.maximum(rows, 1))).astype(np.int64), -(-rows // 8) * 8)
     lane_filter = np.full((len(chunk_group), int(width.max())), -1, dtype=np.int64)
-    for f in range(len(filters)):
-        lane_filter[chunk_of[f], first_lane[f]:first_lane[f] + row_count[f]] = f
+    lane_filter[entry_chunk, entry_lane] = entry_filter
     # the units: every key with each chunk of its group (a key of a group without filters has none)
     per_key = chunks_of_group[key_group[needed]]
     unit_key = np.repeat(np.arange(len(needed)), per_key)
     unit_chunk = np.repeat(first_chunk[key_group[needed]] - np.cumsum(per_key) + per_key, per_key) + np.arange(len(unit_key))
     data, starts, lengths = key_bytes(pc.take(keys, pa.array(needed)))
     matrices = [(KeyMatrix(data, starts[members], length), members) for length, members in length_groups(lengths)]
-    nbytes = (filters[0].vector_size + 7) // 8
     found_unit, found_lane = [], []
     for lanes in np.unique(width).tolist():  # the chunks of one width probed together
         members = np.flatnonzero(width == lanes)
         slot = np.full(len(chunk_group), -1, dtype=np.int64)
         slot[members] = np.arange(len(members))
-        table = _interleaved(filters, len(members), slot[chunk_of], first_lane, lanes)
+        mine = np.flatnonzero(width[entry_chunk] == lanes)
+        table = _interleaved([filters[f].rows[r].packed() for f, r in zip(entry_filter[mine].tolist(),
+                                                                            entry_row[mine].tolist())],
+                             len(members), slot[entry_chunk[mine]], entry_lane[mine], lanes)
         units = np.flatnonzero(width[unit_chunk] == lanes)
         for matrix, keyed in matrices:
             local = np.full(len(needed), -1, dtype=np.int64)
@@ -194,18 +215,18 @@ def _chunks(row_count: np.ndarray, pair_key: np.ndarray, pair_filter: np.ndarray
     return chunk_of, first_lane
 
 
-def _interleaved(filters: Sequence[BloomFilter], chunks: int, slot_of: np.ndarray, first_lane: np.ndarray,
-                 lanes: int) -> np.ndarray:
-    """(chunks x bytes, words): row ``slot * bytes + b`` holds byte ``b`` of every row of the chunk in slot
-    ``slot`` (``slot_of``: each filter's chunk's slot, -1 for a filter of none of the chunks), filter row
-    ``j`` in byte lane ``j`` (lanes of no row are zero: never a "maybe"); words of ``lanes`` bytes up to 4,
-    else 64-bit words."""
-    nbytes = (filters[0].vector_size + 7) // 8
-    stacked = np.zeros((chunks, lanes, nbytes), dtype=np.uint8)
-    for f in np.nonzero(slot_of >= 0)[0].tolist():
-        for i, row in enumerate(filters[f].rows):
-            stacked[slot_of[f], first_lane[f] + i] = row.packed()
-    return np.ascontiguousarray(stacked.transpose(0, 2, 1)).reshape(-1, lanes).view(_WORDS.get(lanes, np.uint64))
+def _interleaved(rows: Sequence[np.ndarray], chunks: int, slot: np.ndarray, lane: np.ndarray, lanes: int
+                 ) -> np.ndarray:
+    """(chunks x bytes, words): row ``slot * bytes + b`` holds byte ``b`` of every filter row of the chunk in
+    slot ``slot`` (``rows[i]``, packed bits, is in slot ``slot[i]``, byte lane ``lane[i]``; lanes of no row
+    are zero: never a "maybe"); words of ``lanes`` bytes up to 4, else 64-bit words. A chunk of one lane is
+    its row's bytes as stored: no interleaving. Each row is written straight into its lane (a strided copy:
+    stacking the rows, then transposing them, took half as long again)."""
+    nbytes = len(rows[0]) if len(rows) else 0
+    table = np.zeros((chunks, nbytes, lanes), dtype=np.uint8)
+    for packed, at, j in zip(rows, slot.tolist(), lane.tolist()):
+        table[at, :, j] = packed
+    return table.reshape(-1, lanes).view(_WORDS.get(lanes, np.uint64))
 
 
 def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, table: np.ndarray, num_hashes: int,
@@ -214,6 +235,9 @@ def _rounds(matrix: KeyMatrix, unit_key: np.ndarray, unit_base: np.ndarray, tabl
     holds every bit of the key): ``unit_key`` is a unit's row of ``matrix``, ``unit_base`` the row of
     ``table`` where its chunk starts."""
     unit = np.arange(len(unit_key))
+    hashed = np.bincount(unit_key, minlength=len(matrix)) > 0
+    if not hashed.all():  # only the keys of these units are hashed
+        unit_key, matrix = (np.cumsum(hashed) - 1)[unit_key], matrix.take(np.flatnonzero(hashed))
     lane_type = table.dtype.type
     acc = np.full((len(unit_key), table.shape[1]), np.frombuffer(b"\x01" * table.itemsize, lane_type)[0],
                   dtype=lane_type)  # bit 0 of every byte lane

@@ -5,7 +5,7 @@ is new, and workers die after a minute idle, so a write after a pause paid, per 
 worker, a footer read plus the Base64 decode and parse of its bloom filter (about 4.5 ms for Hudi's
 default DYNAMIC_V0 filter) before hashing a single key. Here each file's row count, key range and
 filter bits are written once, decoded, to a local scratch directory, and any later process maps the
-bits straight from it (``np.memmap``: the page cache holds one copy for all the workers).
+bits straight from it (``mmap``: the page cache holds one copy for all the workers).
 
 The directory (``hoodie-bloom-cache``) is the host's scratch (``storage.host_scratch``: private to the user, entries
 written whole or not at all, least recently used ones evicted beyond ``BUDGET``). An entry is named by a
@@ -15,6 +15,9 @@ rewrite (a new name) finds no entry of the old file. One that does not parse (a 
 disk) is ignored and the footer read instead.
 
 ``BUDGET`` is 1 GiB: the filters of about 1,600 base files at Hudi's default sizing, two 323 KB rows a file.
+Keeping the directory within it lists every entry, so it is done after one write in ``EVICT_ONE_IN`` (a cold
+task writes an entry per file of its partitions: listing after each took a third of the writing); the
+directory may then hold that many entries (about 10 MB) over its budget.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
+import os
 import struct
 from dataclasses import dataclass
 
@@ -33,6 +38,7 @@ from hoodie_datasource.storage import host_scratch
 logger = logging.getLogger(__name__)
 
 BUDGET = 1 << 30
+EVICT_ONE_IN = 16
 _MAGIC = b"HOODIEBF"
 _VERSION = 1
 _PREAMBLE = struct.Struct("<8sII")  # magic, format version, header length
@@ -65,19 +71,22 @@ def load(uri: str, size: int) -> FooterIndex | None:
             if magic != _MAGIC or version != _VERSION:
                 raise ValueError("not an entry of this format")
             header = json.loads(f.read(length))
-        if header["uri"] != uri or header["size"] != size:
-            return None  # a hash collision: not this file's entry
-        bloom = None
-        spec = header["bloom"]
-        if spec is not None:
-            nbytes = (spec["vector_size"] + 7) // 8
-            count = spec["rows"]
-            offset = _data_offset(length)
-            if path.stat().st_size != offset + count * nbytes:
-                raise ValueError("truncated entry")
-            bits = np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(count, nbytes))
-            bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(np.asarray(bits)),
-                                            spec["nr"], spec["max_entries"], spec["current"])
+            if header["uri"] != uri or header["size"] != size:
+                return None  # a hash collision: not this file's entry
+            bloom = None
+            spec = header["bloom"]
+            if spec is not None:
+                nbytes = (spec["vector_size"] + 7) // 8
+                count = spec["rows"]
+                offset = _data_offset(length)
+                if os.fstat(f.fileno()).st_size != offset + count * nbytes:
+                    raise ValueError("truncated entry")
+                # a map of the file (the map outlives the descriptor), read in place: np.memmap's own
+                # set-up took longer than the rest of the load
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                bits = np.frombuffer(mapped, dtype=np.uint8, count=count * nbytes, offset=offset).reshape(count, nbytes)
+                bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(bits),
+                                                spec["nr"], spec["max_entries"], spec["current"])
         host_scratch.touch(path)
         return FooterIndex(header["num_rows"], header["min_key"], header["max_key"], bloom)
     except FileNotFoundError:
@@ -98,7 +107,7 @@ def store(uri: str, size: int, entry: FooterIndex) -> None:
     preamble = _PREAMBLE.pack(_MAGIC, _VERSION, len(header)) + header
     chunks = [preamble.ljust(_data_offset(len(header)), b"\0"),
               *(memoryview(packed) for packed in ([] if bloom is None else bloom.packed_rows()))]
-    host_scratch.write(_NAME, _digest(uri, size), chunks, BUDGET)
+    host_scratch.write(_NAME, _digest(uri, size), chunks, BUDGET, EVICT_ONE_IN)
 
 
 def _data_offset(header_length: int) -> int:

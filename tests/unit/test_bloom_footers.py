@@ -172,11 +172,16 @@ def test_probing_in_chunks_finds_every_stored_key_and_answers_as_each_filter_doe
         assert 0 < (expected & ~own).sum() < (~own).sum()  # false positives among the absent pairs
 
 
-def test_probing_each_key_against_all_its_groups_filters_answers_as_each_filter_does():
+@pytest.mark.parametrize("apart_bytes_per_key, groups_apart", [(1e9, "none"), (0.0, "all"), (0.03, "some")])
+def test_probing_each_key_against_all_its_groups_filters_answers_as_each_filter_does(monkeypatch, apart_bytes_per_key,
+                                                                                     groups_apart):
     """``bloom_probe.positives`` (no pairs given: every key against every filter of its group) finds
     exactly the (key, filter) pairs ``might_contain`` answers "maybe" for: SIMPLE and DYNAMIC_V0 filters
     of one geometry, a filter of more rows than a chunk, groups whose filters are not adjacent, keys of
-    no group and a group without filters."""
+    no group and a group without filters; each group's filter rows interleaved, each row apart (a chunk
+    of its own: groups with few keys), or some groups each way (16-byte rows: groups of fewer than 533
+    keys apart)."""
+    monkeypatch.setattr(bloom_probe, "APART_BYTES_PER_KEY", apart_bytes_per_key)
     rng = np.random.default_rng(3)
     stored = [f"key-{i:05d}-{rng.integers(1 << 40):x}" for i in range(30 * 40 + 1400)]
     filters = []
@@ -191,7 +196,10 @@ def test_probing_each_key_against_all_its_groups_filters_answers_as_each_filter_
     assert len(wide.rows) > bloom_probe.CHUNK_ROWS
     keys = pa.array(stored + [f"absent-{i}-{'ü' * (i % 5)}" for i in range(1500)])
     filter_group = rng.permutation(np.arange(len(filters)) % 4)
-    key_group = rng.integers(-1, 5, len(keys))  # group 4 has no filters
+    key_group = rng.choice(np.arange(-1, 5), len(keys), p=[0.1, 0.4, 0.3, 0.1, 0.05, 0.05])  # group 4: no filters
+    nbytes = (filters[0].vector_size + 7) // 8
+    apart = np.bincount(key_group[key_group >= 0], minlength=5)[:4] * apart_bytes_per_key < nbytes
+    assert groups_apart == ("all" if apart.all() else "some" if apart.any() else "none")
     pair_key, pair_filter = bloom_probe.positives(filters, filter_group, keys, key_group)
     expected = set()
     for f, bloom in enumerate(filters):
