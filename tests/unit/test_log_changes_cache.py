@@ -18,13 +18,13 @@ from hoodie_datasource.read import log_changes_cache, merged_reader
 from hoodie_datasource.read.merged_reader import LogDecision
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
-from hoodie_datasource.spark.shim_options import REPLACED_ROW_COLUMN, REPLACED_SIZE_COLUMN
+from hoodie_datasource.spark.shim_options import REPLACED_FILE_COLUMN, REPLACED_ROW_COLUMN
 from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.registry import open_storage
 from tests.unit.small_tables import batch
 from tests.unit.test_log_changes import MOR_BUCKET
 
-POSITIONS = pa.schema([(REPLACED_SIZE_COLUMN, pa.int64()), (REPLACED_ROW_COLUMN, pa.int64())])
+POSITIONS = pa.schema([(REPLACED_FILE_COLUMN, pa.int64()), (REPLACED_ROW_COLUMN, pa.int64())])
 
 
 @pytest.fixture
@@ -56,7 +56,8 @@ def scan(path: str, changes: str, **read) -> pa.Table:
     """One of the shim's two scans of the table's slices (a fresh plan, as every query gets)."""
     cfg = ReadConfig(**read)
     plan = plan_read(open_storage(path), cfg)
-    reader = HoodieReader(plan, cfg, POSITIONS if changes == "replaced" else plan.schema, changes)
+    reader = HoodieReader(plan, cfg, POSITIONS if changes == "replaced" else plan.schema, changes,
+                          [s.group for s in plan.slices])
     batches = [b for p in reader.partitions() for b in reader.read(p)]
     return pa.Table.from_batches(batches, reader.arrow_schema)
 
