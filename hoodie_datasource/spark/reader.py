@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 import operator
+import sys
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
@@ -89,7 +90,11 @@ class HoodieReader(DataSourceReader):
         return (functools.reduce(operator.and_, exprs) if exprs else None), columns
 
     def partitions(self) -> list[InputPartition]:
-        splits = split_slices(self._slices(), self.cfg.split_size, self.cfg.parallelism)
+        # a changes scan decodes a slice's log blocks (and for ``replaced`` its base file's key and ordering
+        # columns), a fraction of the bytes a split counts: split by size its tasks would be mostly a Python
+        # task's fixed cost (measured at 5M rows, 57 slices: 5 tasks a scan took 0.6 CPU s more than 2)
+        split_size = self.cfg.split_size if self.changes is None else sys.maxsize
+        splits = split_slices(self._slices(), split_size, self.cfg.parallelism)
         return [InputPartition(files) for files in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -130,3 +130,21 @@ def test_the_cache_keeps_within_its_budget_dropping_the_least_recently_used(entr
     assert loaded is not None and loaded.replaced.tolist() == list(range(1000)) and loaded.winners.tolist() == list(
         range(500))
     assert log_changes_cache.load("other 0") is None
+
+
+def test_a_changes_scan_splits_its_slices_by_parallelism_not_by_size(tmp_path, entries):
+    """A changes scan decodes a fraction of a slice's bytes: its slices go into ``parallelism`` tasks however
+    small the split size, and every slice is read by exactly one of them (the rows as the merged read's)."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([(k, 1, p, 1) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
+    write_local(path, batch([(k, 2, p, 2) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
+    cfg = ReadConfig(split_size=1, parallelism=2)
+    plan = plan_read(open_storage(path), cfg)
+    assert len(HoodieReader(plan, cfg, plan.schema).partitions()) == 4
+    groups = [s.group for s in plan.slices]
+    for changes, schema in (("replaced", POSITIONS), ("rows", plan.schema)):
+        reader = HoodieReader(plan, cfg, schema, changes, groups)
+        parts = reader.partitions()
+        assert len(parts) == 2 and sorted(s.group for p in parts for s in p.value) == sorted(groups)
+    assert scan(path, "replaced").column(REPLACED_FILE_COLUMN).to_pylist() == [0, 1, 2, 3]
+    assert pairs(scan(path, "rows")) == [("a", 2), ("b", 2), ("c", 2), ("d", 2)]
