@@ -184,12 +184,13 @@ class HoodieDataSource(DataSource):
         plan, cfg = self._planned()
         changes = self.options.get(LOG_CHANGES_OPTION) or None
         unknown = [name for name in schema.names if name not in plan.schema.names]
-        if unknown and changes != "replaced":  # the shim's replaced rows: base file and row index
+        if unknown and changes != "replaced":  # the shim's replaced rows: base file ordinal and row index
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
         reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
-        return reader(plan, cfg, spark_arrow_schema(schema), changes)
+        groups = self.options.get(FILE_GROUPS_OPTION, "").split("\n") if changes == "replaced" else ()
+        return reader(plan, cfg, spark_arrow_schema(schema), changes, groups)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``readStream``: the table's commits, as they complete (``spark.stream_reader``)."""

@@ -14,12 +14,12 @@ FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 """Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
 LOG_CHANGES_OPTION = "hoodie.datasource.read.plan.log.changes"
 """Read the log changes of the file slices (``read.merged_reader.log_changes``), not the merged slices:
-``rows`` (the log records that win) or ``replaced`` (base file name, base file size and row index of the
-base rows that lose, as ``REPLACED_FILE_COLUMN``, ``REPLACED_SIZE_COLUMN`` and ``REPLACED_ROW_COLUMN``);
-Spark reads their base files less the replaced rows, matched on its ``_metadata.row_index`` and
-``_metadata.file_size`` (``_metadata.file_name`` when two of the files have the same size)."""
-REPLACED_FILE_COLUMN = "_hoodie_file_name"
-REPLACED_SIZE_COLUMN = "_hoodie_file_size"
+``rows`` (the log records that win) or ``replaced`` (the base file's ordinal and the row index of the base
+rows that lose, as ``REPLACED_FILE_COLUMN`` and ``REPLACED_ROW_COLUMN``; the ordinal of a slice's base file is
+its file group's position in ``FILE_GROUPS_OPTION``, always set for this scan). Spark reads their base files
+less the replaced rows, matched on its ``_metadata.row_index`` and the ordinal the shim's file index gives each
+file as its modification time (``_metadata.file_modification_time``)."""
+REPLACED_FILE_COLUMN = "_hoodie_file_ordinal"
 REPLACED_ROW_COLUMN = "_hoodie_row_index"
 ALTER_SCHEMA_OPTION = "hoodie.datasource.write.alter.schema"
 """``schema()`` first commits these columns (a Spark ``StructType`` as JSON) as the table's schema

@@ -18,13 +18,13 @@ from hoodie_datasource.read import log_changes_cache, merged_reader
 from hoodie_datasource.read.merged_reader import LogDecision
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
-from hoodie_datasource.spark.shim_options import REPLACED_ROW_COLUMN, REPLACED_SIZE_COLUMN
+from hoodie_datasource.spark.shim_options import REPLACED_FILE_COLUMN, REPLACED_ROW_COLUMN
 from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.registry import open_storage
 from tests.unit.small_tables import batch
 from tests.unit.test_log_changes import MOR_BUCKET
 
-POSITIONS = pa.schema([(REPLACED_SIZE_COLUMN, pa.int64()), (REPLACED_ROW_COLUMN, pa.int64())])
+POSITIONS = pa.schema([(REPLACED_FILE_COLUMN, pa.int64()), (REPLACED_ROW_COLUMN, pa.int64())])
 
 
 @pytest.fixture
@@ -56,7 +56,8 @@ def scan(path: str, changes: str, **read) -> pa.Table:
     """One of the shim's two scans of the table's slices (a fresh plan, as every query gets)."""
     cfg = ReadConfig(**read)
     plan = plan_read(open_storage(path), cfg)
-    reader = HoodieReader(plan, cfg, POSITIONS if changes == "replaced" else plan.schema, changes)
+    reader = HoodieReader(plan, cfg, POSITIONS if changes == "replaced" else plan.schema, changes,
+                          [s.group for s in plan.slices])
     batches = [b for p in reader.partitions() for b in reader.read(p)]
     return pa.Table.from_batches(batches, reader.arrow_schema)
 
@@ -129,3 +130,21 @@ def test_the_cache_keeps_within_its_budget_dropping_the_least_recently_used(entr
     assert loaded is not None and loaded.replaced.tolist() == list(range(1000)) and loaded.winners.tolist() == list(
         range(500))
     assert log_changes_cache.load("other 0") is None
+
+
+def test_a_changes_scan_splits_its_slices_by_parallelism_not_by_size(tmp_path, entries):
+    """A changes scan decodes a fraction of a slice's bytes: its slices go into ``parallelism`` tasks however
+    small the split size, and every slice is read by exactly one of them (the rows as the merged read's)."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([(k, 1, p, 1) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
+    write_local(path, batch([(k, 2, p, 2) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
+    cfg = ReadConfig(split_size=1, parallelism=2)
+    plan = plan_read(open_storage(path), cfg)
+    assert len(HoodieReader(plan, cfg, plan.schema).partitions()) == 4
+    groups = [s.group for s in plan.slices]
+    for changes, schema in (("replaced", POSITIONS), ("rows", plan.schema)):
+        reader = HoodieReader(plan, cfg, schema, changes, groups)
+        parts = reader.partitions()
+        assert len(parts) == 2 and sorted(s.group for p in parts for s in p.value) == sorted(groups)
+    assert scan(path, "replaced").column(REPLACED_FILE_COLUMN).to_pylist() == [0, 1, 2, 3]
+    assert pairs(scan(path, "rows")) == [("a", 2), ("b", 2), ("c", 2), ("d", 2)]

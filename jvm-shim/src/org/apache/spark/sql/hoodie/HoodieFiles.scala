@@ -47,10 +47,13 @@ object HoodieFiles {
   }
 }
 
-/** Exactly the planned base files, with the sizes the listing measured (no file system calls here). */
+/** Exactly the planned base files, with the sizes the listing measured (no file system calls here). A file's
+ * modification time is its ordinal among `files`, in milliseconds: the scan's `_metadata.file_modification_time`
+ * names the file by a long (no parquet reader looks at it). */
 private class HoodieFileIndex(files: Seq[HoodieFiles.Planned]) extends FileIndex {
-  private val statuses: Array[FileStatus] =
-    files.map(f => new FileStatus(f.size, false, 1, 0L, 0L, HoodieFiles.path(f.path))).toArray
+  private val statuses: Array[FileStatus] = files.zipWithIndex.map { case (f, ordinal) =>
+    new FileStatus(f.size, false, 1, 0L, ordinal.toLong, HoodieFiles.path(f.path))
+  }.toArray
 
   override def rootPaths: Seq[Path] = statuses.map(_.getPath.getParent).distinct.toSeq
 

@@ -6,7 +6,8 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{classic, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, AttributeReference, BitwiseOr, EqualTo, Expression,
-  GetStructField, GreaterThan, LessThanOrEqual, Literal, ShiftLeft}
+  GetStructField, GreaterThan, LessThanOrEqual, Literal, ShiftLeft,
+  UnixMillis}
 import org.apache.spark.sql.catalyst.plans.LeftAnti
 import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, Filter, HintInfo, Join, JoinHint, LocalRelation,
   LogicalPlan, Project, Union}
@@ -70,18 +71,19 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant)
     val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String],
                   columns: StructType) => {
-      val groups = if (files.size == listing.files.size) Map.empty[String, String]
-        else Map(HoodieSource.FileGroupsOption -> files.map(_.group).mkString("\n"))
+      // the replaced rows' scan always gets its groups: their order gives each base file its ordinal
+      val groups = if (files.size == listing.files.size && !extra.contains(HoodieSource.LogChangesOption))
+        Map.empty[String, String] else Map(HoodieSource.FileGroupsOption -> files.map(_.group).mkString("\n"))
       relation.copy(table = new HoodieReadTable(relation.table.name(), columns, pinned ++ groups ++ extra),
         output = output)
     }
-    val positions = replacedPositions(changed)
+    val positions = Seq(AttributeReference(HoodieSource.ReplacedFileColumn, LongType)(),
+      AttributeReference(HoodieSource.ReplacedRowColumn, LongType)())
     val parts = Seq[(Boolean, Seq[AttributeReference] => LogicalPlan)](
       parquet.nonEmpty -> (output => parquetScan(output, parquet, listing)),
       // the replaced rows are no table columns: their scan reads exactly them
-      changed.nonEmpty -> (output => lessReplaced(output, changed, listing, positions, python(changed,
-        positions.map(_._2), Map(HoodieSource.LogChangesOption -> "replaced"),
-        StructType(positions.map { case (_, a) => StructField(a.name, a.dataType) })))),
+      changed.nonEmpty -> (output => lessReplaced(output, changed, listing, python(changed, positions,
+        Map(HoodieSource.LogChangesOption -> "replaced"), StructType(positions.map(a => StructField(a.name, a.dataType)))))),
       changed.nonEmpty -> (output => python(changed, output, Map(HoodieSource.LogChangesOption -> "rows"), readable)),
       merged.nonEmpty -> (output => python(merged, output, Map.empty, readable))
     ).collect { case (true, part) => part }
@@ -89,45 +91,32 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     if (plans.size == 1) plans.head else Union(plans)
   }
 
-  /** How the base rows the Python reader says log changes replace are named: the fields of the scan's file
-   * metadata struct, each with the column of the Python reader's that holds it. A base file is told by its size
-   * when no two of `files` have the same (a long per row costs Spark's scan a fraction of what the file name's
-   * string does), else by its name; a row by its index (0-based, in file order). */
-  private def replacedPositions(files: Seq[HoodieFiles.Planned]): Seq[(String, AttributeReference)] = {
-    val file = if (files.map(_.size).distinct.size == files.size) {
-      FileFormat.FILE_SIZE -> AttributeReference(HoodieSource.ReplacedSizeColumn, LongType)()
-    } else {
-      FileFormat.FILE_NAME -> AttributeReference(HoodieSource.ReplacedFileColumn, StringType)()
-    }
-    Seq(file, ParquetFileFormat.ROW_INDEX -> AttributeReference(HoodieSource.ReplacedRowColumn, LongType)())
-  }
-
   /** Spark's parquet scan of the base files of slices with log changes, less the base rows the Python reader
-   * says they replace, by a broadcast anti join on the scan's file metadata (`replacedPositions`): Spark knows
-   * it without decoding a column (the key columns are read only when the query needs them).
+   * says they replace (`replaced`: each named by its base file's ordinal among `files` and its row index), by a
+   * broadcast anti join on what Spark's scan knows without decoding a column: the ordinal [[HoodieFileIndex]]
+   * gives each file as its modification time (`_metadata.file_modification_time`, in milliseconds) and
+   * `_metadata.row_index` (0-based, in file order). The key columns are read only when the query needs them.
    *
-   * A row told by its file's size and its index is joined on one long, `size << 32 | row`: Spark's broadcast
-   * hash join then keys its map by a long (`LongHashedRelation`) instead of hashing a row of two longs into a
-   * `BytesToBytesMap` (`UnsafeHashedRelation`), which JFR showed as 30% of a 20M-row snapshot's CPU (200k
-   * replaced rows: the join cost 1.85 CPU s instead of 3.9). It is exact while every size is below 2^31
-   * (checked here) and every row index below 2^32: a row index is below its file's size, since each row of a
-   * base file holds its own record key (at least a byte). */
+   * A row is joined on one long, `ordinal << 32 | row`: Spark's broadcast hash join then keys its map by a long
+   * (`LongHashedRelation`) instead of hashing a row of two columns into a `BytesToBytesMap`
+   * (`UnsafeHashedRelation`), which JFR showed as 30% of a 20M-row snapshot's CPU (200k replaced rows: the join
+   * cost 1.85 CPU s instead of 3.9). It is exact while every row index is below 2^32 (checked here: a row index
+   * is below its file's size, since each row of a base file holds its own record key, at least a byte). */
   private def lessReplaced(output: Seq[AttributeReference], files: Seq[HoodieFiles.Planned],
-                           listing: HoodieFiles.Listing, named: Seq[(String, AttributeReference)],
-                           replaced: LogicalPlan): LogicalPlan = {
+                           listing: HoodieFiles.Listing, replaced: LogicalPlan): LogicalPlan = {
     val scan = parquetScan(output, files, listing, positions = true)
     val metadata = scan.output.last  // the file metadata struct parquetScan adds
     val fields = metadata.dataType.asInstanceOf[StructType]
-    val scanned = named.map { case (name, _) => GetStructField(metadata, fields.fieldIndex(name), Some(name)) }
-    val packed = named.map(_._1) == Seq(FileFormat.FILE_SIZE, ParquetFileFormat.ROW_INDEX) &&
-      files.forall(_.size < (1L << 31))
+    val field = (name: String) => GetStructField(metadata, fields.fieldIndex(name), Some(name))
+    val scanned = Seq(UnixMillis(field(FileFormat.FILE_MODIFICATION_TIME)), field(ParquetFileFormat.ROW_INDEX))
+    val packed = files.forall(_.size < (1L << 32))
     val (left, right) = if (packed) {
-      val position = (size: Expression, row: Expression) => BitwiseOr(ShiftLeft(size, Literal(32)), row)
+      val position = (file: Expression, row: Expression) => BitwiseOr(ShiftLeft(file, Literal(32)), row)
       (Seq(Alias(position(scanned.head, scanned.last), "_hoodie_scan_position")()),
         Project(Seq(Alias(position(replaced.output.head, replaced.output.last), "_hoodie_replaced_position")()),
           replaced))
     } else {
-      (scanned.zip(named).map { case (e, (name, _)) => Alias(e, s"_hoodie_scan_$name")() }, replaced)
+      (scanned.zip(Seq("file", "row")).map { case (e, name) => Alias(e, s"_hoodie_scan_$name")() }, replaced)
     }
     val condition = left.zip(right.output).map { case (l, r) => EqualTo(l.toAttribute, r) }.reduce(And)
     val broadcast = JoinHint(None, Some(HintInfo(Some(BROADCAST))))

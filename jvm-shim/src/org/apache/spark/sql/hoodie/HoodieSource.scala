@@ -38,11 +38,11 @@ object HoodieSource {
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
   /** Tells the Python source to read the log changes of its file slices: `rows` (the log records that win)
-   * or `replaced` (base file name or size, and row index, of the base rows they replace). */
+   * or `replaced` (base file ordinal, the file group's position in `FileGroupsOption`, and row index, of the base
+   * rows they replace). */
   val LogChangesOption = "hoodie.datasource.read.plan.log.changes"
   /** The replaced rows' columns (`hoodie_datasource.spark.shim_options`). */
-  val ReplacedFileColumn = "_hoodie_file_name"
-  val ReplacedSizeColumn = "_hoodie_file_size"
+  val ReplacedFileColumn = "_hoodie_file_ordinal"
   val ReplacedRowColumn = "_hoodie_row_index"
   /** Tells the Python source to commit these columns (a `StructType` as JSON) as the table's schema first. */
   val AlterSchemaOption = "hoodie.datasource.write.alter.schema"
