@@ -2,11 +2,11 @@
 local disk for the query's other read of the same slice.
 
 The jvm-shim reads a slice with log changes in two Python scans (``spark.reader``): ``replaced`` (the base
-rows that lose, for Spark's anti join) and ``rows`` (the log records that win). Both need the same decision,
-and making it is most of their cost: the log blocks decoded, then the base file's key and ordering columns
-decoded and matched against the log keys. Spark runs the ``replaced`` scan first (the build side of a
-broadcast join is materialized before the stage that probes it, and the ``rows`` scan is in that stage), so
-that scan makes the decision and stores it here; the ``rows`` scan loads it and only decodes its log blocks
+rows that lose, which the shim filters out of Spark's scan of the base file) and ``rows`` (the log records
+that win). Both need the same decision, and making it is most of their cost: the log blocks decoded, then the
+base file's key and ordering columns decoded and matched against the log keys. The shim runs the ``replaced``
+scan first, while it plans the query (``HoodieReads.lessReplaced``), so that scan makes the decision and
+stores it here; the ``rows`` scan loads it and only decodes its log blocks
 for the columns it asks (the decision names the winners by position among them). A miss (a task on another
 host, an evicted or unreadable entry) makes the decision again: never a wrong row, only the old cost.
 
