@@ -25,8 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import mmap
-import os
 import struct
 from dataclasses import dataclass
 
@@ -66,27 +64,25 @@ def load(uri: str, size: int) -> FooterIndex | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as f:
-            magic, version, length = _PREAMBLE.unpack(f.read(_PREAMBLE.size))
-            if magic != _MAGIC or version != _VERSION:
-                raise ValueError("not an entry of this format")
-            header = json.loads(f.read(length))
-            if header["uri"] != uri or header["size"] != size:
-                return None  # a hash collision: not this file's entry
-            bloom = None
-            spec = header["bloom"]
-            if spec is not None:
-                nbytes = (spec["vector_size"] + 7) // 8
-                count = spec["rows"]
-                offset = _data_offset(length)
-                if os.fstat(f.fileno()).st_size != offset + count * nbytes:
-                    raise ValueError("truncated entry")
-                # a map of the file (the map outlives the descriptor), read in place: np.memmap's own
-                # set-up took longer than the rest of the load
-                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                bits = np.frombuffer(mapped, dtype=np.uint8, count=count * nbytes, offset=offset).reshape(count, nbytes)
-                bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(bits),
-                                                spec["nr"], spec["max_entries"], spec["current"])
+        data = host_scratch.read(path)
+        magic, version, length = _PREAMBLE.unpack_from(data)
+        if magic != _MAGIC or version != _VERSION:
+            raise ValueError("not an entry of this format")
+        header = json.loads(data[_PREAMBLE.size:_PREAMBLE.size + length])
+        if header["uri"] != uri or header["size"] != size:
+            return None  # a hash collision: not this file's entry
+        bloom = None
+        spec = header["bloom"]
+        if spec is not None:
+            nbytes = (spec["vector_size"] + 7) // 8
+            count = spec["rows"]
+            offset = _data_offset(length)
+            if len(data) != offset + count * nbytes:
+                raise ValueError("truncated entry")
+            # read in place from the map: np.memmap's own set-up took longer than the rest of the load
+            bits = np.frombuffer(data, dtype=np.uint8, count=count * nbytes, offset=offset).reshape(count, nbytes)
+            bloom = BloomFilter.from_packed(spec["type"], spec["vector_size"], spec["num_hashes"], list(bits),
+                                            spec["nr"], spec["max_entries"], spec["current"])
         host_scratch.touch(path)
         return FooterIndex(header["num_rows"], header["min_key"], header["max_key"], bloom)
     except FileNotFoundError:

@@ -82,7 +82,7 @@ def load(key: str) -> LogDecision | None:
     if path is None:
         return None
     try:
-        data = path.read_bytes()
+        data = host_scratch.read(path)
         magic, version, length, replaced, winners = _HEADER.unpack_from(data)
         if magic != _MAGIC or version != _VERSION:
             raise ValueError("not an entry of this format")

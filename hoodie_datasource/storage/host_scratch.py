@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import mmap
 import os
 import random
 import stat
@@ -48,6 +49,13 @@ def entry_path(name: str, digest: str) -> Path | None:
     """Where the entry ``digest`` (a hash of what it caches) of scratch directory ``name`` lives."""
     found = directory(name)
     return None if found is None else found / (digest + SUFFIX)
+
+
+def read(path: Path) -> mmap.mmap:
+    """The entry at ``path``, mapped read-only (the page cache holds one copy for every process; the map
+    outlives its file descriptor, and a reader holding a view keeps it)."""
+    with open(path, "rb") as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def touch(path: Path) -> None:
