@@ -87,6 +87,9 @@ PRUNE_BY_RANGES = ConfigProperty("hoodie.bloom.index.prune.by.ranges", True, par
 PARQUET_BLOOM_FILTER = ConfigProperty("hoodie.parquet.bloom.filter.enabled", True, parser=parse_bool)
 MAX_FILE_SIZE = ConfigProperty("hoodie.parquet.max.file.size", 120 * MB, parser=parse_int)
 SMALL_FILE_LIMIT = ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB, parser=parse_int)
+# merge-on-read under an index that cannot index log files: how many of a partition's small file slices
+# (smallest first) inserts may be packed into (HoodieWriteConfig.MERGE_SMALL_FILE_GROUP_CANDIDATES_LIMIT)
+SMALL_FILE_CANDIDATES = ConfigProperty("hoodie.merge.small.file.group.candidates.limit", 1, parser=parse_int)
 RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", 1024, parser=parse_int)
 COMPRESSION = ConfigProperty(
     "hoodie.parquet.compression.codec", "snappy", ("compression",), choices=COMPRESSION_CODECS
@@ -224,7 +227,7 @@ WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
-    SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE,
+    SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM,
 )

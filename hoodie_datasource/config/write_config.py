@@ -54,6 +54,7 @@ class IndexConfig:
 class FileSizing:
     max_file_size: int = 120 * k.MB
     small_file_limit: int = 100 * k.MB
+    small_file_candidates: int = 1  # merge-on-read: small files a partition's inserts may fill
     record_size_estimate: int = 1024
     compression: str = "snappy"
 
@@ -216,9 +217,13 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     sizing = FileSizing(
         max_file_size=get(k.MAX_FILE_SIZE),
         small_file_limit=get(k.SMALL_FILE_LIMIT),
+        small_file_candidates=get(k.SMALL_FILE_CANDIDATES),
         record_size_estimate=get(k.RECORD_SIZE_ESTIMATE),
         compression=get(k.COMPRESSION),
     )
+    if sizing.small_file_candidates < 0:
+        raise HoodieConfigError(f"hoodie.merge.small.file.group.candidates.limit must be 0 or more, not "
+                                f"{sizing.small_file_candidates}")
     if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or sizing.record_size_estimate <= 0:
         raise HoodieConfigError("File sizes must be positive: check hoodie.parquet.max.file.size and friends")
     return WriteConfig(

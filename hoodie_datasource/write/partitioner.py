@@ -1,8 +1,10 @@
 """Workload profile -> where inserts go (Hudi's UpsertPartitioner idea).
 
 Updates stay in the file group that holds their key. Inserts of a partition first fill that
-partition's small files (base files under ``hoodie.parquet.small.file.limit``) up to
-``hoodie.parquet.max.file.size``, then go to new file groups of at most that size; the record
+partition's small files (base files under ``hoodie.parquet.small.file.limit``), smallest first, up to
+``hoodie.parquet.max.file.size``, then go to new file groups of at most that size. Merge-on-read
+tables fill at most ``hoodie.merge.small.file.group.candidates.limit`` small files a partition (Hudi's
+``SparkUpsertDeltaCommitPartitioner``: a small file there is rewritten whole by its inserts); the record
 size comes from the last commit's write stats. Each insert is sent to a bucket by a hash of its
 key, so a retried task recomputes exactly the same assignment.
 """
@@ -76,7 +78,10 @@ def plan_inserts(
     sizing: FileSizing,
     instant: str,
     id_factory: Callable[[str, str, int], str] = new_file_id,
+    candidates: int | None = None,
 ) -> InsertPlan:
+    """Where each partition's ``insert_counts`` go: ``files`` that are small, smallest first (at most
+    ``candidates`` of them a partition; None: all), then new file groups."""
     per_file_capacity = max(1, sizing.max_file_size // max(1, avg_record_size))
     small: dict[str, list[FileKeyRange]] = {}
     for f in files:
@@ -89,7 +94,7 @@ def plan_inserts(
         remaining = count
         targets: list[WriteTarget] = []
         shares: list[int] = []
-        for f in sorted(small.get(partition, []), key=lambda f: f.size):
+        for f in sorted(small.get(partition, []), key=lambda f: f.size)[:candidates]:
             room = (sizing.max_file_size - f.size) // max(1, avg_record_size)
             take = min(room, remaining)
             if take <= 0:

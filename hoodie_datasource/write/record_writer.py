@@ -71,11 +71,14 @@ class RecordWriter:
         return self.timeline.pending_compactions() if self.config.is_mor else {}
 
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
-        """Inserts fill small files (merge-on-read: only those without log files), then new groups."""
+        """Inserts fill small files (merge-on-read: only those without log files, and at most
+        ``hoodie.merge.small.file.group.candidates.limit`` of them a partition), then new groups."""
         pending = self._pending_compactions()
         packable = [] if not self.config.operation.packs_small_files else [
             f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
-        return plan_inserts(insert_counts, packable, self.avg_record_size, self.config.sizing, self.ctx.instant)
+        sizing = self.config.sizing
+        return plan_inserts(insert_counts, packable, self.avg_record_size, sizing, self.ctx.instant,
+                            candidates=sizing.small_file_candidates if self.config.is_mor else None)
 
     def targets(self, files: list[FileKeyRange], plan: InsertPlan) -> dict[tuple[str, str], WriteTarget]:
         """Every file group this write may touch, keyed by (partition, fileId), with how to write it:

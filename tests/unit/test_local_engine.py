@@ -14,6 +14,7 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.markers import create_marker
@@ -308,3 +309,33 @@ def test_a_merge_carries_repeating_string_columns_over_as_they_are(tmp_path):
     assert table.schema.field("city").type == pa.string()
     cities = dict(zip(table.column("id").to_pylist(), table.column("city").to_pylist()))
     assert cities == {**{f"k{i:03}": f"c{i % 4}" for i in range(60)}, "k005": "c9", "new": "c0", "k007": None}
+
+
+def test_merge_on_read_packs_inserts_into_its_smallest_small_file_only(tmp_path):
+    """hoodie.merge.small.file.group.candidates.limit (default 1): a merge-on-read insert rewrites the
+    partition's smallest base file, not every small one; 0 sends inserts to a new file group."""
+    path = str(tmp_path / "t")
+    mor = {**OPTS, "storage.type": "MERGE_ON_READ"}
+    apart = {**mor, "hoodie.parquet.small.file.limit": "0"}
+    write_local(path, batch([(f"k{i}", 1, "x", i) for i in range(100)]), apart)
+    write_local(path, batch([(f"m{i}", 1, "x", i) for i in range(10)]), apart)
+
+    def base_files() -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for name in sorted(os.listdir(os.path.join(path, "x"))):
+            if name.endswith(".parquet"):
+                found.setdefault(name.split("_")[0], []).append(pq.read_metadata(os.path.join(path, "x", name)).num_rows)
+        return found
+
+    before = base_files()
+    smallest = min(before, key=lambda group: before[group][0])
+    write_local(path, batch([("n0", 1, "x", 0)]), mor)
+    after = base_files()
+    assert after == {**before, smallest: [*before[smallest], 11]} or after == {**before, smallest: [11, *before[smallest]]}
+    write_local(path, batch([("n1", 1, "x", 0)]), {**mor, "hoodie.merge.small.file.group.candidates.limit": "0"})
+    last = base_files()
+    assert len(last) == 3 and [1] in last.values()
+    assert len(read(path)) == 112
+    with pytest.raises(HoodieConfigError, match="hoodie.merge.small.file.group.candidates.limit"):
+        write_local(path, batch([("n2", 1, "x", 0)]), {**mor, "hoodie.merge.small.file.group.candidates.limit": "-1"})
+    assert len(read(path)) == 112

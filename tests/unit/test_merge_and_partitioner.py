@@ -99,3 +99,18 @@ def test_insert_assignment_is_deterministic_and_balanced():
 def test_average_record_size_from_stats():
     assert average_record_size([{"numWrites": 10, "totalWriteBytes": 2000}], 1024) == 200
     assert average_record_size([], 1024) == 1024
+
+
+def test_merge_on_read_fills_at_most_its_small_file_candidates():
+    """hoodie.merge.small.file.group.candidates.limit: the smallest small files only, then new groups."""
+    sizing = FileSizing(max_file_size=10_000, small_file_limit=6_000, record_size_estimate=100)
+    files = [_file("s3", 5_500), _file("s1", 4_000), _file("s2", 5_000)]
+    ids = lambda instant, partition, i: f"new-{i}"  # noqa: E731
+    one = plan_inserts({"p": 200}, files, 100, sizing, "1", ids, candidates=1).by_partition["p"]
+    assert [t.file_id for t in one.targets] == ["s1", "new-0", "new-1"]
+    two = plan_inserts({"p": 200}, files, 100, sizing, "1", ids, candidates=2).by_partition["p"]
+    assert [t.file_id for t in two.targets] == ["s1", "s2", "new-0"]
+    every = plan_inserts({"p": 200}, files, 100, sizing, "1", ids).by_partition["p"]
+    assert [t.file_id for t in every.targets] == ["s1", "s2", "s3", "new-0"]
+    none = plan_inserts({"p": 200}, files, 100, sizing, "1", ids, candidates=0).by_partition["p"]
+    assert [t.file_id for t in none.targets] == ["new-0", "new-1"]
