@@ -29,6 +29,7 @@ from hoodie_datasource import HoodieTable
 logger = logging.getLogger(__name__)
 
 WRITES, ONE_ROW, READS, GROWTH, FIRST_LOAD = "writes", "one_row", "reads", "growth", "first_load"
+MERGED = "merged.parquet"
 
 
 @dataclass
@@ -80,24 +81,35 @@ class SizeSuite:
         self.result.load_seconds[style], self.result.table_bytes[style] = tables.load_seconds, tables.table_bytes
         if full:
             self._first_load(base, root)
+        merged_rows = self._stage_merged(base, root) if full else 0
+        del base  # the driver keeps no table of the size's rows while runs are measured
+        pa.default_memory_pool().release_unused()
         for variant in variants:
             batch = upsert_batch(self.rows, variant)
             self.result.batch_rows[variant.name] = batch.num_rows
             self.result.batch_bytes[variant.name] = parquet_bytes(batch)
             batch_df = stage(self.spark, batch, root / "staging" / f"{variant.name}.parquet", cache=True)
-            after = apply_batch(base, batch) if variant is SEED else None
-            merged = stage(self.spark, after, root / "staging" / "merged.parquet", cache=True) if after is not None else None
+            merged = (self.spark.read.parquet(str(root / "staging" / MERGED)).cache() if variant is SEED else None)
+            if merged is not None:
+                merged.count()
             self.measure(f"{WRITES}/{variant.name}", self._write_cases(tables, batch, batch_df, merged))
             if merged is not None:
                 merged.unpersist()
             if variant is SEED:
                 self._fixed_cost(tables)
-                self._reads(tables, batch, batch_df, expected_rows=after.num_rows)
+                self._reads(tables, batch, batch_df, expected_rows=merged_rows)
                 self._growth(tables, root)
             elif not variant.time_prefixed:
                 self._merge_on_read_reads(tables, variant, batch_df)
             batch_df.unpersist()
         shutil.rmtree(root)
+
+    def _stage_merged(self, base: pa.Table, root: Path) -> int:
+        """The base table with the seed batch applied (what the reload writes), staged as a parquet file
+        the seed batch's writes read; returns its row count."""
+        after = apply_batch(base, upsert_batch(self.rows, SEED))
+        stage(self.spark, after, root / "staging" / MERGED, cache=False)
+        return after.num_rows
 
     def _first_load(self, base: pa.Table, root: Path) -> None:
         """The base table loaded from the same cached DataFrame by hoodie ``bulk_insert`` (COW, MOR) and by
