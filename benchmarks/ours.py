@@ -23,13 +23,14 @@ BUCKET_INDEX = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets"
                 "hoodie.parquet.bloom.filter.enabled": "false"}
 
 
-def options(table_type: str, index: dict[str, str] | None = None) -> dict[str, str]:
+def options(table_type: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The write options: the table's fields and type, and ``extra`` (an index, say)."""
     return {"hoodie.table.name": "trips", "recordkey.field": KEY, "precombine.field": ORDERING,
-            "partitionpath.field": PARTITION, "storage.type": table_type, **(index or {})}
+            "partitionpath.field": PARTITION, "storage.type": table_type, **(extra or {})}
 
 
-def write(df: DataFrame, path: Path, table_type: str, mode: str, index: dict[str, str] | None = None) -> None:
-    df.write.format("hoodie").options(**options(table_type, index)).mode(mode).save(str(path))
+def write(df: DataFrame, path: Path, table_type: str, mode: str, extra: dict[str, str] | None = None) -> None:
+    df.write.format("hoodie").options(**options(table_type, extra)).mode(mode).save(str(path))
 
 
 def commit_facts(path: Path, instant: str | None = None) -> dict[str, Any]:
@@ -46,8 +47,8 @@ def commit_facts(path: Path, instant: str | None = None) -> dict[str, Any]:
 
 
 def upsert_case(key: str, label: str, batch: DataFrame, pristine: Path, target: Path, table_type: str,
-                index: dict[str, str] | None = None) -> Case:
-    return Case(key, label, run=lambda: write(batch, target, table_type, "upsert", index),
+                extra: dict[str, str] | None = None) -> Case:
+    return Case(key, label, run=lambda: write(batch, target, table_type, "upsert", extra),
                 prepare=lambda: restore(pristine, target), facts=lambda: commit_facts(target))
 
 

@@ -80,7 +80,7 @@ class SizeSuite:
         tables = load(self.spark, base, root, formats)
         self.result.load_seconds[style], self.result.table_bytes[style] = tables.load_seconds, tables.table_bytes
         if full:
-            self._first_load(base, root)
+            self.first_load(base, root)
         merged_rows = self._stage_merged(base, root) if full else 0
         del base  # the driver keeps no table of the size's rows while runs are measured
         pa.default_memory_pool().release_unused()
@@ -111,7 +111,7 @@ class SizeSuite:
         stage(self.spark, after, root / "staging" / MERGED, cache=False)
         return after.num_rows
 
-    def _first_load(self, base: pa.Table, root: Path) -> None:
+    def first_load(self, base: pa.Table, root: Path) -> None:
         """The base table loaded from the same cached DataFrame by hoodie ``bulk_insert`` (COW, MOR) and by
         Spark's own partitioned parquet write, each run into a new directory."""
         rows = stage(self.spark, base, root / "staging" / "first_load.parquet", cache=True)

@@ -5,9 +5,13 @@ under ``--work`` and restored before each run, as ``run.py`` does), ``--runs`` t
 with the event log on, then prints for each run: the write's wall time and the commit's stage timings; each
 Spark job of the write (start, duration) and, per stage, its tasks (count, summed duration, the longest) and
 the time a core sat idle while the stage's last tasks ran (the tail); and what is left of the wall time
-outside the jobs (the driver: listing, planning, commit).
+outside the jobs (the driver: listing, planning, commit). ``--option KEY=VALUE`` (repeatable) adds a write
+option to the upserts (not to the load). ``--pause SECONDS`` waits that long before each run: more than 60
+and Spark has stopped its idle Python workers, so the run starts new ones, as a write after a pause does.
 
     python -m benchmarks.write_timeline --rows 20000000 --work /tmp/timeline
+    python -m benchmarks.write_timeline --rows 5000000 --work /tmp/timeline --table-type MERGE_ON_READ \
+        --variant uniform --option hoodie.merge.small.file.group.candidates.limit=0
 """
 
 from __future__ import annotations
@@ -86,7 +90,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--table-type", default=ours.COW, choices=(ours.COW, ours.MOR))
     parser.add_argument("--variant", default="seed", choices=sorted(workload.VARIANTS))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a write option of the upserts (repeatable)")
+    parser.add_argument("--pause", type=float, default=0, help="seconds to wait before each run")
     args = parser.parse_args(argv)
+    if any("=" not in option for option in args.option):
+        parser.error("--option takes KEY=VALUE")
+    extra = dict(option.split("=", 1) for option in args.option)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logger.setLevel(logging.INFO)
     events = args.work / "events"
@@ -102,8 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for _ in range(args.runs):
         restore(pristine, target)
+        time.sleep(args.pause)
         started = time.time()
-        ours.write(batch, target, args.table_type, "upsert")
+        ours.write(batch, target, args.table_type, "upsert", extra)
         runs.append((int(started * 1000), int(time.time() * 1000), ours.commit_facts(target)["stages"]))
     spark.stop()  # flushes the event log
     found = _events(events)
