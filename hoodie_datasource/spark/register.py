@@ -21,7 +21,7 @@ from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import read_check, save_modes, stream_start
 from hoodie_datasource.spark.datasource import HoodieDataSource
 from hoodie_datasource.spark.storage_keys import session_storage_keys
-from hoodie_datasource.spark.worker_python import use_driver_python_locally
+from hoodie_datasource.spark.worker_python import preload_in_daemon, use_driver_python_locally
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table_config import table_exists
@@ -81,6 +81,7 @@ def register(spark: SparkSession) -> None:
     """Register ``format("hoodie")``, the Hudi save modes and the streaming sink on ``spark``, and check the
     path and options of hoodie reads in this process (idempotent)."""
     use_driver_python_locally(spark)
+    preload_in_daemon(spark)
     spark.dataSource.register(HoodieDataSource)
     save_modes.install(save_dataframe)
     stream_start.install()
