@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -275,9 +276,13 @@ class WriteSession:
 
     def _reconcile_markers(self, written: set[str]) -> None:
         """Delete the marked files that are not in the write stats: files of task attempts that failed or
-        lost to another attempt of their task (Hudi's ``HoodieTable.reconcileAgainstMarkers``)."""
+        lost to another attempt of their task (Hudi's ``HoodieTable.reconcileAgainstMarkers``). A marked file
+        is matched to the stats by its name too, which holds its file id, write token and instant: a listing
+        may spell a path the stats spell otherwise, and a file the commit lists is never deleted."""
+        names = {posixpath.basename(path) for path in written}
         for relative in marked_files(self.storage, self.instant_time):
-            if relative not in written and self.storage.delete(relative):
+            if relative not in written and posixpath.basename(relative) not in names \
+                    and self.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)
 
     def _complete(self, content: bytes, touched: set[FileGroup]) -> None:

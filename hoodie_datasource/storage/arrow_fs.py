@@ -33,7 +33,7 @@ from hoodie_datasource.errors import (
     UnsupportedStorageError,
 )
 from hoodie_datasource.storage.options import StorageOptions
-from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, inside_table, join
 from hoodie_datasource.storage.uri import TableUri, parse_table_uri
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class ArrowFileSystemStorage(Storage):
         return ArrowFileSystemStorage, (self.fs, self.root, self.uri)
 
     def _path(self, rel: str) -> str:
-        return posixpath.join(self.root, rel) if rel else self.root
+        return posixpath.join(self.root, inside_table(rel)) if rel else self.root
 
     def _fail(self, exc: OSError, rel: str, verb: str) -> Exception:
         """``FileNotFoundError`` for a missing file, else a StorageError naming the URI (pyarrow's

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from hoodie_datasource.errors import CommitConflictError
-from hoodie_datasource.storage.storage import POOL, FileInfo, Listing, Storage, join, raise_first_error
+from hoodie_datasource.storage.storage import POOL, FileInfo, Listing, Storage, inside_table, join, raise_first_error
 
 
 def local_path(uri: str) -> str:
@@ -38,7 +38,7 @@ class LocalStorage(Storage):
 
     def path(self, rel: str) -> str:
         """The absolute local path of ``rel`` (for Spark's file scan and hudi-rs)."""
-        return os.path.join(self.root, rel) if rel else self.root
+        return os.path.join(self.root, inside_table(rel)) if rel else self.root
 
     def read(self, rel: str) -> bytes:
         with open(self.path(rel), "rb") as handle:

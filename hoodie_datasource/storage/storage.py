@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from hoodie_datasource.errors import StorageError
+
 
 @dataclass(frozen=True)
 class FileInfo:
@@ -43,6 +45,15 @@ class Listing:
 def join(*parts: str) -> str:
     """A relative path from parts, skipping empty ones (the table root is "")."""
     return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+def inside_table(rel: str) -> str:
+    """``rel`` if it names a place under the table's base: not absolute, no ``..`` segment. The backends
+    whose paths the operating system or a file system resolves check every path with it, so no value
+    that reached a path (a partition value, a file name from metadata) can name a file outside the table."""
+    if rel.startswith("/") or ".." in rel.split("/"):
+        raise StorageError(f"{rel!r} is not a path inside the table: refused")
+    return rel
 
 
 CONCURRENT_CREATES = 16  # requests (or fsyncs) in flight at once in ``create_all_once`` and ``write_all``

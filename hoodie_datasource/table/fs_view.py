@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, PARTITION_METAFILE, BaseFileName, LogFileName
+from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.timeline import Timeline
 
 
@@ -23,11 +24,13 @@ def _is_partition(names: Iterable[str]) -> bool:
 
 def list_table_files(storage: Storage) -> dict[str, list[FileInfo]]:
     """Every data directory of the table and its files, from one listing of the whole table (one
-    paginated LIST on an object store, not one per directory); ``.hoodie`` and hidden folders are skipped."""
+    paginated LIST on an object store, not one per directory); ``.hoodie`` is skipped. A folder whose name
+    starts with a dot is a partition like any other when it holds one (a partition value may start with a
+    dot), as Hudi's ``FileSystemBackedTableMetadata`` skips only the meta folder."""
     by_dir: dict[str, list[FileInfo]] = {}
     for info in storage.list_tree(""):
         directory = posixpath.dirname(info.path)
-        if directory.split("/", 1)[0].startswith("."):
+        if directory.split("/", 1)[0] == METAFOLDER:
             continue
         by_dir.setdefault(directory, []).append(info)
     return by_dir

@@ -6,18 +6,27 @@ Formats follow Hudi's key generators: a simple key is the value as a string; a c
 for a null or empty value (``KeyGenUtils.getPartitionPath`` / ``getRecordPartitionPath``: Hudi writes
 such records there rather than failing; the partition column itself keeps the null in the data file,
 so a read returns null).
+
+A partition path is a path relative to the table, used as it is by every part of the library (tagging,
+listing, markers, cleaning, readers), so it is made safe here, once. With
+``hoodie.datasource.write.partitionpath.urlencode`` every value is escaped as Hudi's
+``PartitionPathEncodeUtils.escapePathName`` does (``/``, ``%``, ``=``, ``:``, control characters and a
+few more become ``%XX``). Without it a value is used as it is, unless it is not a plain relative path
+(an empty segment as in ``a//b``, ``a/`` or ``/abs``, a ``.`` or ``..`` segment, a control character):
+such a value is escaped the same way, so it stays one directory of the table and reads back. A value
+that is still ``.`` or ``..`` after that is refused, as Hudi's ``validateNoPathTraversal`` refuses
+``..``: nothing a column holds can name a place outside the table.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from urllib.parse import quote
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
-from hoodie_datasource.table.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE
+from hoodie_datasource.table.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE, METAFOLDER
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_PART = "__null__"
@@ -100,20 +109,56 @@ class KeyGenerator:
             else:
                 values = _as_strings(column)
             values = pc.fill_null(pc.if_else(pc.equal(values, ""), DEFAULT_PARTITION, values), DEFAULT_PARTITION)
-            if self.url_encode:
-                values = _url_encode(values)
-            if self.hive_style:
-                values = pc.binary_join_element_wise(f"{name}=", values, "")
-            parts.append(values)
+            parts.append(_safe_partition_part(values, name, self.hive_style, self.url_encode))
         if len(parts) == 1:
             return parts[0]
         return pc.binary_join_element_wise(*parts, "/")
 
 
-def _url_encode(values: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """URL-encode each distinct value once, then map back (few distinct partition values)."""
+# PartitionPathEncodeUtils.charToEscape: what Hudi escapes in a partition value, as %XX of the char code
+_ESCAPED = [*range(0x20), *map(ord, '"#%\'*/:=?\\{[]^'), 0x7F]
+ESCAPE_TABLE = {code: f"%{code:02X}" for code in _ESCAPED}
+# what escaping leaves unsafe: a "." or ".." segment, or the table's meta folder as the first segment
+_REFUSED = rf"(^|/)\.{{1,2}}(/|$)|^{re.escape(METAFOLDER)}(/|$)"
+# a part that is not a plain relative path: that, an empty segment, or a control character
+_UNSAFE = rf"{_REFUSED}|(^|/)(/|$)|[\x00-\x1f\x7f]"
+
+
+def escape_path_name(value: str) -> str:
+    """``PartitionPathEncodeUtils.escapePathName``: Hive's escaping of a partition value."""
+    return value.translate(ESCAPE_TABLE)
+
+
+def _safe_partition_part(values: pa.ChunkedArray | pa.Array, name: str, hive_style: bool,
+                         url_encode: bool) -> pa.ChunkedArray | pa.Array:
+    """The partition path part of each value of the field ``name``: the value, escaped where it must be
+    (all of them under ``url_encode``), ``name=`` before it when hive style. Each distinct value that needs
+    escaping is escaped once (a column holds few); the test for it is one vectorized pass."""
+    prefix = f"{name}=" if hive_style else ""
+    if not url_encode:
+        parts = pc.binary_join_element_wise(prefix, values, "") if prefix else values
+        unsafe = pc.match_substring_regex(parts, _UNSAFE)
+        if not pc.any(unsafe).as_py():
+            return parts
+        values = pc.if_else(unsafe, _escaped(values), values)
+    else:
+        values = _escaped(values)
+    parts = pc.binary_join_element_wise(prefix, values, "") if prefix else values
+    refused = pc.match_substring_regex(parts, _REFUSED)
+    if pc.any(refused).as_py():
+        bad = pc.filter(values, refused)[0].as_py()
+        raise InvalidRecordError(
+            f"Partition path field {name!r} has the value {bad!r} in {pc.sum(refused).as_py()} record(s): "
+            f"a partition path may not have a '.' or '..' segment nor start with {METAFOLDER!r} (it would name "
+            f"a place outside the partition or the table); change or map the value before writing"
+        )
+    return parts
+
+
+def _escaped(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """``escape_path_name`` of each value, computed once per distinct value."""
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    dictionary = pa.array([quote(v, safe="") for v in encoded.dictionary.to_pylist()], pa.string())
+    dictionary = pa.array([escape_path_name(v) for v in encoded.dictionary.to_pylist()], pa.string())
     return pc.take(dictionary, encoded.indices)
