@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
