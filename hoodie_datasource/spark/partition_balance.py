@@ -17,14 +17,13 @@ from __future__ import annotations
 import datetime
 import struct
 from collections.abc import Mapping, Sequence
-from urllib.parse import unquote
 
 import mmh3
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator
+from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator, unescape_path_name
 
 SPARK_HASH_SEED = 42  # HashPartitioning's Murmur3Hash seed
 # a value is looked up among the partitions one by one (Spark's map lookup is a scan): above this many
@@ -99,7 +98,7 @@ def _clustering_value(path: str, name: str, kind: T.DataType | None, keygen: Key
             return None
         text = text[len(prefix):]
     if keygen.url_encode:
-        text = unquote(text)
+        text = unescape_path_name(text)
     if isinstance(kind, T.StringType):
         return F.lit(text)  # the clustering maps null and "" to the default partition, as the path does
     if text == DEFAULT_PARTITION:

@@ -123,11 +123,17 @@ ESCAPE_TABLE = {code: f"%{code:02X}" for code in _ESCAPED}
 _REFUSED = rf"(^|/)\.{{1,2}}(/|$)|^{re.escape(METAFOLDER)}(/|$)"
 # a part that is not a plain relative path: that, an empty segment, or a control character
 _UNSAFE = rf"{_REFUSED}|(^|/)(/|$)|[\x00-\x1f\x7f]"
+_ESCAPE_SEQUENCE = re.compile("%([0-9A-Fa-f]{2})")
 
 
 def escape_path_name(value: str) -> str:
     """``PartitionPathEncodeUtils.escapePathName``: Hive's escaping of a partition value."""
     return value.translate(ESCAPE_TABLE)
+
+
+def unescape_path_name(path: str) -> str:
+    """``PartitionPathEncodeUtils.unescapePathName``: every ``%XX`` back to the character of that code."""
+    return _ESCAPE_SEQUENCE.sub(lambda m: chr(int(m.group(1), 16)), path)
 
 
 def _safe_partition_part(values: pa.ChunkedArray | pa.Array, name: str, hive_style: bool,

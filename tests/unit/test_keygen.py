@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
-from hoodie_datasource.table.keygen import KeyGenerator
+from hoodie_datasource.table.keygen import KeyGenerator, unescape_path_name
 
 TABLE = pa.table({
     "id": pa.array([1, 2, 3], pa.int32()),
@@ -58,6 +58,7 @@ def test_url_encoding_escapes_as_hudis_escape_path_name():
     # PartitionPathEncodeUtils.escapePathName: ASCII specials and control characters only, as %XX
     assert paths(["a/b", "50%", "x=1:2", "tab\there", "new york", "café", "q?#*'\"[]^{\\"], url_encode=True) == [
         "a%2Fb", "50%25", "x%3D1%3A2", "tab%09here", "new york", "café", "q%3F%23%2A%27%22%5B%5D%5E%7B%5C"]
+    assert unescape_path_name("q%3F%23%2A%27%22%5B%5D%5E%7B%5C/50%25/%zz/%2") == "q?#*'\"[]^{\\/50%/%zz/%2"
 
 
 def test_values_that_are_not_plain_relative_paths_are_escaped():
