@@ -17,6 +17,7 @@ from hoodie_datasource.services.compaction import Guard, execute_compaction, sch
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.metadata_table import drop_metadata_table
 from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
@@ -46,6 +47,15 @@ class HoodieTable:
 
     def timeline(self) -> Timeline:
         return Timeline.load(self.storage, self.config)
+
+    def _timeline_to_change(self) -> Timeline:
+        """The timeline, for a service that will change the table: refused for a table version this library
+        does not write, and without Apache Hudi's metadata table, which it would leave stale
+        (``table.metadata_table``)."""
+        timeline = self.timeline()
+        timeline.config.check_writable(timeline.storage.uri)
+        kept = drop_metadata_table(timeline.storage, timeline.config, timeline.metadata_folder)
+        return timeline if kept is timeline.config else self.timeline()
 
     def instants(self) -> list[Instant]:
         return list(self.timeline().instants)
@@ -85,26 +95,27 @@ class HoodieTable:
         compaction instants completed. Options: the ``hoodie.compaction.*`` keys (and, beside other
         writers, the concurrency ones: scheduling and completion then take the table lock)."""
         with self._table_lock(options) as guard:
-            return compact_now(self.storage, self.config, resolve_services_config(options), guard)
+            timeline = self._timeline_to_change()
+            return compact_now(timeline.storage, timeline.config, resolve_services_config(options), guard)
 
     def schedule_compaction(self, **options: str) -> str | None:
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            return schedule_compaction(self.timeline(), resolve_services_config(options).compaction)
+            return schedule_compaction(self._timeline_to_change(), resolve_services_config(options).compaction)
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
         with self._table_lock(options) as guard:
-            return execute_compaction(self.timeline(), instant_time, resolve_services_config(options).compaction,
+            return execute_compaction(self._timeline_to_change(), instant_time, resolve_services_config(options).compaction,
                                       guard or nullcontext)
 
     def clean(self, **options: str) -> str | None:
         """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            return clean(self.timeline(), resolve_services_config(options).clean)
+            return clean(self._timeline_to_change(), resolve_services_config(options).clean)
 
     def archive(self, **options: str) -> list[str]:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            return archive(self.timeline(), resolve_services_config(options).archive)
+            return archive(self._timeline_to_change(), resolve_services_config(options).archive)
 
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
@@ -114,7 +125,7 @@ class HoodieTable:
             return self._rollback(instant_time, options)
 
     def _rollback(self, instant_time: str | None, options: Mapping[str, str]) -> list[str]:
-        timeline = self.timeline()
+        timeline = self._timeline_to_change()
         if instant_time is None:
             return rollback_failed_writes(timeline, resolve_concurrency_config(options).heartbeat_expiry_ms)
         instant = timeline.find(instant_time)

@@ -49,6 +49,7 @@ from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.table.metadata_table import drop_metadata_table
 from hoodie_datasource.table.properties import format_properties
 from hoodie_datasource.table.table_config import (
     METAFOLDER,
@@ -402,9 +403,13 @@ class _CheckedWrite:
     timeline: Timeline | None  # the existing table's timeline, loaded once for the whole start of the write
 
 
-def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema) -> _CheckedWrite:
-    """Resolve and validate the options and schema of a write, changing nothing."""
+def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
+                 writing: bool = True) -> _CheckedWrite:
+    """Resolve and validate the options and schema of a write (or, not ``writing``, of a CREATE TABLE that
+    may only register an existing table), changing nothing."""
     existing = load_table_config(storage) if _check_path(storage) else None
+    if existing is not None and writing:
+        existing.check_writable(storage.uri)
     config = resolve_write_config(options, existing)
     config.keygen.validate_schema(incoming_schema.names)
     if IS_DELETED_COLUMN in incoming_schema.names and not pa.types.is_boolean(incoming_schema.field(IS_DELETED_COLUMN).type):
@@ -453,7 +458,7 @@ def create_table(storage: Storage, options: Mapping[str, str], schema: pa.Schema
     """What SQL ``CREATE TABLE`` does: ``hoodie.properties`` with the schema, and no commit.
 
     An existing table is left as it is, once the options are known to agree with it."""
-    checked = _check_write(storage, options, schema)
+    checked = _check_write(storage, options, schema, writing=False)
     if checked.existing is None:
         _create_table(checked)
         logger.info("Created table %s at %s", checked.config.table_name, storage.uri)
@@ -477,6 +482,9 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
     with tx.locked():
         timeline = Timeline.load(storage, table) if concurrency.is_occ or not checked.timeline else checked.timeline
+        if (kept := drop_metadata_table(storage, table, timeline.metadata_folder)) is not table:
+            table = kept
+            timeline = replace(timeline, config=table, metadata_folder=False)
         if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
             rollback_failed_writes(timeline, concurrency.heartbeat_expiry_ms)
             timeline = Timeline.load(storage, table)

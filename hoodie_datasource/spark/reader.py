@@ -53,13 +53,20 @@ logger = logging.getLogger(__name__)
 
 
 
-def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:
-    """The partition field values a partition path spells (``dt=2026-11-22/...`` or ``2026-11-22/...``)."""
-    parts = partition_path.split("/") if partition_path else []
+def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None] | None:
+    """The partition field values a partition path spells (``dt=2026-11-22/...`` or ``2026-11-22/...``);
+    None when it may spell other values than it reads as: a value holding ``/`` makes more parts than
+    fields, and one holding ``%`` may be a value the key generator escaped (not a plain relative path)."""
+    parts = [partition_path] if len(fields) == 1 else partition_path.split("/") if partition_path else []
+    if len(parts) != len(fields) or "%" in partition_path:
+        return None
     values: dict[str, str | None] = {}
     for name, raw in zip(fields, parts):
-        if hive_style and "=" in raw:
-            raw = raw.split("=", 1)[1]
+        if hive_style:
+            prefix = f"{name}="
+            if not raw.startswith(prefix):
+                return None
+            raw = raw[len(prefix):]
         values[name] = None if raw == DEFAULT_PARTITION else raw
     return values
 
@@ -158,17 +165,19 @@ class FilteringReader(HoodieReader):
         usable = [f for f in self.filters if f.columns <= set(fields)]
         if not usable or not slices or not self._paths_spell_values():
             return slices
-        paths = sorted({s.partition_path for s in slices})
+        spelled = {p: partition_values(p, table.partition_fields, table.hive_style_partitioning)
+                   for p in {s.partition_path for s in slices}}
+        paths = sorted(p for p, values in spelled.items() if values is not None)
         columns = {}
         for name in fields:
-            raw = pa.array([partition_values(p, table.partition_fields, table.hive_style_partitioning).get(name)
-                            for p in paths], pa.string())
+            raw = pa.array([spelled[p].get(name) for p in paths], pa.string())
             try:
                 columns[name] = raw.cast(self.plan.schema.field(name).type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return slices  # a partition path that does not parse as the column's type: no pruning
-        keep = pa.table(columns).append_column("__path", pa.array(paths)).filter(
+        keep = pa.table(columns).append_column("__path", pa.array(paths, pa.string())).filter(
             functools.reduce(operator.and_, [f.expression for f in usable]))
-        wanted = set(keep.column("__path").to_pylist())
-        logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(paths))
+        # the paths that do not spell their values back are kept: the row filter decides for them
+        wanted = set(keep.column("__path").to_pylist()) | {p for p, values in spelled.items() if values is None}
+        logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(spelled))
         return [s for s in slices if s.partition_path in wanted]

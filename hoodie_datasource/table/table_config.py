@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.errors import CorruptFileError, TableNotFoundError, UnsupportedTableError
@@ -25,6 +26,7 @@ PAYLOAD_OVERWRITE_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvro
 EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 SUPPORTED_READ_VERSIONS = (6, 8, 9)
+WRITTEN_VERSION = 6  # the one table version (timeline layout 1) this library writes
 
 # HoodieTableConfig.CDC_ENABLED / CDC_SUPPLEMENTAL_LOGGING_MODE (default DATA_BEFORE_AFTER, stored as the
 # HoodieCDCSupplementalLoggingMode name; Hudi 0.13 wrote cdc_op_key / cdc_data_before / cdc_data_before_after)
@@ -125,6 +127,17 @@ class TableConfig:
             raw=tuple(sorted(props.items())),
         )
 
+    def check_writable(self, uri: str) -> None:
+        """Refuse, before anything is written, a change to a table of a version this library does not write
+        (a version-8 table of Apache Hudi 1.x: another timeline layout, completion times, other plans)."""
+        if self.version != WRITTEN_VERSION or self.timeline_layout_version != 1:
+            raise UnsupportedTableError(
+                f"{uri} is a Hudi table of version {self.version} (timeline layout {self.timeline_layout_version}, "
+                f"written by Apache Hudi 1.x); this library reads it but writes only table version {WRITTEN_VERSION} "
+                f"(timeline layout 1, Apache Hudi 0.14/0.15), so nothing was written. To write it here, downgrade "
+                f"it with Apache Hudi 1.x first (CALL downgrade_table(table => '<name>', to_version => 'SIX')), "
+                f"or write it with Apache Hudi 1.x")
+
     def to_properties(self) -> dict[str, str]:
         """The properties a new version-6 table gets (what Hudi 0.14/0.15 writes)."""
         props = {
@@ -210,6 +223,43 @@ def load_table_config(storage: Storage) -> TableConfig:
                 f"{PROPERTIES_FILE}.backup; restore the file from a copy")
         props = backup
     return TableConfig.from_properties(props)
+
+
+def update_table_properties(storage: Storage, changes: Mapping[str, str]) -> TableConfig:
+    """Set ``changes`` in ``hoodie.properties`` by Hudi's update protocol (``HoodieTableConfig.modify``), so a
+    reader never sees a half-written file and a crash at any step leaves one a later update recovers: recover
+    from an earlier attempt, back the file up, delete it (readers then read the backup), write it anew with
+    its checksum, read it back to verify, delete the backup."""
+    _recover_properties(storage)
+    props = dict(load_table_config(storage).raw)
+    storage.create_once(BACKUP_PATH, format_properties(props).encode("latin-1"))
+    storage.delete(PROPERTIES_PATH)
+    props.update(changes)
+    props.pop("hoodie.table.checksum", None)  # the last entry, as Hudi stores it
+    props["hoodie.table.checksum"] = str(table_checksum(props.get("hoodie.database.name", ""),
+                                                        props.get("hoodie.table.name", "")))
+    storage.write(PROPERTIES_PATH, format_properties(props).encode("latin-1"))
+    written = parse_properties(storage.read(PROPERTIES_PATH).decode("latin-1"))
+    if written.get("hoodie.table.checksum") != props["hoodie.table.checksum"]:
+        storage.delete(PROPERTIES_PATH)  # readers keep reading the backup; the next update recovers
+        raise CorruptFileError(f"{storage.uri_of(PROPERTIES_PATH)} did not read back as written")
+    storage.delete(BACKUP_PATH)
+    return TableConfig.from_properties(written)
+
+
+def _recover_properties(storage: Storage) -> None:
+    """``HoodieTableConfig.recoverIfNeeded``: a missing or damaged ``hoodie.properties`` is restored from its
+    backup, and the backup is deleted."""
+    try:
+        intact = _intact(parse_properties(storage.read(PROPERTIES_PATH).decode("latin-1")))
+    except FileNotFoundError:
+        intact = False
+    if not intact:
+        try:
+            storage.write(PROPERTIES_PATH, storage.read(BACKUP_PATH))
+        except FileNotFoundError:
+            pass
+    storage.delete(BACKUP_PATH)
 
 
 def write_table_config(storage: Storage, config: TableConfig) -> None:

@@ -23,6 +23,7 @@ import fastavro
 
 from hoodie_datasource.errors import CorruptFileError, TimelineError
 from hoodie_datasource.storage.storage import Listing, Storage, join
+from hoodie_datasource.table.metadata_table import METADATA_FOLDER
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,
@@ -75,6 +76,7 @@ class Timeline:
 
     archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
     hudi_archive: bool = False  # Apache Hudi archived instants into its archive log (not read here)
+    metadata_folder: bool = False  # the listing of .hoodie shows Apache Hudi's metadata table folder
     # instant file path -> decoded content, filled by reads (not part of the timeline's identity)
     _decoded: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -108,7 +110,8 @@ class Timeline:
         # A pending compaction whose completed file exists is recorded as the completed commit.
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
         return Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
-                        frozenset(archived), hudi_archive)
+                        frozenset(archived), hudi_archive, config.timeline_layout_version < 2
+                        and METADATA_FOLDER in listing.dirs)
 
     @property
     def base_path(self) -> str:

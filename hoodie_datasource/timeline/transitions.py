@@ -13,12 +13,14 @@ logger = logging.getLogger(__name__)
 
 
 def create_requested(timeline: Timeline, instant_time: str, action: str, content: bytes = b"") -> Instant:
+    timeline.config.check_writable(timeline.storage.uri)
     instant = Instant(instant_time, action, State.REQUESTED)
     timeline.storage.create_once(timeline.path_of(instant), content)
     return instant
 
 
 def transition_to_inflight(timeline: Timeline, requested: Instant, content: bytes = b"") -> Instant:
+    timeline.config.check_writable(timeline.storage.uri)
     inflight = requested.with_state(State.INFLIGHT)
     timeline.storage.create_once(timeline.path_of(inflight), content)
     return inflight
