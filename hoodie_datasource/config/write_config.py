@@ -14,6 +14,7 @@ from hoodie_datasource.table.table_config import (
     CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
+    orders_by_event_time,
 )
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -85,7 +86,7 @@ class WriteConfig:
     @property
     def event_time_ordering(self) -> bool:
         """DefaultHoodieRecordPayload: a stored record wins over an incoming one with a lower ordering value."""
-        return self.payload_class.endswith("DefaultHoodieRecordPayload")
+        return orders_by_event_time(self.payload_class)
 
     @property
     def dedupes(self) -> bool:
