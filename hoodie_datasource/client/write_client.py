@@ -140,6 +140,7 @@ class WriteSession:
             else None,
             dedupe=self.config.dedupes,
             event_time_ordering=self.config.event_time_ordering,
+            concat_inserts=self.config.concats_inserts,
             log_block_format=self.config.log_block_format,
             table_name=self.table.name,
             record_key_fields=self.config.keygen.record_key_fields,
