@@ -212,9 +212,12 @@ def comparable_orderings(records: list[DeleteRecord], typ: pa.DataType) -> pa.Ar
         wrapper = _wrapper_for(typ)
     except SchemaMismatchError:
         wrapper = None
-    return pa.array([r.ordering_value if r.ordering_type == wrapper
-                     and not (wrapper == "IntWrapper" and r.ordering_value == 0) else None
-                     for r in records], typ)
+    values = [r.ordering_value if r.ordering_type == wrapper and not (wrapper == "IntWrapper" and r.ordering_value == 0)
+              else None for r in records]
+    try:
+        return pa.array(values, typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # e.g. a DecimalWrapper value the field cannot hold
+        return pa.nulls(len(values), typ)
 
 
 def _as_list(values: Any) -> list[Any]:

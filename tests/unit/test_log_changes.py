@@ -66,6 +66,27 @@ def test_log_changes_decide_ties_lower_ordering_new_keys_and_deletes(tmp_path, p
     assert rebuilt(plan, file_slice).equals(merged.sort_by(RECORD_KEY_COLUMN))
 
 
+def test_log_records_pre_combine_around_deletes_decided_in_log_order(tmp_path):
+    """a: logged 30, a soft delete at 25 is ignored (30 outweighs it), one at 40 counts, then 20 wins after
+    it; e: a hard delete (no ordering value) always counts; d: two logged records, the greater one wins."""
+    path = str(tmp_path / "t")
+    def soft(rows, deleted):
+        return batch(rows).append_column("_hoodie_is_deleted", pa.array([r[0] in deleted for r in rows]))
+    write_local(path, soft([("a", 10, "x", 1), ("d", 10, "x", 1), ("e", 10, "x", 1)], ()), MOR_BUCKET)
+    write_local(path, soft([("a", 30, "x", 2), ("d", 50, "x", 2), ("e", 90, "x", 2)], ()), MOR_BUCKET)
+    write_local(path, soft([("a", 25, "x", 3), ("d", 20, "x", 3)], {"a"}), MOR_BUCKET)
+    assert read_pairs(path) == [("a", 2), ("d", 2), ("e", 2)]
+    write_local(path, batch([("e", 1, "x", 0)]), {**MOR_BUCKET, "operation": "delete"})
+    write_local(path, soft([("a", 40, "x", 4)], {"a"}), MOR_BUCKET)
+    assert read_pairs(path) == [("d", 2)]
+    write_local(path, soft([("a", 20, "x", 5)], ()), MOR_BUCKET)
+    assert read_pairs(path) == [("a", 5), ("d", 2)]
+    plan = plan_read(open_storage(path), ReadConfig())
+    (file_slice,) = plan.slices
+    merged = read_merged_slice(plan.storage, file_slice, plan.schema, plan.visible_instants, plan.merge_rule)
+    assert rebuilt(plan, file_slice).equals(merged.sort_by(RECORD_KEY_COLUMN))
+
+
 @pytest.mark.parametrize("zip_name", [z for z in non_lance_zips() if "/mor/" in z or z.startswith("<")])
 def test_real_hudi_slices_read_the_same_through_their_log_changes(tmp_path, zip_name):
     """Apache Hudi's own merge-on-read tables (Avro and parquet blocks, deletes, rolled-back blocks)."""
