@@ -102,6 +102,10 @@ def test_log_updates_out_of_order_pre_combine(spark, table_path, payload):
     write(spark, table_path, [("a", 20, 3)], opts)
     expected = [("a", 30, 2), ("b", 1, 0)]
     assert ours(spark, table_path) == expected
+    # hudi-rs 0.5 merges log records in commit order under the default payload (it reads ("a", 20, 3)),
+    # where Hudi's log scanner pre-combines them by ordering value; under Default it agrees
+    if payload == DEFAULT:
+        assert theirs(table_path) == expected
     assert ours(spark, table_path, query="incremental", **{"begin.instant": first}) == [("a", 30, 2)]
     assert changes(spark, table_path, first) == [("u", ("a", 10, 1), ("a", 30, 2))]
     assert len(HoodieTable(table_path).compact()) == 1
@@ -120,6 +124,9 @@ def test_a_delete_in_a_log_between_updates(spark, table_path, payload):
     assert ours(spark, table_path) == [("a", 30, 2), ("b", 1, 0)]
     write(spark, table_path, [("e", 20, 3)], opts)
     expected = [("a", 30, 2), ("b", 1, 0), ("e", 20, 3)]
+    # hudi-rs 0.5 is asserted after compaction only: before it, it lets the soft delete at 25 remove a under
+    # the default payload, and under Default keeps e deleted (its delete at 40 outweighs the later record at
+    # 20), where Hudi's log scanner ignores an outweighed delete and lets a record after a delete win
     assert ours(spark, table_path) == expected
     assert len(HoodieTable(table_path).compact()) == 1
     assert ours(spark, table_path) == expected == ours(spark, table_path, query="read_optimized")
