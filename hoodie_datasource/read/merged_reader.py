@@ -282,8 +282,10 @@ class _Decision:
 def _decide(base: pa.Table, logs: LogRecords, rule: MergeRule) -> _Decision:
     """``MergeRule``'s two steps over whole columns: the log records of each key pre-combined (the
     deletes that count, ``_effective_deletes``, cut each key's records; the greatest ordering value, then
-    the latest, of the records after the last of them wins), then combined with every base row of the key
-    (Hudi's ``HoodieMergeHandle`` merges the record into each stored copy of a key)."""
+    the latest, of the records after the last of them wins), then combined with every base row of the key,
+    as compaction's ``HoodieMergeHandle`` and a copy-on-write upsert merge a record into each stored copy of
+    its key (Hudi's Spark snapshot reader merges it into the first copy only, ``removeLogRecord``, and so
+    reads a key an insert stored twice differently before and after compaction; this reads it as after)."""
     n_base, n_log = base.num_rows, logs.data.num_rows
     keys = pa.concat_arrays([base.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()),
                              logs.data.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()),

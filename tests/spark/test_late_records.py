@@ -138,7 +138,7 @@ def test_a_delete_in_a_log_between_updates(spark, table_path, payload):
 def test_insert_onto_a_key_stored_twice(spark, table_path, table_type, allow):
     """Every insert lands in the table's one small file. By default (``HoodieConcatHandle``) each keeps the
     stored records and adds its own, so ``a`` is held once more each time; with the option off the insert
-    is merged into every stored copy of ``a`` (``HoodieMergeHandle``)."""
+    is merged into every stored copy of ``a`` (``HoodieMergeHandle``), as an upsert always is."""
     opts = options(table_type, OVERWRITE)
     write(spark, table_path, [("a", 1, 1), ("b", 1, 0)], opts, mode="insert")
     write(spark, table_path, [("a", 2, 2)], opts, mode="insert")
@@ -148,3 +148,13 @@ def test_insert_onto_a_key_stored_twice(spark, table_path, table_type, allow):
     expected.append(("b", 1, 0))
     assert ours(spark, table_path) == expected == theirs(table_path)
     assert spark.read.format("hoodie").load(table_path).select("_hoodie_file_name").distinct().count() == 1
+    # an upsert of a replaces every copy (COW: HoodieMergeHandle; MOR: the log record merges into each, as
+    # compaction's merge handle does; Hudi's Spark snapshot reader, and hudi-rs, merge it into the first copy
+    # only until compaction, so hudi-rs is asserted on MOR after compaction)
+    write(spark, table_path, [("a", 4, 4)], opts)
+    expected = [("a", 4, 4)] * (len(expected) - 1) + [("b", 1, 0)]
+    assert ours(spark, table_path) == expected
+    if table_type == "MERGE_ON_READ":
+        assert len(HoodieTable(table_path).compact()) == 1
+        assert ours(spark, table_path) == expected
+    assert theirs(table_path) == expected
