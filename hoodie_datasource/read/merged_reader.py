@@ -6,7 +6,10 @@ command block targets are dropped. The merge has two steps (``MergeRule``): the 
 merge with each other first, in log order, by pre-combining (``HoodieMergedLogRecordScanner``); the
 result then combines with the base record, as Hudi's snapshot reader (``HoodieMergeOnReadRDD``) and
 compaction (``HoodieMergeHandle``) combine them, and as a copy-on-write upsert combines an incoming
-record with the stored one: so both table types, and a slice before and after compaction, agree.
+record with the stored one: a slice reads the same before and after compaction, and a late record
+lands as on a copy-on-write table (where two log records of a key meet, the greater ordering value
+wins even under ``OverwriteWithLatestAvroPayload``: a copy-on-write table, merging each write as it
+comes, keeps the later one; so do Hudi's two table types).
 
 The log blocks are decoded first; then the base file streams by in batches, and a base row whose
 key no log block names passes through untouched (one vectorized membership test per batch), as
@@ -347,7 +350,7 @@ def _effective_deletes(log_codes: np.ndarray, log_seqs: np.ndarray, log_ordering
     last = np.zeros(n_keys, np.int64)
     if not len(delete_codes):
         return last
-    if log_ordering is None or delete_orderings is None:
+    if log_ordering is None or delete_orderings is None or delete_orderings.null_count == len(delete_orderings):
         np.maximum.at(last, delete_codes, delete_seqs)
         return last
     order = np.lexsort((delete_seqs, delete_codes))
