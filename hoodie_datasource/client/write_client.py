@@ -41,7 +41,7 @@ from hoodie_datasource.errors import (
     InvalidTablePathError,
     SchemaMismatchError,
 )
-from hoodie_datasource.read.merged_reader import deleted_base_keys
+from hoodie_datasource.read.merged_reader import MergeRule, deleted_base_keys
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
@@ -142,6 +142,7 @@ class WriteSession:
             else None,
             dedupe=self.config.dedupes,
             event_time_ordering=self.config.event_time_ordering,
+            concat_inserts=self.config.concats_inserts,
             log_block_format=self.config.log_block_format,
             table_name=self.table.name,
             record_key_fields=self.config.keygen.record_key_fields,
@@ -174,7 +175,7 @@ class WriteSession:
             fields.append(data.field(ordering))
         visible = frozenset(i.timestamp for i in self.timeline.completed_writes_upto(None))
         return LogDeletes(functools.partial(deleted_base_keys, schema=pa.schema(fields), visible_instants=visible,
-                                            ordering_field=ordering))
+                                            rule=MergeRule.of(self.timeline.config)))
 
     def average_record_size(self) -> int:
         """Bytes per record of the last write (its write stats), or ``hoodie.copyonwrite.record.size.estimate``."""

@@ -96,6 +96,10 @@ COMPRESSION = ConfigProperty(
 )
 COMBINE_BEFORE_UPSERT = ConfigProperty("hoodie.combine.before.upsert", True, parser=parse_bool)
 COMBINE_BEFORE_INSERT = ConfigProperty("hoodie.combine.before.insert", False, parser=parse_bool)
+# an insert packed into a small file appends its records to the stored ones (HoodieConcatHandle), a key it
+# brings again stays twice; false: it is merged into every stored copy of its key (HoodieMergeHandle). True
+# by default since Hudi 0.15 (HUDI-6089)
+ALLOW_DUPLICATE_ON_INSERTS = ConfigProperty("hoodie.merge.allow.duplicate.on.inserts", True, parser=parse_bool)
 LOG_BLOCK_FORMAT = ConfigProperty(
     "hoodie.logfile.data.block.format", "parquet", ("log.block.format",), choices=("parquet", "avro")
 )
@@ -227,7 +231,7 @@ WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
-    SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE,
+    SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM,
 )

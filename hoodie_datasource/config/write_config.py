@@ -14,6 +14,7 @@ from hoodie_datasource.table.table_config import (
     CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
+    orders_by_event_time,
 )
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,6 +72,7 @@ class WriteConfig:
     sizing: FileSizing
     combine_before_upsert: bool = True
     combine_before_insert: bool = False
+    allow_duplicate_on_inserts: bool = True
     parallelism: int = 0
     log_block_format: str = "parquet"
     cdc_enabled: bool = False
@@ -85,13 +87,20 @@ class WriteConfig:
     @property
     def event_time_ordering(self) -> bool:
         """DefaultHoodieRecordPayload: a stored record wins over an incoming one with a lower ordering value."""
-        return self.payload_class.endswith("DefaultHoodieRecordPayload")
+        return orders_by_event_time(self.payload_class)
 
     @property
     def dedupes(self) -> bool:
         if self.operation in (WriteOperation.UPSERT, WriteOperation.DELETE):
             return self.combine_before_upsert
         return self.combine_before_insert
+
+    @property
+    def concats_inserts(self) -> bool:
+        """An insert packed into a small file keeps every stored record and appends its own, keys it brings
+        again included (Hudi's ``HoodieMergeHandleFactory``: ``HoodieConcatHandle`` for an operation that
+        changes no records when duplicates are allowed)."""
+        return self.operation is WriteOperation.INSERT and self.allow_duplicate_on_inserts
 
     @property
     def streams_bulk_insert(self) -> bool:
@@ -237,6 +246,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         sizing=sizing,
         combine_before_upsert=get(k.COMBINE_BEFORE_UPSERT),
         combine_before_insert=get(k.COMBINE_BEFORE_INSERT),
+        allow_duplicate_on_inserts=get(k.ALLOW_DUPLICATE_ON_INSERTS),
         parallelism=get(k.PARALLELISM),
         log_block_format=get(k.LOG_BLOCK_FORMAT),
         cdc_enabled=cdc_enabled,

@@ -203,6 +203,23 @@ def decode_delete_block(block: LogBlock) -> pa.Table:
     })
 
 
+def comparable_orderings(records: list[DeleteRecord], typ: pa.DataType) -> pa.Array:
+    """The records' ordering values as an array of ``typ`` (the ordering field's type), null where Hudi's
+    log scanner does not weigh a delete's value against a data record's (``HoodieMergedLogRecordScanner
+    .processNextDeletedRecord``: the default Integer ``0``, what a DELETE operation writes, and a value of
+    another class than the field's, ``ReflectionUtils.isSameClass``), and where there is none."""
+    try:
+        wrapper = _wrapper_for(typ)
+    except SchemaMismatchError:
+        wrapper = None
+    values = [r.ordering_value if r.ordering_type == wrapper and not (wrapper == "IntWrapper" and r.ordering_value == 0)
+              else None for r in records]
+    try:
+        return pa.array(values, typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # e.g. a DecimalWrapper value the field cannot hold
+        return pa.nulls(len(values), typ)
+
+
 def _as_list(values: Any) -> list[Any]:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values.to_pylist()

@@ -61,7 +61,7 @@ from hoodie_datasource.read.cdc_splits import (
     extract_cdc_splits,
 )
 from hoodie_datasource.read.hollow_commits import readable_end
-from hoodie_datasource.read.merged_reader import read_merged_slice
+from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.read.read_window import check_cdc_range
 from hoodie_datasource.storage.parquet import read_parquet
@@ -130,7 +130,7 @@ class _FileGroupStates:
             return self._cached[instant]
         slices = self.view.latest_file_slices(as_of=instant, partitions=[key[0]], file_ids={key})
         visible = frozenset(t for t in self.writes if t <= instant)
-        table = (read_merged_slice(self.storage, slices[0], self.schema, visible, self.timeline.config.precombine_field)
+        table = (read_merged_slice(self.storage, slices[0], self.schema, visible, MergeRule.of(self.timeline.config))
                  if slices else self.schema.empty_table())
         self._cached[instant] = table
         return table

@@ -26,8 +26,7 @@ def read_file_slice(plan: ReadPlan, file_slice: FileSlice, row_filter: pc.Expres
         schema = pa.schema([f for f in plan.schema if f.name in wanted])
     if plan.needs_merge(file_slice):
         read_schema = merge_schema(plan.schema, None if columns is None else schema.names, plan.ordering_field)
-        for part in iter_merged_slice(plan.storage, file_slice, read_schema, plan.visible_instants,
-                                      plan.ordering_field):
+        for part in iter_merged_slice(plan.storage, file_slice, read_schema, plan.visible_instants, plan.merge_rule):
             if row_filter is not None:
                 part = part.filter(row_filter)
             if part.num_rows:

@@ -39,7 +39,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from hoodie_datasource.read.merged_reader import LogDecision
+from hoodie_datasource.read.merged_reader import LogDecision, MergeRule
 from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -60,7 +60,7 @@ def instants_digest(visible_instants: Collection[str]) -> str:
     return hashlib.sha256("\n".join(sorted(visible_instants)).encode()).hexdigest()
 
 
-def slice_key(storage: Storage, file_slice: FileSlice, instants: str, ordering_field: str | None) -> str:
+def slice_key(storage: Storage, file_slice: FileSlice, instants: str, rule: MergeRule) -> str:
     """Everything a slice's decision depends on; ``instants`` is ``instants_digest`` of the read's instants."""
     base = file_slice.base_file
     return json.dumps({
@@ -68,7 +68,8 @@ def slice_key(storage: Storage, file_slice: FileSlice, instants: str, ordering_f
         "base": None if base is None else [base.name, base.size],
         "logs": [[log.name, log.size] for log in file_slice.log_files],
         "instants": instants,
-        "ordering": ordering_field,
+        "ordering": rule.ordering_field,
+        "stored_may_win": rule.stored_may_win,
     }, separators=(",", ":"))
 
 

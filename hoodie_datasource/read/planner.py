@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.hollow_commits import readable_end
+from hoodie_datasource.read.merged_reader import MergeRule
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -46,6 +47,10 @@ class ReadPlan:
     visible_instants: frozenset[str] = frozenset()  # completed writes whose log blocks count
     ordering_field: str | None = None
     instant: str | None = None  # the newest completed write the plan shows (None: the table has none)
+
+    @property
+    def merge_rule(self) -> MergeRule:
+        return MergeRule.of(self.table)
 
     def needs_merge(self, file_slice: FileSlice) -> bool:
         """The slice is read by merging its log blocks into its base file, not from its base file alone."""

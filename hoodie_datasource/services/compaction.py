@@ -31,7 +31,7 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
-from hoodie_datasource.read.merged_reader import read_merged_slice
+from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.storage.storage import join
@@ -200,7 +200,7 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     base_name = op.get("dataFilePath")
     base = BaseFile(posixpath.basename(base_name), op["fileId"], op["baseInstantTime"], 0) if base_name else None
     file_slice = FileSlice(partition, op["fileId"], op["baseInstantTime"], base, tuple(logs))
-    merged = read_merged_slice(storage, file_slice, schema, visible, timeline.config.precombine_field)
+    merged = read_merged_slice(storage, file_slice, schema, visible, MergeRule.of(timeline.config))
     file_name = base_file_name(op["fileId"], UNKNOWN_WRITE_TOKEN, instant_time)
     if FILE_NAME_COLUMN in merged.column_names:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,

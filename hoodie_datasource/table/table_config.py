@@ -37,6 +37,12 @@ _LEGACY_CDC_MODES = {"CDC_OP_KEY": "OP_KEY_ONLY", "CDC_DATA_BEFORE": "DATA_BEFOR
                      "CDC_DATA_BEFORE_AFTER": "DATA_BEFORE_AFTER"}
 
 
+def orders_by_event_time(payload_class: str) -> bool:
+    """``DefaultHoodieRecordPayload``: a stored record with a greater ordering value wins over an incoming one
+    (its ``combineAndGetUpdateValue``); under any other payload the incoming record replaces the stored one."""
+    return payload_class.endswith("DefaultHoodieRecordPayload")
+
+
 def table_checksum(database: str, table: str) -> int:
     """Hudi's ``hoodie.table.checksum``: CRC32 of ``"<database>.<table>"``."""
     return zlib.crc32(f"{database}.{table}".encode())

@@ -31,6 +31,7 @@ from hoodie_datasource.table.file_names import LogFileName
 from hoodie_datasource.table.markers import create_markers
 from hoodie_datasource.table.meta_columns import (
     IS_DELETE_COLUMN,
+    IS_DELETED_COLUMN,
     PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
     conform,
@@ -116,7 +117,7 @@ def encode_log_file(
     if deletes.num_rows:
         blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
                                           deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant,
-                                          avro_schema=avro_schema))
+                                          _delete_orderings(ctx, deletes), avro_schema=avro_schema))
     version = target.log_version or next_log_version(ctx.storage, target.partition, target.file_id,
                                                      target.base_instant)
     log_name = LogFileName(target.file_id, target.base_instant, version, token).name()
@@ -143,3 +144,14 @@ def encode_log_file(
         logFiles=[*target.log_files, log_name],
     )
     return PendingLog(target.partition, log_name, content, stat)
+
+
+def _delete_orderings(ctx: WriteContext, deletes: pa.Table) -> pa.Array | None:
+    """The ordering values a DELETE block records: a soft delete's own (``_hoodie_is_deleted``), which Hudi's
+    ``HoodieAppendHandle`` takes from the record, and null for the others (written as the default 0, what a
+    hard delete's ``EmptyHoodieRecordPayload`` carries): the log scanner weighs a delete by it."""
+    if ctx.precombine_field not in deletes.column_names or IS_DELETED_COLUMN not in deletes.column_names:
+        return None
+    soft = pc.fill_null(deletes.column(IS_DELETED_COLUMN), False)
+    values = deletes.column(ctx.precombine_field)
+    return pc.if_else(soft, values, pa.nulls(len(values), values.type)).combine_chunks()

@@ -78,6 +78,7 @@ def write_file_group(
         records,
         ordering_field,
         existing.column(ordering_field) if existing is not None and ordering_field in (existing.column_names) else None,
+        concat=ctx.concat_inserts,
     )
     if plan.num_updates == plan.num_deletes == plan.num_inserts == 0:
         return None

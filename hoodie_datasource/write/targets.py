@@ -41,6 +41,7 @@ class WriteContext:
     precombine_field: str | None
     dedupe: bool
     event_time_ordering: bool
+    concat_inserts: bool = False  # ``WriteConfig.concats_inserts``
     log_block_format: str = "parquet"
     table_name: str = "hoodie"
     record_key_fields: tuple[str, ...] = ()

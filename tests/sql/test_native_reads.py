@@ -140,6 +140,21 @@ def test_each_query_sees_the_commits_completed_before_it(sql, location):
     assert sorted(r.uuid for r in df.select("uuid").collect()) == ["a", "b"]
 
 
+@pytest.mark.parametrize("payload, a", [("OverwriteWithLatestAvroPayload", (5, 2.0)),
+                                        ("DefaultHoodieRecordPayload", (10, 1.0))])
+def test_late_records_merge_natively_as_the_python_reader_merges(sql, location, payload, a):
+    """A late log record (a) and an early one (e) in a merge-on-read slice: the native read's replaced rows
+    and log rows (``log_changes``) follow the payload as the Python reader's merge does."""
+    opts = {"storage.type": "MERGE_ON_READ", "payload.class": f"org.apache.hudi.common.model.{payload}"}
+    write(sql, location, [("a", 10, 1.0, "sf"), ("e", 10, 1.0, "sf"), ("b", 1, 0.0, "sf")], **opts)
+    write(sql, location, [("a", 5, 2.0, "sf"), ("e", 20, 2.0, "sf")], **opts)
+    expected = sorted([("a", *a, "sf"), ("b", 1, 0.0, "sf"), ("e", 20, 2.0, "sf")])
+    read = lambda: sql.read.format("hoodie").load(location).select(*COLUMNS)  # noqa: E731
+    assert scans(read())["parquet"] == 1
+    assert sorted(tuple(r) for r in read().collect()) == expected
+    assert_same_as_python_reads(sql, read)
+
+
 def test_a_table_without_commits_reads_as_empty(sql, name, location):
     create_trips(sql, name, location)
     assert sql.table(name).count() == 0

@@ -14,7 +14,12 @@ import pytest
 
 from hoodie_datasource.log.command_block import encode_rollback_command_block
 from hoodie_datasource.log.data_block import decode_data_block, encode_avro_data_block, encode_parquet_data_block
-from hoodie_datasource.log.delete_block import decode_delete_block, encode_delete_block
+from hoodie_datasource.log.delete_block import (
+    DeleteRecord,
+    comparable_orderings,
+    decode_delete_block,
+    encode_delete_block,
+)
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, encode_block, read_log_bytes
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, with_meta_fields
 from tests.conftest import SHARED_TABLES, unzip_table
@@ -103,6 +108,16 @@ def test_our_data_blocks_round_trip(tmp_path, encode):
     assert [b.block_type for b in blocks][1] == BlockType.DELETE
     assert decode_data_block(blocks[0]).to_pylist() == TABLE.to_pylist()
     assert decode_delete_block(blocks[1]).column("_hoodie_record_key").to_pylist() == ["b"]
+
+
+def test_delete_ordering_values_the_log_scanner_weighs():
+    # HoodieMergedLogRecordScanner.processNextDeletedRecord: the default Integer 0 and a value of another
+    # class than the ordering field's never outweigh a record
+    records = [DeleteRecord("a", "p", 0, "IntWrapper"), DeleteRecord("b", "p", 7, "IntWrapper"),
+               DeleteRecord("c", "p", 7, "LongWrapper"), DeleteRecord("d", "p", None, None)]
+    assert comparable_orderings(records, pa.int32()).to_pylist() == [None, 7, None, None]
+    assert comparable_orderings(records, pa.int64()).to_pylist() == [None, None, 7, None]
+    assert comparable_orderings(records, pa.string()).to_pylist() == [None] * 4
 
 
 def test_truncated_and_corrupted_blocks_are_skipped(tmp_path, caplog):

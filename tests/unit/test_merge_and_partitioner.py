@@ -42,11 +42,28 @@ def test_kept_rows_first_then_updates_in_old_order_then_inserts_deletes_drop():
 
 
 def test_a_key_sent_twice_finds_its_stored_row_both_times():
-    # without dedupe a key may come twice: both copies update the stored row (the later one is written),
-    # neither becomes an insert
+    # without dedupe a key may come twice: the later copy updates the stored row (one stored record
+    # updated), neither becomes an insert
     plan = merge_positions(pa.array(["a", "b", "c"]), incoming(["c", "x", "c"]))
     assert plan.sources.tolist() == [0, 1, -3, -2]
+    assert (plan.num_updates, plan.num_inserts) == (1, 1)
+
+
+def test_a_key_stored_twice_is_merged_into_both_copies():
+    # HoodieMergeHandle merges the incoming record into every stored copy of its key
+    plan = merge_positions(pa.array(["a", "b", "a"]), incoming(["a", "x"]))
+    assert plan.sources.tolist() == [1, -1, -1, -2]
     assert (plan.num_updates, plan.num_inserts) == (2, 1)
+    assert plan.updated_from.tolist() == [0, 2]
+    deleted = merge_positions(pa.array(["a", "b", "a"]), incoming(["a"], [True]))
+    assert deleted.sources.tolist() == [1] and deleted.deleted_rows.tolist() == [0, 2]
+
+
+def test_concat_keeps_every_stored_record_and_appends_every_incoming_one():
+    # HoodieConcatHandle (an insert allowing duplicates): a key already stored is stored once more
+    plan = merge_positions(pa.array(["a", "b", "a"]), incoming(["a", "x"]), concat=True)
+    assert plan.sources.tolist() == [0, 1, 2, -1, -2]
+    assert (plan.num_kept, plan.num_updates, plan.num_inserts) == (3, 0, 2)
 
 
 def test_event_time_ordering_keeps_the_newer_stored_record():

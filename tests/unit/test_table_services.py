@@ -44,10 +44,11 @@ def test_updates_and_deletes_go_to_logs(mor, block_format):
     assert actions == ["deltacommit"] * 4
 
 
-def test_ordering_field_decides_ties_go_to_later(mor):
-    write_local(mor, batch([("a", 0, "x", 99)]), MOR)  # older event: the base record (ts=1) wins
-    write_local(mor, batch([("b", 1, "x", 20)]), MOR)  # same ts: later write wins
-    assert rows(mor) == [("a", 1), ("b", 20), ("c", 3)]
+def test_a_log_record_replaces_the_base_record_whatever_its_ordering_value(mor):
+    # OverwriteWithLatestAvroPayload combines as a copy-on-write upsert does: the later write wins
+    write_local(mor, batch([("a", 0, "x", 99)]), MOR)  # an older event than the base record's (ts=1)
+    write_local(mor, batch([("b", 1, "x", 20)]), MOR)  # same ts
+    assert rows(mor) == [("a", 99), ("b", 20), ("c", 3)]
 
 
 def test_compaction_folds_logs_into_base_files(mor):
