@@ -4,10 +4,15 @@ Spark gives the writer its input as the user partitioned it and no SparkSession 
 so tasks only stage their rows (``.hoodie/.temp/staging-<id>/``, through the table's storage, so on
 an object store too) and ``commit()`` runs the whole write with the local engine: correct for any
 input partitioning, bounded by one process.
+
+An INSERT OVERWRITE that names what it replaces (the table, or a static ``PARTITION (...)``) commits even
+with no rows, replacing it with nothing, as Spark empties a parquet table or partition and Hudi writes the
+replacecommit; one that replaces the partitions of its rows (dynamic) has nothing to do without rows.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,10 +29,12 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.spark.shim_options import STATIC_PARTITION_OPTION
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage, join
+from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
 
 
@@ -38,11 +45,13 @@ class StagedFile(WriterCommitMessage):
 
 
 class StagedWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict[str, str], staging: str, storage: Storage, schema: pa.Schema):
+    def __init__(self, options: dict[str, str], staging: str, storage: Storage, schema: pa.Schema,
+                 replaces_without_rows: bool = False):
         self.options = options
         self.staging = staging  # relative to the table
         self.storage = storage
         self.schema = schema
+        self.replaces_without_rows = replaces_without_rows  # an overwrite of the table or of static partitions
 
     @staticmethod
     def create(options: dict[str, str], schema: StructType, overwrite: bool) -> StagedWriter:
@@ -50,19 +59,25 @@ class StagedWriter(DataSourceArrowWriter):
         if not path:
             raise HoodieConfigError("A table path is required: use .save(path) or option('path', ...)")
         options = dict(options)
+        static = [options.pop(key) for key in list(options) if key.lower() == STATIC_PARTITION_OPTION]
         storage = open_storage(path, options)
+        arrow_schema = spark_arrow_schema(schema)
         if overwrite:
-            # INSERT OVERWRITE replaces the table, or with dynamic partition overwrite (the shim asks for
-            # operation insert_overwrite) only the partitions the new rows fall in
+            # INSERT OVERWRITE replaces the table, or with a static PARTITION clause or dynamic partition
+            # overwrite (the shim asks for operation insert_overwrite) the partitions it names or its rows fall in
             dynamic = k.CATALOG.resolve(options, k.OPERATION) is WriteOperation.INSERT_OVERWRITE
             for name in k.OPERATION.names:
                 options.pop(name.lower(), None)
             replace = WriteOperation.INSERT_OVERWRITE if dynamic else WriteOperation.INSERT_OVERWRITE_TABLE
             options[k.OPERATION.key] = replace.value
         # fail now, in the planning worker, rather than after every task ran
-        resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
+        config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
+        static_path = _static_partition_path(json.loads(static[0]), arrow_schema, config.keygen) if static else None
+        if static_path is not None:
+            options[k.STATIC_OVERWRITE_PARTITIONS.key] = static_path
+        replaces_without_rows = overwrite and (config.operation.replaces_table or static_path is not None)
         staging = join(METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
-        return StagedWriter(options, staging, storage, spark_arrow_schema(schema))
+        return StagedWriter(options, staging, storage, arrow_schema, replaces_without_rows)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedFile:
         task = TaskContext.get()
@@ -90,6 +105,9 @@ class StagedWriter(DataSourceArrowWriter):
             staged = [m.path for m in messages if isinstance(m, StagedFile) and m.path]
             tables = [read_parquet(self.storage, rel) for rel in staged]
             if not tables:
+                if self.replaces_without_rows and table_exists(self.storage):
+                    write_local(self.storage, self.schema.empty_table(), self.options)
+                    return
                 # no rows: a new table is created empty (SQL CREATE TABLE and CTAS of nothing), no commit
                 create_table(self.storage, self.options, self.schema)
                 return
@@ -100,3 +118,23 @@ class StagedWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.storage.delete_tree(self.staging)
+
+
+def _static_partition_path(values: dict[str, str | None], schema: pa.Schema, keygen: KeyGenerator) -> str | None:
+    """The partition path of a static ``PARTITION (...)`` clause's values (as the shim passes them: Spark's
+    internal value as a string, a date as days and a timestamp as microseconds since the epoch), computed as
+    for a row holding them; None when the clause leaves a partition column dynamic (the rows then say which
+    partitions they replace)."""
+    if set(values) != set(keygen.partition_fields):
+        return None
+    columns = {}
+    for name in keygen.partition_fields:
+        typ, value = schema.field(name).type, values[name]
+        if pa.types.is_date(typ):
+            column = pa.array([None if value is None else int(value)], pa.int32()).cast(pa.date32())
+        elif pa.types.is_timestamp(typ):
+            column = pa.array([None if value is None else int(value)], pa.int64()).cast(pa.timestamp("us", typ.tz))
+        else:
+            column = pa.array([value], pa.string())
+        columns[name] = column.cast(typ)
+    return keygen.partition_paths(pa.table(columns))[0].as_py()
