@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,6 +34,7 @@ from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage, join
+from hoodie_datasource.table.fs_view import list_table_files, partitions_of
 from hoodie_datasource.table.keygen import KeyGenerator
 from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
 
@@ -72,10 +73,11 @@ class StagedWriter(DataSourceArrowWriter):
             options[k.OPERATION.key] = replace.value
         # fail now, in the planning worker, rather than after every task ran
         config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
-        static_path = _static_partition_path(json.loads(static[0]), arrow_schema, config.keygen) if static else None
-        if static_path is not None:
-            options[k.STATIC_OVERWRITE_PARTITIONS.key] = static_path
-        replaces_without_rows = overwrite and (config.operation.replaces_table or static_path is not None)
+        static_paths = _static_partition_paths(json.loads(static[0]), arrow_schema, config.keygen, storage) \
+            if static else []
+        if static_paths:
+            options[k.STATIC_OVERWRITE_PARTITIONS.key] = ",".join(static_paths)
+        replaces_without_rows = overwrite and (config.operation.replaces_table or bool(static_paths))
         staging = join(METAFOLDER, ".temp", f"staging-{uuid.uuid4().hex}")
         return StagedWriter(options, staging, storage, arrow_schema, replaces_without_rows)
 
@@ -120,16 +122,16 @@ class StagedWriter(DataSourceArrowWriter):
         self.storage.delete_tree(self.staging)
 
 
-def _static_partition_path(values: dict[str, str | None], schema: pa.Schema, keygen: KeyGenerator) -> str | None:
-    """The partition path of a static ``PARTITION (...)`` clause's values (as the shim passes them: Spark's
-    internal value as a string, a date as days and a timestamp as microseconds since the epoch), computed as
-    for a row holding them; None when the clause leaves a partition column dynamic (the rows then say which
-    partitions they replace)."""
-    if set(values) != set(keygen.partition_fields):
-        return None
+def _static_partition_paths(values: dict[str, str | None], schema: pa.Schema, keygen: KeyGenerator,
+                            storage: Storage) -> list[str]:
+    """The partitions a static ``PARTITION (...)`` clause names: its values (as the shim passes them: Spark's
+    internal value as a string, a date as days and a timestamp as microseconds since the epoch) spell a
+    partition path as a row holding them would. A clause leaving partition columns dynamic names every stored
+    partition whose path holds its values in their places (Hudi's ``ProvidesHoodieConfig.deduceOverwriteConfig``
+    lists them with its file index)."""
     columns = {}
-    for name in keygen.partition_fields:
-        typ, value = schema.field(name).type, values[name]
+    for name, value in values.items():
+        typ = schema.field(name).type
         if pa.types.is_date(typ):
             column = pa.array([None if value is None else int(value)], pa.int32()).cast(pa.date32())
         elif pa.types.is_timestamp(typ):
@@ -137,4 +139,27 @@ def _static_partition_path(values: dict[str, str | None], schema: pa.Schema, key
         else:
             column = pa.array([value], pa.string())
         columns[name] = column.cast(typ)
-    return keygen.partition_paths(pa.table(columns))[0].as_py()
+    row = pa.table(columns)
+    fields = keygen.partition_fields
+    if set(values) == set(fields):
+        paths = [keygen.partition_paths(row)[0].as_py()]
+    else:
+        wanted = {fields.index(name): replace(keygen, partition_fields=(name,)).partition_paths(row)[0].as_py()
+                  for name in values}
+        paths = []
+        for path in partitions_of(list_table_files(storage)) if table_exists(storage) else ():
+            parts = path.split("/")
+            if len(parts) != len(fields):
+                raise HoodieConfigError(
+                    f"INSERT OVERWRITE ... PARTITION ({', '.join(values)}) cannot tell whether it names the stored "
+                    f"partition {path!r}, whose values hold a '/'; nothing was written. Give every partition "
+                    "column a value, or set spark.sql.sources.partitionOverwriteMode=dynamic")
+            if all(parts[i] == part for i, part in wanted.items()):
+                paths.append(path)
+    for path in paths:
+        if "," in path:  # the paths travel as hoodie.static.overwrite.partition.paths, comma separated
+            raise HoodieConfigError(
+                f"INSERT OVERWRITE ... PARTITION (...) names partition {path!r}, which holds a ',' (a partition "
+                "value with a comma, not URL-encoded); nothing was written. Set "
+                "spark.sql.sources.partitionOverwriteMode=dynamic to replace the partitions the rows fall in")
+    return paths

@@ -110,21 +110,35 @@ def test_dynamic_overwrite_with_no_rows_replaces_nothing(sql, name, location, ta
     assert _rows(sql, name) == sorted(STORED)
 
 
-def test_static_overwrite_of_a_typed_partition(sql, name, location):
-    """A date and an int partition column: the clause's values name the partition as a row holding them would."""
+def test_static_overwrite_of_typed_partitions(sql, name, location):
+    """A date and an int partition column: the clause's values name the partition as a row holding them would;
+    a clause leaving a column dynamic names every stored partition holding its values, as Spark deletes the rows
+    matching it (and Hudi lists those partitions)."""
     sql.sql(f"""
         CREATE TABLE {name} (id STRING, v INT, day DATE, hour INT) USING hoodie PARTITIONED BY (day, hour)
         LOCATION '{location}' TBLPROPERTIES (primaryKey = 'id')""")
     sql.sql(f"""INSERT INTO {name} VALUES ('a', 1, DATE'2026-01-01', 1), ('b', 2, DATE'2026-01-01', 2),
-                ('c', 3, DATE'2026-01-02', 1)""")
-    before = HoodieTable(location).completed_commits()
-    sql.sql(f"INSERT OVERWRITE {name} PARTITION (day = DATE'2026-01-01', hour = 1) SELECT 'z', 0 WHERE false")
-    commits = HoodieTable(location).completed_commits()
-    assert commits[:-1] == before
-    replaced = HoodieTable(location).commit_metadata(commits[-1])["partitionToReplaceFileIds"]
-    assert list(replaced) == [p for p in HoodieTable(location).commit_metadata(before[0])["partitionToWriteStats"]
-                              if "2026-01-01" in p and p.endswith("1")]
-    assert sorted(r.id for r in sql.sql(f"SELECT id FROM {name}").collect()) == ["b", "c"]
+                ('c', 3, DATE'2026-01-02', 1), ('d', 4, DATE'2026-01-02', 2)""")
+    table = HoodieTable(location)
+    stored = sorted(table.commit_metadata(table.latest_commit())["partitionToWriteStats"])
+
+    def ids_after(statement: str) -> list[str]:
+        sql.sql(statement)
+        return sorted(r.id for r in sql.sql(f"SELECT id FROM {name}").collect())
+
+    def replaced() -> list[str]:
+        return sorted(table.commit_metadata(table.latest_commit())["partitionToReplaceFileIds"])
+
+    assert ids_after(f"INSERT OVERWRITE {name} PARTITION (day = DATE'2026-01-01', hour = 1) "
+                     "SELECT 'z', 0 WHERE false") == ["b", "c", "d"]
+    assert replaced() == [stored[0]]
+    assert ids_after(f"INSERT OVERWRITE {name} PARTITION (day = DATE'2026-01-01', hour) SELECT 'e', 5, 3") == [
+        "c", "d", "e"]
+    assert replaced() == [stored[1]]  # (2026-01-01, 1) has no file group left to replace
+    assert ids_after(f"INSERT OVERWRITE {name} PARTITION (day = DATE'2026-01-02', hour) "
+                     "SELECT 'z', 0, 1 WHERE false") == ["e"]
+    assert replaced() == stored[2:]
+    assert [i.action for i in table.instants()] == ["commit"] + ["replacecommit"] * 3
 
 
 def test_static_partition_overwrite_with_rows_replaces_the_named_partition(sql, name, location):
@@ -151,3 +165,14 @@ def test_rollback_to_instant_takes_only_the_latest_completed_write(sql, name, lo
         assert HoodieTable(location).timeline().find(pending.instant_time) is not None
     finally:
         pending.abort()
+
+
+def test_static_partition_holding_a_comma_is_refused(sql, name, location):
+    """The static partitions travel as hoodie.static.overwrite.partition.paths, comma separated: a partition
+    path holding a ',' would name other partitions, so the statement is refused and nothing changes."""
+    _table(sql, name, location, "cow", True)
+    commits = HoodieTable(location).completed_commits()
+    with pytest.raises(Exception, match="holds a ','"):
+        sql.sql(f"INSERT OVERWRITE {name} PARTITION (city = 'sf,nyc') SELECT 'z', 1, 1.0")
+    assert HoodieTable(location).completed_commits() == commits
+    assert _rows(sql, name) == sorted(STORED)
