@@ -69,8 +69,8 @@ class StagedWriter(DataSourceArrowWriter):
             dynamic = k.CATALOG.resolve(options, k.OPERATION) is WriteOperation.INSERT_OVERWRITE
             for name in k.OPERATION.names:
                 options.pop(name.lower(), None)
-            replace = WriteOperation.INSERT_OVERWRITE if dynamic else WriteOperation.INSERT_OVERWRITE_TABLE
-            options[k.OPERATION.key] = replace.value
+            operation = WriteOperation.INSERT_OVERWRITE if dynamic else WriteOperation.INSERT_OVERWRITE_TABLE
+            options[k.OPERATION.key] = operation.value
         # fail now, in the planning worker, rather than after every task ran
         config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
         static_paths = _static_partition_paths(json.loads(static[0]), arrow_schema, config.keygen, storage) \
