@@ -186,11 +186,15 @@ class WriteSession:
                                    self.config.sizing.record_size_estimate)
 
     def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
-        """File groups an overwrite replaces: all in the written partitions, or the whole table."""
+        """File groups an overwrite replaces: all in the written partitions and the static ones
+        (``hoodie.static.overwrite.partition.paths``: those are replaced even with no record written, and
+        Hudi replaces only them when set; a record written elsewhere would then duplicate a stored one),
+        or the whole table."""
         if not self.operation.replaces_file_groups or self.new_table:
             return {}
         view = self.file_system_view()
-        partitions = None if self.operation.replaces_table else list(written_partitions)
+        partitions = None if self.operation.replaces_table else sorted(
+            set(written_partitions) | set(self.config.static_overwrite_partitions))
         replaced: dict[str, list[str]] = {}
         for s in view.latest_file_slices(partitions=partitions):
             replaced.setdefault(s.partition_path, []).append(s.file_id)

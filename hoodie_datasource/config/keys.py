@@ -9,6 +9,7 @@ from hoodie_datasource.config.property import (
     parse_field_list,
     parse_float,
     parse_int,
+    parse_path_list,
 )
 from hoodie_datasource.config.write_operation import WriteOperation
 
@@ -119,6 +120,10 @@ BULK_INSERT_SORT_MODE = ConfigProperty(
 BULK_INSERT_PARALLELISM = ConfigProperty(
     "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int
 )
+# HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS: the partitions an insert_overwrite replaces besides those
+# its records fall in (set by SQL INSERT OVERWRITE ... PARTITION (...) in static mode, so an empty source
+# still empties them: SparkInsertOverwriteCommitActionExecutor.getPartitionToReplacedFileIds)
+STATIC_OVERWRITE_PARTITIONS = ConfigProperty("hoodie.static.overwrite.partition.paths", (), parser=parse_path_list)
 
 INLINE_COMPACT = ConfigProperty("hoodie.compact.inline", False, ("compact.inline",), parser=parse_bool)
 MAX_DELTA_COMMITS = ConfigProperty("hoodie.compact.inline.max.delta.commits", 5, parser=parse_int)
@@ -233,7 +238,7 @@ WRITE_PROPERTIES = (
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
-    CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM,
+    CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM, STATIC_OVERWRITE_PARTITIONS,
 )
 READ_PROPERTIES = (
     QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,

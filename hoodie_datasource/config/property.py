@@ -47,6 +47,11 @@ def parse_field_list(key: str, value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+def parse_path_list(key: str, value: str) -> tuple[str, ...]:
+    """A comma separated list of partition paths, kept as written (a path may hold spaces); empty means none."""
+    return tuple(part for part in value.split(",") if part)
+
+
 @dataclass(frozen=True)
 class ConfigProperty:
     """A declared option. ``key`` is the full Apache Hudi key; ``aliases`` are accepted too."""

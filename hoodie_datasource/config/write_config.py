@@ -79,6 +79,7 @@ class WriteConfig:
     cdc_logging_mode: str = CDC_DEFAULT_MODE
     bulk_insert_sort_mode: str = "NONE"
     bulk_insert_parallelism: int = 0  # 0: as many Spark partitions as the input has
+    static_overwrite_partitions: tuple[str, ...] = ()  # insert_overwrite: replaced even when no record is written there
 
     @property
     def is_mor(self) -> bool:
@@ -235,10 +236,16 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
                                 f"{sizing.small_file_candidates}")
     if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or sizing.record_size_estimate <= 0:
         raise HoodieConfigError("File sizes must be positive: check hoodie.parquet.max.file.size and friends")
+    operation = get(k.OPERATION)
+    static_partitions = get(k.STATIC_OVERWRITE_PARTITIONS)
+    if static_partitions and operation is not WriteOperation.INSERT_OVERWRITE:
+        raise HoodieConfigError(
+            f"{k.STATIC_OVERWRITE_PARTITIONS.key} names the partitions an insert_overwrite replaces; "
+            f"it does not apply to operation {operation.value!r}")
     return WriteConfig(
         table_name=table_name,
         table_type=table_type,
-        operation=get(k.OPERATION),
+        operation=operation,
         keygen=keygen,
         precombine_field=precombine or None,
         payload_class=payload,
@@ -253,6 +260,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
         bulk_insert_sort_mode=get(k.BULK_INSERT_SORT_MODE),
         bulk_insert_parallelism=get(k.BULK_INSERT_PARALLELISM),
+        static_overwrite_partitions=static_partitions,
     )
 
 

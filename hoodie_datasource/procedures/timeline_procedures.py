@@ -141,9 +141,17 @@ def _show_compaction(table: HoodieTable, args: dict[str, Any], conf: dict[str, s
 
 
 def _rollback_to_instant(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    """Hudi's RollbackToInstantTimeProcedure: the instant must be a completed one, and the rollback refuses any
+    but the latest completed write (``rollback_completed``). A pending instant may be a running write: it is
+    rolled back by the next writer once its heartbeat expires, never here."""
     instant_time = args["instant_time"]
-    if table.timeline().find(instant_time) is None:
+    instant = table.timeline().find(instant_time)
+    if instant is None:
         raise TimelineError(f"CALL rollback_to_instant: no instant {instant_time} on the timeline of {table.path}")
+    if not instant.is_completed:
+        raise TimelineError(
+            f"CALL rollback_to_instant: instant {instant_time} of {table.path} is {instant.state.value}, not "
+            "completed; a pending write is rolled back by the next write once its heartbeat expires")
     return [(bool(table.rollback(instant_time)),)]
 
 

@@ -32,6 +32,10 @@ PROCEDURE_OPTION = "hoodie.datasource.procedure"
 ``hoodie.datasource.procedure.arg.<name>`` and ``hoodie.datasource.procedure.position.<i>``."""
 CLUSTERED_OPTION = "hoodie.datasource.write.input.clustered"
 """Spark clustered the input by the table's partition columns."""
+STATIC_PARTITION_OPTION = "hoodie.datasource.write.static.partition"
+"""The values of an INSERT OVERWRITE's static ``PARTITION (...)`` clause (JSON: column to Spark's internal value as
+a string, a date as days and a timestamp as microseconds since the epoch): the partition is replaced even when no
+row is written there (``spark.staged_writer``)."""
 
 
 def is_set(options: Mapping[str, str], key: str) -> bool:

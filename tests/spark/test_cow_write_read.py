@@ -129,6 +129,24 @@ def test_overwrite_modes(spark, table_path):
     assert [i.action for i in instants] == ["commit", "replacecommit", "replacecommit"]
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("mode", ["overwrite", "insert_overwrite_table", "insert_overwrite"])
+def test_overwrites_of_an_empty_dataframe(spark, table_path, mode, table_type):
+    """mode('overwrite') and insert_overwrite_table of no rows empty the table; insert_overwrite, which replaces
+    the partitions its rows fall in, replaces nothing. Each is a replacecommit, as Hudi's."""
+    stored = [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]
+    write(trips(spark, stored), table_path, **{"table.type": table_type})
+    empty = spark.createDataFrame([], "uuid string, ts long, city string, fare double")
+    write(empty, table_path, mode=mode)
+    rows = stored if mode == "insert_overwrite" else []
+    assert sorted(tuple(r) for r in data_only(snapshot(spark, table_path)).collect()) == rows
+    table = HoodieTable(table_path)
+    assert [i.action for i in table.instants()] == ["commit" if table_type == "COPY_ON_WRITE" else "deltacommit",
+                                                    "replacecommit"]
+    replaced = table.commit_metadata(table.latest_commit())["partitionToReplaceFileIds"]
+    assert sorted(replaced) == ([] if mode == "insert_overwrite" else ["nyc", "sf"])
+
+
 def test_incremental_and_time_travel(spark, table_path):
     write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path)
     t1 = HoodieTable(table_path).latest_commit()

@@ -84,6 +84,41 @@ def test_delete_partition_and_insert_overwrite(tmp_path):
     assert read(path) == [("c", 3)]
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_overwrites_of_no_records(tmp_path, table_type):
+    """insert_overwrite_table of nothing empties the table, insert_overwrite of nothing replaces nothing but the
+    partitions of hoodie.static.overwrite.partition.paths (Hudi's SparkInsertOverwriteCommitActionExecutor);
+    each is one replacecommit."""
+    path = str(tmp_path / "t")
+    opts = {**OPTS, "table.type": table_type}
+    write_local(path, batch([("a", 1, "x", 1), ("b", 1, "y", 2), ("c", 1, "z", 3)]), opts)
+    none = batch([("a", 1, "x", 1)]).slice(0, 0)
+    overwrite = write_local(path, none, {**opts, "operation": "insert_overwrite"})
+    assert read(path) == [("a", 1), ("b", 2), ("c", 3)]
+    assert HoodieTable(path).commit_metadata(overwrite)["partitionToReplaceFileIds"] == {}
+    static = write_local(path, none, {**opts, "operation": "insert_overwrite",
+                                      "hoodie.static.overwrite.partition.paths": "x,nope"})
+    assert read(path) == [("b", 2), ("c", 3)]
+    assert list(HoodieTable(path).commit_metadata(static)["partitionToReplaceFileIds"]) == ["x"]
+    # a record outside the static partitions replaces its own partition too: never two rows of a key
+    write_local(path, batch([("b", 2, "y", 20)]), {**opts, "operation": "insert_overwrite",
+                                                   "hoodie.static.overwrite.partition.paths": "z"})
+    assert read(path) == [("b", 20)]
+    table = write_local(path, none, {**opts, "operation": "insert_overwrite_table"})
+    assert read(path) == []
+    assert [i.action for i in HoodieTable(path).instants()][-4:] == ["replacecommit"] * 4
+    assert HoodieTable(path).latest_commit() == table
+
+
+def test_static_overwrite_partitions_apply_to_insert_overwrite_only(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    commits = HoodieTable(path).completed_commits()
+    with pytest.raises(HoodieConfigError, match="hoodie.static.overwrite.partition.paths .* operation 'upsert'"):
+        write_local(path, batch([("b", 1, "x", 2)]), {**OPTS, "hoodie.static.overwrite.partition.paths": "x"})
+    assert HoodieTable(path).completed_commits() == commits and read(path) == [("a", 1)]
+
+
 def test_bad_operation_leaves_no_trace(tmp_path):
     path = str(tmp_path / "t")
     with pytest.raises(Exception, match="valid values are"):

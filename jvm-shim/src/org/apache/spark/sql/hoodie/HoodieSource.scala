@@ -50,6 +50,8 @@ object HoodieSource {
   val TablePropertiesOption = "hoodie.datasource.read.table.properties"
   /** Tells the Python writer that Spark clustered the rows by the table's partition columns. */
   val ClusteredOption = "hoodie.datasource.write.input.clustered"
+  /** The values of an INSERT OVERWRITE's static `PARTITION (...)` clause (JSON: column to value) for the Python writer. */
+  val StaticPartitionOption = "hoodie.datasource.write.static.partition"
 
   /** `spark.hoodie.sql.clusteredWrites` (default true): partitioned appends cluster their input by partition
    * and write in the tasks; false stages the rows and writes them in the commit (as without the shim). */

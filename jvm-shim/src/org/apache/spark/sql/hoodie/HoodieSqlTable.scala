@@ -4,13 +4,15 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
+import com.fasterxml.jackson.databind.ObjectMapper
+
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsPartitionManagement, SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog, TruncatableTable, V1Table}
 import org.apache.spark.sql.connector.catalog.TableCapability._
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
-import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, SortOrder, Transform, Expression => V2Expression}
+import org.apache.spark.sql.connector.expressions.{Expressions, Literal, NamedReference, SortOrder, Transform, Expression => V2Expression}
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
 import org.apache.spark.sql.connector.read.ScanBuilder
@@ -160,6 +162,7 @@ private class HoodieWriteBuilder(options: Map[String, String], info: LogicalWrit
 
   private var overwrite = false
   private var operation: Option[String] = None
+  private var staticPartition: Option[String] = None
 
   override def truncate(): WriteBuilder = {
     overwrite = true
@@ -169,15 +172,28 @@ private class HoodieWriteBuilder(options: Map[String, String], info: LogicalWrit
   /** Whole partitions only: `PARTITION (city = 'sf')`, not `REPLACE WHERE fare > 10`. */
   override def canOverwrite(predicates: Array[Predicate]): Boolean = predicates.forall {
     case _: AlwaysTrue => true
-    case p => Set("=", "<=>").contains(p.name()) && (p.children().head match {
-      case ref: NamedReference => ref.fieldNames().length == 1 && partitionColumns.contains(ref.fieldNames().head)
+    case p => Set("=", "<=>").contains(p.name()) && (p.children().toSeq match {
+      case Seq(ref: NamedReference, _: Literal[_]) =>
+        ref.fieldNames().length == 1 && partitionColumns.contains(ref.fieldNames().head)
       case _ => false
     })
   }
 
+  /** A static `PARTITION (...)` clause (Spark's STATIC partition overwrite mode) replaces the partition it names
+   * even when no row is written there (Hudi's `hoodie.static.overwrite.partition.paths`): the Python writer gets
+   * the clause's values, as Spark holds them (a date as days, a timestamp as microseconds, since the epoch). */
   override def overwrite(predicates: Array[Predicate]): WriteBuilder = {
     overwrite = true
-    if (!predicates.forall(_.isInstanceOf[AlwaysTrue])) operation = Some("insert_overwrite")
+    val static = predicates.filterNot(_.isInstanceOf[AlwaysTrue])
+    if (static.nonEmpty) {
+      operation = Some("insert_overwrite")
+      val values = new util.LinkedHashMap[String, String]()
+      static.foreach { p =>
+        val (ref, value) = (p.children()(0).asInstanceOf[NamedReference], p.children()(1).asInstanceOf[Literal[_]])
+        values.put(ref.fieldNames().head, Option(value.value()).map(_.toString).orNull)
+      }
+      staticPartition = Some(new ObjectMapper().writeValueAsString(values))
+    }
     this
   }
 
@@ -191,6 +207,7 @@ private class HoodieWriteBuilder(options: Map[String, String], info: LogicalWrit
     // appends to a partitioned table: Spark clusters the rows by partition, and each task writes its partitions
     val clustered = !overwrite && partitionColumns.nonEmpty && HoodieSource.clusteredWrites
     val merged = options ++ info.options().asCaseSensitiveMap().asScala ++ operation.map(HoodieSource.OperationOption -> _) ++
+      staticPartition.map(HoodieSource.StaticPartitionOption -> _) ++
       (if (clustered) Map(HoodieSource.ClusteredOption -> "true") else Map.empty)
     val writeInfo = LogicalWriteInfoImpl(
       info.queryId(), info.schema(), HoodieSource.options(merged), info.rowIdSchema(), info.metadataSchema())
