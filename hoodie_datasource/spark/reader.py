@@ -25,6 +25,7 @@ scan knows without decoding a column (``_metadata.file_modification_time``, ``ro
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import operator
 import sys
@@ -52,16 +53,34 @@ from hoodie_datasource.table.meta_columns import (
 logger = logging.getLogger(__name__)
 
 
+def partition_candidates(partition_path: str, fields: Sequence[str], hive_style: bool,
+                         schema: pa.Schema) -> dict[str, list[str | None]] | None:
+    """For each partition field, the column values a row stored under ``partition_path`` may hold (as the
+    text its path spells), or None when the path does not tell them apart.
 
-def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None]:
-    """The partition field values a partition path spells (``dt=2026-11-22/...`` or ``2026-11-22/...``)."""
-    parts = partition_path.split("/") if partition_path else []
-    values: dict[str, str | None] = {}
+    Hudi's key generators (``KeyGenUtils.getPartitionPath``, ``getRecordPartitionPath``) join one part per
+    field with '/', ``field=value`` when hive-style, and write ``__HIVE_DEFAULT_PARTITION__`` for a null or
+    empty value while the data file keeps the value itself: so that part may stand for null, '' or a string
+    that literally is ``__HIVE_DEFAULT_PARTITION__``. A value holding '/' adds parts: one field's value is its
+    whole path, and a path of several fields with more parts than fields is left unpruned."""
+    parts = [partition_path] if len(fields) == 1 else partition_path.split("/")
+    if len(parts) != len(fields):
+        return None
+    candidates: dict[str, list[str | None]] = {}
     for name, raw in zip(fields, parts):
-        if hive_style and "=" in raw:
-            raw = raw.split("=", 1)[1]
-        values[name] = None if raw == DEFAULT_PARTITION else raw
-    return values
+        if hive_style:
+            if not raw.startswith(f"{name}="):
+                return None
+            raw = raw[len(name) + 1:]
+        if raw == DEFAULT_PARTITION:
+            typ = schema.field(name).type if name in schema.names else pa.null()
+            text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
+            candidates[name] = [None, "", DEFAULT_PARTITION] if text else [None]
+        elif raw:
+            candidates[name] = [raw]
+        else:
+            return None  # Hudi writes no empty part
+    return candidates
 
 
 class HoodieReader(DataSourceReader):
@@ -153,22 +172,37 @@ class FilteringReader(HoodieReader):
                 self.filters.append(converted)
 
     def _slices(self) -> Sequence[FileSlice]:
+        """The slices of the partitions whose paths hold a value the filters may keep. The filters run on the
+        values each path may stand for (every combination, ``partition_candidates``); rows are filtered
+        again as they are read, so a partition kept for one of its candidates costs a read, never a row."""
         table, slices = self.plan.table, self.plan.slices
         fields = [f for f in table.partition_fields if f in self.plan.schema.names]
         usable = [f for f in self.filters if f.columns <= set(fields)]
         if not usable or not slices or not self._paths_spell_values():
             return slices
+        named = sorted(frozenset().union(*(f.columns for f in usable)))
         paths = sorted({s.partition_path for s in slices})
+        wanted: set[str] = set()
+        values: dict[str, list[str | None]] = {name: [] for name in named}
+        candidate_paths: list[str] = []
+        for path in paths:
+            candidates = partition_candidates(path, table.partition_fields, table.hive_style_partitioning,
+                                              self.plan.schema)
+            if candidates is None:
+                wanted.add(path)
+                continue
+            for combination in itertools.product(*(candidates[name] for name in named)):
+                for name, value in zip(named, combination):
+                    values[name].append(value)
+                candidate_paths.append(path)
         columns = {}
-        for name in fields:
-            raw = pa.array([partition_values(p, table.partition_fields, table.hive_style_partitioning).get(name)
-                            for p in paths], pa.string())
+        for name in named:
             try:
-                columns[name] = raw.cast(self.plan.schema.field(name).type)
+                columns[name] = pa.array(values[name], pa.string()).cast(self.plan.schema.field(name).type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return slices  # a partition path that does not parse as the column's type: no pruning
-        keep = pa.table(columns).append_column("__path", pa.array(paths)).filter(
+        keep = pa.table(columns).append_column("__path", pa.array(candidate_paths, pa.string())).filter(
             functools.reduce(operator.and_, [f.expression for f in usable]))
-        wanted = set(keep.column("__path").to_pylist())
+        wanted.update(keep.column("__path").to_pylist())
         logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(paths))
         return [s for s in slices if s.partition_path in wanted]
