@@ -56,7 +56,9 @@ def convert(f: sds.Filter, schema: pa.Schema) -> ConvertedFilter | None:
     elif isinstance(f, sds.In):
         values = list(f.value)
         if values and all(_value_ok(v) for v in values):
-            expr = pc.is_in(field, value_set=pa.array(values).cast(schema.field(column).type))
+            # Spark's IN is null for a null value (so is NOT IN); pyarrow's is_in says false
+            found = pc.is_in(field, value_set=pa.array(values).cast(schema.field(column).type))
+            expr = pc.if_else(field.is_valid(), found, pa.scalar(None, pa.bool_()))
     elif isinstance(f, (sds.StringStartsWith, sds.StringEndsWith, sds.StringContains)):
         if isinstance(f.value, str) and pa.types.is_string(schema.field(column).type):
             fn = {sds.StringStartsWith: pc.starts_with, sds.StringEndsWith: pc.ends_with,

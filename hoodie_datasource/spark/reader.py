@@ -25,6 +25,7 @@ scan knows without decoding a column (``_metadata.file_modification_time``, ``ro
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import operator
 import sys
@@ -52,23 +53,36 @@ from hoodie_datasource.table.meta_columns import (
 logger = logging.getLogger(__name__)
 
 
+def partition_candidates(partition_path: str, fields: Sequence[str], hive_style: bool,
+                         schema: pa.Schema) -> dict[str, list[str | None]] | None:
+    """For each partition field, the column values a row stored under ``partition_path`` may hold (as the
+    text its path spells), or None when the path does not tell them apart.
 
-def partition_values(partition_path: str, fields: Sequence[str], hive_style: bool) -> dict[str, str | None] | None:
-    """The partition field values a partition path spells (``dt=2026-11-22/...`` or ``2026-11-22/...``);
-    None when it may spell other values than it reads as: a value holding ``/`` makes more parts than
-    fields, and one holding ``%`` may be a value the key generator escaped (not a plain relative path)."""
-    parts = [partition_path] if len(fields) == 1 else partition_path.split("/") if partition_path else []
+    Hudi's key generators (``KeyGenUtils.getPartitionPath``, ``getRecordPartitionPath``) join one part per
+    field with '/', ``field=value`` when hive-style, and write ``__HIVE_DEFAULT_PARTITION__`` for a null or
+    empty value while the data file keeps the value itself: so that part may stand for null, '' or a string
+    that literally is ``__HIVE_DEFAULT_PARTITION__``. A value holding '/' adds parts: one field's value is its
+    whole path, and a path of several fields with more parts than fields is left unpruned. A path holding
+    '%' is left unpruned too: it may spell a value the key generator escaped (``table.keygen``: one that is
+    not a plain relative path), which the path does not spell back."""
+    parts = [partition_path] if len(fields) == 1 else partition_path.split("/")
     if len(parts) != len(fields) or "%" in partition_path:
         return None
-    values: dict[str, str | None] = {}
+    candidates: dict[str, list[str | None]] = {}
     for name, raw in zip(fields, parts):
         if hive_style:
-            prefix = f"{name}="
-            if not raw.startswith(prefix):
+            if not raw.startswith(f"{name}="):
                 return None
-            raw = raw[len(prefix):]
-        values[name] = None if raw == DEFAULT_PARTITION else raw
-    return values
+            raw = raw[len(name) + 1:]
+        if raw == DEFAULT_PARTITION:
+            typ = schema.field(name).type if name in schema.names else pa.null()
+            text = pa.types.is_string(typ) or pa.types.is_large_string(typ)
+            candidates[name] = [None, "", DEFAULT_PARTITION] if text else [None]
+        elif raw:
+            candidates[name] = [raw]
+        else:
+            return None  # Hudi writes no empty part
+    return candidates
 
 
 class HoodieReader(DataSourceReader):
@@ -124,9 +138,9 @@ class HoodieReader(DataSourceReader):
         plan = self.plan
         replaced = self.changes == "replaced"
         columns = () if replaced else None if self.columns is None else self.columns | filter_columns
-        key = log_changes_cache.slice_key(plan.storage, file_slice, self.instants, plan.merge_rule)
+        key = log_changes_cache.slice_key(plan.storage, file_slice, self.instants, plan.ordering_field)
         changes = log_changes(plan.storage, file_slice, merge_schema(plan.schema, columns, plan.ordering_field),
-                              plan.visible_instants, plan.merge_rule,
+                              plan.visible_instants, plan.ordering_field,
                               None if replaced else log_changes_cache.load(key))
         if replaced:
             log_changes_cache.store(key, changes.decision)
@@ -160,24 +174,37 @@ class FilteringReader(HoodieReader):
                 self.filters.append(converted)
 
     def _slices(self) -> Sequence[FileSlice]:
+        """The slices of the partitions whose paths hold a value the filters may keep. The filters run on the
+        values each path may stand for (every combination, ``partition_candidates``); rows are filtered
+        again as they are read, so a partition kept for one of its candidates costs a read, never a row."""
         table, slices = self.plan.table, self.plan.slices
         fields = [f for f in table.partition_fields if f in self.plan.schema.names]
         usable = [f for f in self.filters if f.columns <= set(fields)]
         if not usable or not slices or not self._paths_spell_values():
             return slices
-        spelled = {p: partition_values(p, table.partition_fields, table.hive_style_partitioning)
-                   for p in {s.partition_path for s in slices}}
-        paths = sorted(p for p, values in spelled.items() if values is not None)
+        named = sorted(frozenset().union(*(f.columns for f in usable)))
+        paths = sorted({s.partition_path for s in slices})
+        wanted: set[str] = set()
+        values: dict[str, list[str | None]] = {name: [] for name in named}
+        candidate_paths: list[str] = []
+        for path in paths:
+            candidates = partition_candidates(path, table.partition_fields, table.hive_style_partitioning,
+                                              self.plan.schema)
+            if candidates is None:
+                wanted.add(path)
+                continue
+            for combination in itertools.product(*(candidates[name] for name in named)):
+                for name, value in zip(named, combination):
+                    values[name].append(value)
+                candidate_paths.append(path)
         columns = {}
-        for name in fields:
-            raw = pa.array([spelled[p].get(name) for p in paths], pa.string())
+        for name in named:
             try:
-                columns[name] = raw.cast(self.plan.schema.field(name).type)
+                columns[name] = pa.array(values[name], pa.string()).cast(self.plan.schema.field(name).type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return slices  # a partition path that does not parse as the column's type: no pruning
-        keep = pa.table(columns).append_column("__path", pa.array(paths, pa.string())).filter(
+        keep = pa.table(columns).append_column("__path", pa.array(candidate_paths, pa.string())).filter(
             functools.reduce(operator.and_, [f.expression for f in usable]))
-        # the paths that do not spell their values back are kept: the row filter decides for them
-        wanted = set(keep.column("__path").to_pylist()) | {p for p, values in spelled.items() if values is None}
-        logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(spelled))
+        wanted.update(keep.column("__path").to_pylist())
+        logger.info("Partition pruning kept %d of %d partitions", len(wanted), len(paths))
         return [s for s in slices if s.partition_path in wanted]
