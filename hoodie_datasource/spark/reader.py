@@ -138,9 +138,9 @@ class HoodieReader(DataSourceReader):
         plan = self.plan
         replaced = self.changes == "replaced"
         columns = () if replaced else None if self.columns is None else self.columns | filter_columns
-        key = log_changes_cache.slice_key(plan.storage, file_slice, self.instants, plan.ordering_field)
+        key = log_changes_cache.slice_key(plan.storage, file_slice, self.instants, plan.merge_rule)
         changes = log_changes(plan.storage, file_slice, merge_schema(plan.schema, columns, plan.ordering_field),
-                              plan.visible_instants, plan.ordering_field,
+                              plan.visible_instants, plan.merge_rule,
                               None if replaced else log_changes_cache.load(key))
         if replaced:
             log_changes_cache.store(key, changes.decision)
