@@ -64,11 +64,21 @@ def test_an_instant_is_pending_until_it_is_completed_or_rolled_back(tmp_path, zi
     timeline = Timeline.load(storage, load_table_config(storage))
     assert timeline.config.timeline_layout_version == layout
     assert not is_still_pending(timeline, timeline.completed()[-1])
-    requested = create_requested(timeline, "29990101000000000", "commit")
-    inflight = transition_to_inflight(timeline, requested)
+
+    def begin(instant_time: str) -> tuple[Instant, Instant]:
+        if layout == 1:
+            requested = create_requested(timeline, instant_time, "commit")
+            return requested, transition_to_inflight(timeline, requested)
+        # this library writes no layout-2 instant (``TableConfig.check_writable``): the files Hudi 1.x writes
+        requested = Instant(instant_time, "commit", State.REQUESTED)
+        for instant in (requested, requested.with_state(State.INFLIGHT)):
+            storage.write(timeline.path_of(instant), b"")
+        return requested, requested.with_state(State.INFLIGHT)
+
+    requested, inflight = begin("29990101000000000")
     assert is_still_pending(timeline, requested) and is_still_pending(timeline, inflight)
     completed = inflight.with_state(State.COMPLETED, "29990101000000001" if layout == 2 else None)
-    other = transition_to_inflight(timeline, create_requested(timeline, "29990101000000002", "commit"))
+    other = begin("29990101000000002")[1]
     delete_pending_files(timeline, other)  # what a rollback does last
     if layout == 1:
         transition_to_completed(timeline, inflight, b"{}")
