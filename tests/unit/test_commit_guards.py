@@ -4,6 +4,8 @@ would), so completing it would leave readers one of the two base files."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
@@ -37,3 +39,18 @@ def test_two_tasks_rewriting_one_file_group_are_not_committed(tmp_path):
     assert read_pairs(path) == [("a", 1)]
     write_local(path, batch([("a", 2, "x", 5), ("b", 2, "x", 6)]), OPTS)  # the next write is not blocked
     assert read_pairs(path) == [("a", 5), ("b", 6)]
+
+
+def test_marker_reconciliation_never_deletes_a_file_the_commit_lists(tmp_path):
+    """The stats may spell a file's path otherwise than the markers' listing does (``x//f`` against ``x/f``, as a
+    partition path of another writer may): the file is matched by its name, which holds its write token."""
+    path = str(tmp_path / "t")
+    rows = batch([("a", 1, "x", 1)])
+    session = start_write(open_storage(path), OPTS, rows.schema)
+    session.mark_inflight({})
+    stats = session.record_writer().write_records(tagging.keyed(rows, session.config), write_token(0, 1, 0), 0,
+                                                  StageTimer())
+    respelled = [dataclasses.replace(s, path=s.path.replace("/", "//", 1)) for s in stats]
+    session.commit(respelled)
+    assert {s.path for s in stats} <= table_listing(path)
+    assert read_pairs(path) == [("a", 1)]
