@@ -61,8 +61,22 @@ def test_a_merge_writes_statistics_by_the_rows_of_the_new_file(tmp_path):
     assert merged["d"] == [(2.0, 2.0), (3.0, 3.0)] and merged["e"] == [(1.0, 1.0), (2.0, 2.0)]
 
 
-def test_a_bulk_insert_writes_no_float_min_max(tmp_path):
-    """A bulk insert encodes a file row group by row group, before its later rows (a NaN?) are known."""
+def test_a_bulk_insert_file_encoded_at_once_keeps_float_min_max_without_nan(tmp_path):
+    path = str(tmp_path / "t")
+    bulk = {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"}
+    write_local(path, _rows(["1", "2"], [2.0, 3.0], [1.0, 2.0]), bulk)
+    stats = _min_max(pq.read_metadata(_base_files(path)[-1]))
+    assert stats["d"] == [(2.0, 3.0)] and stats["e"] == [(1.0, 2.0)] and stats["s.x"] == [(2.0, 3.0)]
+    write_local(path, _rows(["3", "4"], [2.0, NAN], [1.0, 2.0]), bulk)
+    stats = _min_max(pq.read_metadata(_base_files(path)[-1]))
+    assert stats["d"] == [None] and stats["s.x"] == [None] and stats["e"] == [(1.0, 2.0)]
+
+
+def test_a_bulk_insert_file_encoded_in_parts_writes_no_float_min_max(tmp_path, monkeypatch):
+    """A file whose first row group is encoded before its later rows (a NaN?) are known."""
+    from hoodie_datasource.write import bulk_insert
+
+    monkeypatch.setattr(bulk_insert, "ROW_GROUP_BYTES", 1)  # every input batch is encoded as it comes
     path = str(tmp_path / "t")
     write_local(path, _rows(["1", "2"], [2.0, 3.0], [1.0, 2.0]),
                 {**OPTS, "hoodie.datasource.write.operation": "bulk_insert"})
