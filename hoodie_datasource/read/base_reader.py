@@ -3,6 +3,10 @@
 A filter is handed to pyarrow's dataset scanner, which skips row groups by their min/max
 statistics and filters rows; without one the file's columns are decoded directly (``ParquetFile``,
 about a quarter cheaper than a scanner). A file written before a column existed reads it as nulls.
+A filter on a floating-point column is applied to the decoded rows instead: pyarrow's writer leaves
+NaN out of min/max (our base files of earlier versions hold such statistics), and the scanner decides
+whole row groups by them, even ``is_nan(d)`` (a row group whose min and max are 3.5 is taken for
+``d == 3.5`` throughout), so it would skip NaN rows.
 The file is fetched through the table's storage (a memory map locally, one GET on an object store) and
 read from memory, ``BATCH_ROWS`` rows at a time.
 """
@@ -33,7 +37,8 @@ def read_base_file(
         return
     fragment = parquet_fragment(storage, relative)
     file_columns = set(fragment.physical_schema.names)
-    pushable = filter_columns <= file_columns
+    pushable = filter_columns <= file_columns and not any(
+        pa.types.is_floating(fragment.physical_schema.field(name).type) for name in filter_columns)
     columns = [name for name in schema.names if name in file_columns]
     scanner = fragment.scanner(
         columns=columns, filter=row_filter if pushable else None, batch_size=BATCH_ROWS, use_threads=False

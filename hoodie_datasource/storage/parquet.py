@@ -9,10 +9,11 @@ partial base file: ``write.base_file_writer``.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -28,6 +29,43 @@ def parquet_errors(storage: Storage, rel: str) -> Iterator[None]:
         yield
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise CorruptFileError(f"Cannot read {storage.uri_of(rel)} as parquet: {str(exc).splitlines()[0]}") from None
+
+
+def statistics_columns(schema: pa.Schema, rows: pa.Table | None, skip: Collection[str] = ()) -> list[str]:
+    """The leaf column paths (``d``, ``s.x``, ``l.list.element``: what ``pq.ParquetWriter``'s
+    ``write_statistics`` takes) of a file of ``schema`` whose chunks get statistics: all but those under the
+    top-level columns ``skip``, and but the floating-point ones holding a NaN in ``rows`` (every row the file
+    will hold; None when they are not known yet: then no floating-point column gets statistics).
+
+    pyarrow's writer leaves NaN out of a chunk's min/max, and readers trust them: Spark's row-group filter
+    (parquet-mr's ``StatisticsFilter``) and pyarrow's scanner skip the chunk for ``d = NaN`` or ``d > max``,
+    though NaN is in it (and Spark orders NaN above every double). parquet-mr, which Spark and Apache Hudi
+    write with (``HoodieBaseParquetWriter``), counts NaN in (``DoubleStatistics``, ``Double.compare``: it
+    becomes the max), and its readers drop min/max that are NaN (``Statistics.DoubleBuilder``): either way no
+    reader has bounds for such a chunk. One NaN test per floating-point leaf of ``rows``, none per row."""
+    paths: list[str] = []
+    for field in schema:
+        if field.name not in skip:
+            column = rows.column(field.name) if rows is not None else None
+            paths.extend(_statistics_leaves(field.name, field.type, column))
+    return paths
+
+
+def _statistics_leaves(path: str, typ: pa.DataType, values: pa.ChunkedArray | pa.Array | None) -> list[str]:
+    if pa.types.is_floating(typ):
+        nan = values is None or pc.any(pc.is_nan(values)).as_py()
+        return [] if nan else [path]
+    if pa.types.is_struct(typ):
+        return [leaf for i, child in enumerate(typ) for leaf in _statistics_leaves(
+            f"{path}.{child.name}", child.type, None if values is None else pc.struct_field(values, [i]))]
+    if pa.types.is_map(typ):  # stored as a list of key_value entries
+        entries = pa.struct([typ.key_field, typ.item_field])
+        return _statistics_leaves(f"{path}.key_value", entries,
+                                  None if values is None else pc.list_flatten(values.cast(pa.list_(entries))))
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return _statistics_leaves(f"{path}.list.element", typ.value_type,
+                                  None if values is None else pc.list_flatten(values))
+    return [path]
 
 
 def read_parquet(storage: Storage, rel: str, columns: Sequence[str] | None = None, filters=None,

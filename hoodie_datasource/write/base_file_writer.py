@@ -22,6 +22,7 @@ from hoodie_datasource.index.bloom_filter import (
     BloomFilter,
     new_bloom_filter,
 )
+from hoodie_datasource.storage.parquet import statistics_columns
 from hoodie_datasource.storage.storage import Storage
 
 
@@ -139,16 +140,18 @@ class BaseFileEncoder:
     values in ``sample`` (the file's first rows) are all distinct, skip dictionary encoding, which
     cannot pay off for them (writes are faster and files smaller); the sequence number also skips
     column statistics, which no reader uses. The meta columns holding one value per file or commit
-    are dictionary encoded without sampling them.
+    are dictionary encoded without sampling them. A floating-point column gets statistics only when
+    ``sample`` is ``complete`` (every row the file will hold) and holds no NaN in it, since readers
+    would trust pyarrow's NaN-less min/max (``storage.parquet.statistics_columns``).
 
     String columns may come as dictionary arrays (``with_dictionaries``), kept dictionary encoded; the
     Arrow schema stored beside the footer is then ``stored_schema``, the table's, which says strings."""
 
     def __init__(self, schema: pa.Schema, sample: pa.Table, compression: str, unique_columns: tuple[str, ...] = (),
-                 stored_schema: pa.Schema | None = None):
+                 stored_schema: pa.Schema | None = None, complete: bool = False):
         options = {
             "use_dictionary": list(_dictionary_columns(schema, sample, tuple(unique_columns))),
-            "write_statistics": [n for n in schema.names if n != "_hoodie_commit_seqno"],
+            "write_statistics": statistics_columns(schema, sample if complete else None, ("_hoodie_commit_seqno",)),
         }
         self._schema = schema.remove_metadata()
         # what pyarrow would store for the table's schema: its IPC form in Base64
@@ -188,7 +191,7 @@ def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[st
     Rows from ``first_new_row`` on (the rows a merge writes in this commit) get row groups of their
     own, apart from the rows carried over, so their ``_hoodie_commit_time`` statistics let an
     incremental query skip the carried-over rows."""
-    encoder = BaseFileEncoder(table.schema, table, compression, unique_columns, stored_schema)
+    encoder = BaseFileEncoder(table.schema, table, compression, unique_columns, stored_schema, complete=True)
     encoder.write(table.slice(0, first_new_row))
     encoder.write(table.slice(first_new_row))
     return encoder.finish(storage, rel, footer)

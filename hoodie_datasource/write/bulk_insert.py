@@ -162,8 +162,9 @@ class BulkInsertWriter:
         per_row = target.encoded / target.rows if target.rows else self._bytes_per_row
         return int((self._max_file_size - target.encoded) / max(per_row, 1.0))
 
-    def _flush(self, target: _OpenFile) -> None:
-        """Encode ``target``'s buffered rows, rolling over to new file groups of the partition as they fill."""
+    def _flush(self, target: _OpenFile, closing: bool = False) -> None:
+        """Encode ``target``'s buffered rows, rolling over to new file groups of the partition as they fill
+        (``closing``: they are the last rows of the partition's file)."""
         # one chunk per column: later steps (sampling, keys) would each combine chunks again
         rows = pa.concat_tables(target.pending).combine_chunks()
         target.pending, target.pending_bytes = [], 0
@@ -172,10 +173,12 @@ class BulkInsertWriter:
                 self._close(target)
                 target = self._new_file(target.partition)
             take = min(rows.num_rows, max(1, self._room(target)))
-            self._encode(target, rows.slice(0, take))
+            self._encode(target, rows.slice(0, take), whole_file=closing and take == rows.num_rows)
             rows = rows.slice(take)
 
-    def _encode(self, target: _OpenFile, rows: pa.Table) -> None:
+    def _encode(self, target: _OpenFile, rows: pa.Table, whole_file: bool = False) -> None:
+        """Encode ``rows`` into ``target``'s file (``whole_file``: the rows are its last, so with none before
+        them they are all it holds, and its float columns without NaN get statistics: ``BaseFileEncoder``)."""
         ctx, timer = self._ctx, self._timer
         keys = rows.column(RECORD_KEY_COLUMN).combine_chunks()
         positions = np.arange(target.rows, target.rows + rows.num_rows, dtype=np.int64)
@@ -184,7 +187,8 @@ class BulkInsertWriter:
         timer.lap("meta")
         target.add_keys(keys)
         if target.encoder is None:
-            target.encoder = BaseFileEncoder(self._schema, table, ctx.compression, ctx.record_key_fields)
+            target.encoder = BaseFileEncoder(self._schema, table, ctx.compression, ctx.record_key_fields,
+                                             complete=whole_file)
         target.encoder.write(table)
         target.rows += rows.num_rows
         timer.lap("encode")
@@ -195,7 +199,7 @@ class BulkInsertWriter:
 
     def _close(self, target: _OpenFile) -> None:
         if target.pending:  # may roll over: the partition's open file is then a newer one
-            self._flush(target)
+            self._flush(target, closing=True)
             target = self._open[target.partition]
         del self._open[target.partition]
         if not target.rows:
