@@ -103,3 +103,59 @@ def test_column_order_as_hudi(hudi, tmp_path, request):
     path = str(tmp_path / "trips")
     write_history(path, our_options("COPY_ON_WRITE", partitioned=True))
     assert read_table(path).schema.names == hudi.read(path).schema.names
+
+
+def java_options(hudi: HudiOracle, metadata: bool) -> dict:
+    """Hudi-side write options: ours (``our_options``, COW, partitioned), Hudi's defaults otherwise but
+    ``hoodie.metadata.enable``, and for Hudi 1.x ``hoodie.write.table.version=6``."""
+    options = {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.metadata.enable": str(metadata).lower()}
+    if hudi.version != HUDI_0_15:
+        options["hoodie.write.table.version"] = "6"
+    return options
+
+
+METADATA_TABLE_NOT_MAINTAINED = (
+    "our writer does not maintain Hudi's metadata table (.hoodie/metadata, its 'files' partition): after we "
+    "upsert (a updated, dd new) into a table Java created with hoodie.metadata.enable=true, Java reading with "
+    "the metadata table lists only its own file slices and returns a@1, b, c: our update and insert are missing")
+
+
+@pytest.mark.parametrize("metadata", [False, True], ids=["no_metadata_table", "metadata_table"])
+def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata, request):
+    if metadata:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=METADATA_TABLE_NOT_MAINTAINED))
+    path = str(tmp_path / "trips")
+    options = java_options(hudi, metadata)
+    hudi.write(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    write_local(path, rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0]),
+                {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.datasource.write.operation": "upsert"})
+    # the read uses the metadata table when there is one: Hudi 1.x does by default, 0.15 only when asked
+    # (HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS is false in 0.15)
+    java = hudi.read(path, {"hoodie.metadata.enable": str(metadata).lower()})
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 2), ("b", 1), ("c", 1), ("dd", 2)]
+    assert_same_table(java, read_table(path))
+
+
+def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path):
+    """Java's cleaner (``CALL run_clean``, RunCleanProcedure, with ``hoodie.cleaner.commits.retained=1``)
+    removes the older file slices of our commits; both read the same after it, and we write on. The
+    cleaner runs with ``hoodie.metadata.enable=false``: with Hudi's default it would create the metadata
+    table on our table, which our next write does not update (test_hudi_reads_our_upsert_into_its_table)."""
+    path = str(tmp_path / "trips")
+    options = our_options("COPY_ON_WRITE", partitioned=True)
+    for ts in (1, 2, 3):
+        write_local(path, rows(["a", "b"], [ts, ts], ["sf", "sf"], [float(ts), float(ts)]), options)
+    before = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
+    instants = hudi.clean(path, {"hoodie.cleaner.commits.retained": "1", "hoodie.metadata.enable": "false"})
+    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    assert instants[-1].endswith(".clean"), instants
+    after = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
+    assert len(before) == 3 and len(after) < len(before) and set(after) <= set(before)
+    assert_same_table(hudi.read(path), read_table(path))
+
+    write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
+    assert_same_table(java, read_table(path))
