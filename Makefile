@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite test test-lane-local test-lane-services test-unit lint demo bench clean java-check
+.PHONY: help install azurite oracle test test-lane-local test-lane-services test-unit lint demo bench clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -37,7 +37,31 @@ $(AZURITE_STAMP):
 
 azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the object-store tests
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite  ## create .venv with the library and its test tools; build the jvm-shim; Azurite
+# Apache Hudi itself, the oracle of the hudi_oracle tests (tests/hudi_oracle): its Spark 3.5 bundles from
+# Maven Central into .tools/hudi-oracle/jars, and a venv of its own with pyspark 3.5 (ours has pyspark 4).
+# 0.15.0 writes table version 6; 1.x reads version 6 and writes it with hoodie.write.table.version=6.
+# The versions are also in tests/hudi_oracle/__init__.py.
+HUDI_ORACLE_VERSIONS := 0.15.0 1.1.1
+HUDI_ORACLE_PYSPARK := 3.5.7
+ORACLE_DIR := .tools/hudi-oracle
+ORACLE_JARS := $(foreach v,$(HUDI_ORACLE_VERSIONS),$(ORACLE_DIR)/jars/hudi-spark3.5-bundle_2.12-$(v).jar)
+ORACLE_VENV_STAMP := $(ORACLE_DIR)/venv/.installed-pyspark-$(HUDI_ORACLE_PYSPARK)
+
+$(ORACLE_DIR)/jars/hudi-spark3.5-bundle_2.12-%.jar:
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the hudi_oracle tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+	   -Dartifact=org.apache.hudi:hudi-spark3.5-bundle_2.12:$* -DoutputDirectory=$(CURDIR)/$(ORACLE_DIR)/jars
+
+$(ORACLE_VENV_STAMP):
+	rm -rf $(ORACLE_DIR)/venv
+	$(PYTHON) -m venv $(ORACLE_DIR)/venv
+	$(ORACLE_DIR)/venv/bin/python -m pip install -q --upgrade pip
+	$(ORACLE_DIR)/venv/bin/python -m pip install -q 'pyspark==$(HUDI_ORACLE_PYSPARK)' 'pyarrow>=15' 'pandas>=2,<3'
+	touch $@
+
+oracle: java-check $(ORACLE_JARS) $(ORACLE_VENV_STAMP)  ## Apache Hudi 0.15 and 1.x (Spark 3.5 bundles, Maven) and their pyspark 3.5 venv into .tools/, for the hudi_oracle tests
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle  ## create .venv with the library and its test tools; build the jvm-shim; Azurite; the Hudi oracle
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses), each
@@ -51,6 +75,7 @@ test-lane-local: install
 test-lane-services: install
 	$(PY) -m pytest -q tests/sql
 	$(PY) -m pytest -q -m "object_store or fault" --ignore=tests/sql
+	$(PY) -m pytest -q -m hudi_oracle tests/hudi_oracle
 	$(PY) -m pytest -q -m property tests/property
 
 test-unit: install  ## only the tests that need no JVM

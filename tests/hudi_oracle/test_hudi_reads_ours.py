@@ -1,0 +1,161 @@
+"""Tables we write (the local engine, ``write_local``) read by Apache Hudi itself (0.15.0 and 1.1.1 on
+Spark 3.5): every column, the ``_hoodie_*`` meta columns included, as our reader returns them, for
+snapshot, read-optimized, incremental and time-travel queries, COW and MOR, partitioned or not.
+
+Hudi-side read options, as Hudi names them (DataSourceReadOptions): ``hoodie.datasource.query.type``
+(snapshot, read_optimized, incremental), ``hoodie.datasource.read.begin.instanttime`` and
+``as.of.instant``; nothing else, so Hudi reads with its defaults (the metadata table is not there, as we
+do not write one, and Hudi lists the files)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.table_reader import read_table
+from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table
+
+pytestmark = pytest.mark.hudi_oracle
+
+
+@pytest.fixture(scope="module", params=[HUDI_0_15, HUDI_1])
+def hudi(request, tmp_path_factory):
+    oracle = HudiOracle(request.param, tmp_path_factory.mktemp(f"hudi-oracle-{request.param}"))
+    yield oracle
+    oracle.close()
+
+
+def rows(ids, ts, cities, fares):
+    return pa.table({
+        "id": pa.array(ids, pa.string()),
+        "ts": pa.array(ts, pa.int64()),
+        "city": pa.array(cities, pa.string()),
+        "fare": pa.array(fares, pa.float64()),
+        "seats": pa.array([len(i) for i in ids], pa.int32()),
+        "paid": pa.array([f > 1.5 for f in fares], pa.bool_()),
+    })
+
+
+def our_options(table_type: str, partitioned: bool) -> dict:
+    options = {
+        "hoodie.table.name": "trips",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type,
+    }
+    if partitioned:
+        options["hoodie.datasource.write.partitionpath.field"] = "city"
+    return options
+
+
+def write_history(path: str, options: dict) -> list[str]:
+    """Three commits: an insert, an upsert (an update and a new key), a delete; their instants."""
+    t1 = write_local(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+                     {**options, "hoodie.datasource.write.operation": "insert"})
+    t2 = write_local(path, rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0]),
+                     {**options, "hoodie.datasource.write.operation": "upsert"})
+    t3 = write_local(path, rows(["b"], [3], ["nyc"], [0.0]),
+                     {**options, "hoodie.datasource.write.operation": "delete"})
+    return [t1, t2, t3]
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "non_partitioned"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_our_snapshot_time_travel_and_incremental(hudi, tmp_path, table_type, partitioned):
+    path = str(tmp_path / "trips")
+    t1, t2, t3 = write_history(path, our_options(table_type, partitioned))
+
+    java = hudi.read(path)
+    assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
+    assert_same_table(java, read_table(path))
+
+    for instant in (t1, t2, t3):
+        assert_same_table(hudi.read(path, {"as.of.instant": instant}),
+                          read_table(path, ReadConfig(as_of_instant=instant)))
+
+    incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}
+    java = hudi.read(path, incremental)
+    assert sorted(java.column("id").to_pylist()) == ["a", "dd"]
+    assert_same_table(java, read_table(path, ReadConfig(query_type="incremental", begin_instant=t1)))
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "non_partitioned"])
+def test_hudi_reads_our_mor_read_optimized(hudi, tmp_path, partitioned):
+    path = str(tmp_path / "trips")
+    write_history(path, our_options("MERGE_ON_READ", partitioned))
+    java = hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"})
+    ours = read_table(path, ReadConfig(query_type="read_optimized"))
+    # the base files only: the delete of b is a delete block in a log file, so b is still there
+    assert "b" in java.column("id").to_pylist()
+    assert_same_table(java, ours)
+
+
+COLUMN_ORDER_0_15 = ("column order: Hudi 0.15 on Spark 3.5 returns the partition column last (id, ts, fare, seats, "
+                     "paid, city: Spark's HadoopFsRelation appends the partition schema to the data schema); our "
+                     "reader keeps the table schema's order (id, ts, city, fare, seats, paid), as Hudi 1.1 does")
+
+
+def test_column_order_as_hudi(hudi, tmp_path, request):
+    if hudi.version == HUDI_0_15:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=COLUMN_ORDER_0_15))
+    path = str(tmp_path / "trips")
+    write_history(path, our_options("COPY_ON_WRITE", partitioned=True))
+    assert read_table(path).schema.names == hudi.read(path).schema.names
+
+
+def java_options(hudi: HudiOracle, metadata: bool) -> dict:
+    """Hudi-side write options: ours (``our_options``, COW, partitioned), Hudi's defaults otherwise but
+    ``hoodie.metadata.enable``, and for Hudi 1.x ``hoodie.write.table.version=6``."""
+    options = {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.metadata.enable": str(metadata).lower()}
+    if hudi.version != HUDI_0_15:
+        options["hoodie.write.table.version"] = "6"
+    return options
+
+
+METADATA_TABLE_NOT_MAINTAINED = (
+    "our writer does not maintain Hudi's metadata table (.hoodie/metadata, its 'files' partition): after we "
+    "upsert (a updated, dd new) into a table Java created with hoodie.metadata.enable=true, Java reading with "
+    "the metadata table lists only its own file slices and returns a@1, b, c: our update and insert are missing")
+
+
+@pytest.mark.parametrize("metadata", [False, True], ids=["no_metadata_table", "metadata_table"])
+def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata, request):
+    if metadata:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=METADATA_TABLE_NOT_MAINTAINED))
+    path = str(tmp_path / "trips")
+    options = java_options(hudi, metadata)
+    hudi.write(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    write_local(path, rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0]),
+                {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.datasource.write.operation": "upsert"})
+    # the read uses the metadata table when there is one: Hudi 1.x does by default, 0.15 only when asked
+    # (HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS is false in 0.15)
+    java = hudi.read(path, {"hoodie.metadata.enable": str(metadata).lower()})
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 2), ("b", 1), ("c", 1), ("dd", 2)]
+    assert_same_table(java, read_table(path))
+
+
+def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path):
+    """Java's cleaner (``CALL run_clean``, RunCleanProcedure, with ``hoodie.cleaner.commits.retained=1``)
+    removes the older file slices of our commits; both read the same after it, and we write on. The
+    cleaner runs with ``hoodie.metadata.enable=false``: with Hudi's default it would create the metadata
+    table on our table, which our next write does not update (test_hudi_reads_our_upsert_into_its_table)."""
+    path = str(tmp_path / "trips")
+    options = our_options("COPY_ON_WRITE", partitioned=True)
+    for ts in (1, 2, 3):
+        write_local(path, rows(["a", "b"], [ts, ts], ["sf", "sf"], [float(ts), float(ts)]), options)
+    before = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
+    instants = hudi.clean(path, {"hoodie.cleaner.commits.retained": "1", "hoodie.metadata.enable": "false"})
+    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    assert instants[-1].endswith(".clean"), instants
+    after = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
+    assert len(before) == 3 and len(after) < len(before) and set(after) <= set(before)
+    assert_same_table(hudi.read(path), read_table(path))
+
+    write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
+    assert_same_table(java, read_table(path))

@@ -1,0 +1,106 @@
+"""Tables Apache Hudi itself writes (0.15.0, and 1.1.1 with ``hoodie.write.table.version=6``) with its
+defaults, read by us (``read_table``) exactly as Hudi reads them: every column, meta columns included.
+
+Hudi's defaults here include its metadata table (``.hoodie/metadata``, ``hoodie.metadata.enable``) and
+the bloom index; an upsert into MOR writes log files (avro data and delete blocks). Hudi-side write
+options, as Hudi names them (DataSourceWriteOptions, HoodieWriteConfig): ``hoodie.table.name``,
+``hoodie.datasource.write.recordkey.field``, ``hoodie.datasource.write.precombine.field``,
+``hoodie.datasource.write.partitionpath.field``, ``hoodie.datasource.write.table.type``,
+``hoodie.datasource.write.operation``, and for Hudi 1.x ``hoodie.write.table.version=6``. Compaction
+runs through ``CALL run_compaction(op => 'scheduleandexecute', ...)`` (RunCompactionProcedure) with
+``hoodie.compact.inline.max.delta.commits=1`` so that one delta commit is enough to plan it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.read.table_reader import read_table
+from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table
+
+pytestmark = pytest.mark.hudi_oracle
+
+
+@pytest.fixture(scope="module", params=[HUDI_0_15, HUDI_1])
+def hudi(request, tmp_path_factory):
+    oracle = HudiOracle(request.param, tmp_path_factory.mktemp(f"hudi-oracle-{request.param}"))
+    yield oracle
+    oracle.close()
+
+
+def rows(ids, ts, cities, fares):
+    return pa.table({
+        "id": pa.array(ids, pa.string()),
+        "ts": pa.array(ts, pa.int64()),
+        "city": pa.array(cities, pa.string()),
+        "fare": pa.array(fares, pa.float64()),
+        "seats": pa.array([len(i) for i in ids], pa.int32()),
+        "paid": pa.array([f > 1.5 for f in fares], pa.bool_()),
+    })
+
+
+def hudi_options(hudi: HudiOracle, table_type: str) -> dict:
+    options = {
+        "hoodie.table.name": "trips",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.table.type": table_type,
+    }
+    if hudi.version != HUDI_0_15:
+        options["hoodie.write.table.version"] = "6"
+    return options
+
+
+def java_history(hudi: HudiOracle, path: str, options: dict) -> list[str]:
+    """Java Hudi writes an insert, an upsert (an update and a new key) and a delete; their instant times."""
+    hudi.write(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    hudi.write(path, rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0]),
+               {**options, "hoodie.datasource.write.operation": "upsert"})
+    instants = hudi.write(path, rows(["b"], [3], ["nyc"], [0.0]),
+                          {**options, "hoodie.datasource.write.operation": "delete"})
+    properties = (Path(path) / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.version=6" in properties.splitlines()
+    return [i.split(".")[0] for i in instants]
+
+
+def assert_we_read_as_hudi(hudi: HudiOracle, path: str, instants: list[str]) -> None:
+    java = hudi.read(path)
+    assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
+    assert_same_table(java, read_table(path))
+    for instant in instants:
+        assert_same_table(hudi.read(path, {"as.of.instant": instant}),
+                          read_table(path, ReadConfig(as_of_instant=instant)))
+    incremental = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": instants[0]}
+    assert_same_table(hudi.read(path, incremental),
+                      read_table(path, ReadConfig(query_type="incremental", begin_instant=instants[0])))
+
+
+def test_we_read_hudis_cow_table(hudi, tmp_path):
+    path = str(tmp_path / "trips")
+    instants = java_history(hudi, path, hudi_options(hudi, "COPY_ON_WRITE"))
+    assert len(instants) == 3
+    assert (tmp_path / "trips" / ".hoodie" / "metadata").is_dir()
+    assert_we_read_as_hudi(hudi, path, instants)
+
+
+def test_we_read_hudis_mor_table_before_and_after_compaction(hudi, tmp_path):
+    path = str(tmp_path / "trips")
+    instants = java_history(hudi, path, hudi_options(hudi, "MERGE_ON_READ"))
+    assert len(instants) == 3
+    assert list((tmp_path / "trips").rglob(".*.log.*")), "Hudi's upsert into MOR writes log files"
+    assert_we_read_as_hudi(hudi, path, instants)
+    read_optimized = {"hoodie.datasource.query.type": "read_optimized"}
+    assert_same_table(hudi.read(path, read_optimized), read_table(path, ReadConfig(query_type="read_optimized")))
+
+    after = hudi.compact(path, {"hoodie.compact.inline.max.delta.commits": "1"})
+    assert any(i.endswith(".commit") for i in after), f"no compaction committed: {after}"
+    java = hudi.read(path, read_optimized)
+    assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
+    assert_same_table(java, read_table(path, ReadConfig(query_type="read_optimized")))
+    assert_same_table(hudi.read(path), read_table(path))
