@@ -3,7 +3,8 @@
 * snapshot: latest committed slice of every file group (as of ``as.of.instant`` for time travel)
 * read_optimized: the same, base files only (identical to snapshot for COW)
 * incremental: the file groups that the completed writes in (begin, end] touched, found through
-  their commit metadata (no table scan), and only rows with ``_hoodie_commit_time`` in that range.
+  their commit metadata (no table scan), and only rows with ``_hoodie_commit_time`` in that range; on
+  merge-on-read, of each such slice only the files those writes wrote, as Hudi merges them
 
 A read of the past that the cleaner or Hudi's archival put out of reach fails (``read.read_window``);
 an incremental one may instead, with Hudi's fallback option, read the latest snapshot filtered on
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -75,6 +78,20 @@ def table_schema(timeline: Timeline) -> pa.Schema:
     return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
 
 
+def _written_in_range(slices: Sequence[FileSlice], written: set[str]) -> list[FileSlice]:
+    """The slices with only their files the writes in the range wrote: Hudi's ``MergeOnReadIncrementalRelation``
+    builds its file-system view from those files alone, so a base file (or log file) written before the range
+    is not merged in. A log record of the range then reads as it was written, even where the snapshot keeps
+    an older base record of a greater ordering value (``DefaultHoodieRecordPayload``)."""
+    kept = []
+    for s in slices:
+        base = s.base_file if s.base_file is not None and s.base_file.name in written else None
+        logs = tuple(log for log in s.log_files if log.name in written)
+        if base is not None or logs:
+            kept.append(dataclasses.replace(s, base_file=base, log_files=logs))
+    return kept
+
+
 def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> ReadPlan:
     """The plan of ``cfg``'s read; ``timeline``: the table's timeline, when the caller has just loaded it."""
     if timeline is None:
@@ -90,15 +107,13 @@ def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = Non
         latest = timeline.last_completed_write()
         end = readable_end(timeline, cfg.hollow_commits, begin, cfg.end_instant or (latest.timestamp if latest else begin))
         in_range = [i for i in timeline.completed() if begin < i.timestamp <= end]
-        touched = {
-            (s.get("partitionPath") or "", s["fileId"])
-            for instant in in_range
-            for s in write_stats_of(timeline.read_metadata(instant))
-            if s.get("fileId")
-        }
+        stats = [s for instant in in_range for s in write_stats_of(timeline.read_metadata(instant)) if s.get("fileId")]
+        touched = {(s.get("partitionPath") or "", s["fileId"]) for s in stats}
         commit_range, upto, visible_upto = (begin, end), end, end
         if is_exact_range(timeline, view, begin, end, touched, cfg.incr_fallback_full_scan):
             slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
+            if table.is_mor:
+                slices = _written_in_range(slices, {posixpath.basename(s.get("path") or "") for s in stats})
         else:  # Hudi's IncrementalRelation.fullTableScanDataFrame: the latest snapshot, filtered on commit time
             slices, visible_upto = view.latest_file_slices(), None
     else:

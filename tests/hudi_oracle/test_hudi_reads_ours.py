@@ -114,16 +114,11 @@ def java_options(hudi: HudiOracle, metadata: bool) -> dict:
     return options
 
 
-METADATA_TABLE_NOT_MAINTAINED = (
-    "our writer does not maintain Hudi's metadata table (.hoodie/metadata, its 'files' partition): after we "
-    "upsert (a updated, dd new) into a table Java created with hoodie.metadata.enable=true, Java reading with "
-    "the metadata table lists only its own file slices and returns a@1, b, c: our update and insert are missing")
-
-
 @pytest.mark.parametrize("metadata", [False, True], ids=["no_metadata_table", "metadata_table"])
-def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata, request):
-    if metadata:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=METADATA_TABLE_NOT_MAINTAINED))
+def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata):
+    """Java creates the table with its defaults (with the metadata table, or without); our upsert deletes the
+    metadata table first (``table.metadata_table``), so Java, reading with the metadata table on, lists storage
+    and sees our update and insert."""
     path = str(tmp_path / "trips")
     options = java_options(hudi, metadata)
     hudi.write(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
@@ -132,6 +127,9 @@ def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata, request)
                 {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.datasource.write.operation": "upsert"})
     # the read uses the metadata table when there is one: Hudi 1.x does by default, 0.15 only when asked
     # (HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS is false in 0.15)
+    properties = (tmp_path / "trips" / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.metadata.partitions=\n" in properties or "hoodie.table.metadata.partitions=" not in properties
+    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
     java = hudi.read(path, {"hoodie.metadata.enable": str(metadata).lower()})
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
         ("a", 2), ("b", 1), ("c", 1), ("dd", 2)]

@@ -5,7 +5,8 @@ OverwriteWithLatestAvroPayload: an upsert replaces the stored record whatever it
 copy-on-write (``HoodieMergeHandle``) and merge-on-read (the log record combines with the base record in
 the snapshot reader and in compaction) alike. DefaultHoodieRecordPayload: a stored record with a greater
 ordering value stays as it is, commit time and all, so an incremental or CDC read of the late write shows
-nothing. Log records pre-combine among themselves (``HoodieMergedLogRecordScanner``): the greater ordering
+nothing (but a merge-on-read incremental read, which merges only the files of its range as Hudi's does,
+shows the late log record until compaction). Log records pre-combine among themselves (``HoodieMergedLogRecordScanner``): the greater ordering
 value wins whatever the payload, and a delete is weighed by its ordering value. An ``insert`` packed into a
 small file appends its records (``hoodie.merge.allow.duplicate.on.inserts``, true by default since 0.15) or,
 with the option off, merges each into every stored copy of its key.
@@ -78,7 +79,12 @@ def test_a_late_and_an_early_record(spark, table_path, table_type, payload):
     if table_type == "MERGE_ON_READ":
         assert ours(spark, table_path, query="read_optimized") == [("a", 10, 1), ("b", 1, 0), ("e", 10, 1)]
     incremental = ours(spark, table_path, query="incremental", **{"begin.instant": first})
-    assert incremental == ([("e", 20, 2)] if stored_wins else [("a", 5, 2), ("e", 20, 2)])
+    # on merge-on-read the incremental read merges only the files the range wrote (Hudi's
+    # MergeOnReadIncrementalRelation): the late log record reads as written, where the snapshot keeps the
+    # stored one; after compaction the range holds the compacted base file, which kept the stored record
+    # (checked against Java Hudi in tests/hudi_oracle/test_silent_wrong_answers.py)
+    compacted = [("e", 20, 2)] if stored_wins else [("a", 5, 2), ("e", 20, 2)]
+    assert incremental == (compacted if table_type == "COPY_ON_WRITE" else [("a", 5, 2), ("e", 20, 2)])
     updated = [("u", ("e", 10, 1), ("e", 20, 2))]
     if not stored_wins:
         updated.insert(0, ("u", ("a", 10, 1), ("a", 5, 2)))
@@ -87,7 +93,7 @@ def test_a_late_and_an_early_record(spark, table_path, table_type, payload):
         assert len(HoodieTable(table_path).compact()) == 1
         assert ours(spark, table_path) == expected == ours(spark, table_path, query="read_optimized")
         assert theirs(table_path) == expected
-        assert ours(spark, table_path, query="incremental", **{"begin.instant": first}) == incremental
+        assert ours(spark, table_path, query="incremental", **{"begin.instant": first}) == compacted
 
 
 @pytest.mark.parametrize("payload", [OVERWRITE, DEFAULT], ids=["overwrite", "default"])
