@@ -1,15 +1,14 @@
-"""Late records (an ordering value below the stored one) on both table types and both payloads, as Apache
-Hudi 0.15 merges them, through every read: snapshot, read-optimized, incremental, CDC, and after compaction.
-
-OverwriteWithLatestAvroPayload: an upsert replaces the stored record whatever its ordering value, on
-copy-on-write (``HoodieMergeHandle``) and merge-on-read (the log record combines with the base record in
-the snapshot reader and in compaction) alike. DefaultHoodieRecordPayload: a stored record with a greater
-ordering value stays as it is, commit time and all, so an incremental or CDC read of the late write shows
-nothing (but a merge-on-read incremental read, which merges only the files of its range as Hudi's does,
-shows the late log record until compaction). Log records pre-combine among themselves
-(``HoodieMergedLogRecordScanner``): the greater ordering value wins whatever the payload, and a delete is weighed by its ordering value. An ``insert`` packed into a
-small file appends its records (``hoodie.merge.allow.duplicate.on.inserts``, true by default since 0.15) or,
-with the option off, merges each into every stored copy of its key.
+"""Late records (an ordering value below the stored one) on both table types and both payloads, as Apache Hudi
+0.15 merges them, through every read: snapshot, read-optimized, incremental, CDC, and after compaction.
+OverwriteWithLatestAvroPayload: an upsert replaces the stored record whatever its ordering value, on copy-on-
+write (``HoodieMergeHandle``) and merge-on-read (the log record combines with the base record in the snapshot
+reader and in compaction) alike. DefaultHoodieRecordPayload: a stored record with a greater ordering value
+stays as it is, commit time and all, so an incremental or CDC read of the late write shows nothing (but a
+merge-on-read incremental read, which merges only the files of its range as Hudi's does, shows the late log
+record until compaction). Log records pre-combine among themselves (``HoodieMergedLogRecordScanner``): the
+greater ordering value wins whatever the payload, and a delete is weighed by its ordering value. An ``insert``
+packed into a small file appends its records (``hoodie.merge.allow.duplicate.on.inserts``, true by default
+since 0.15) or, with the option off, merges each into every stored copy of its key.
 """
 
 from __future__ import annotations
