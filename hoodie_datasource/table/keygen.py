@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -109,8 +110,7 @@ class KeyGenerator:
                 values = pc.strftime(column, format="%Y-%m-%d")
             else:
                 values = _as_strings(column)
-            values = pc.fill_null(pc.if_else(pc.equal(values, ""), DEFAULT_PARTITION, values), DEFAULT_PARTITION)
-            parts.append(_safe_partition_part(values, name, self.hive_style, self.url_encode))
+            parts.append(_partition_part(values, name, self.hive_style, self.url_encode))
         if len(parts) == 1:
             return parts[0]
         return pc.binary_join_element_wise(*parts, "/")
@@ -136,36 +136,47 @@ def unescape_path_name(path: str) -> str:
     return _ESCAPE_SEQUENCE.sub(lambda m: chr(int(m.group(1), 16)), path)
 
 
-def _safe_partition_part(values: pa.ChunkedArray | pa.Array, name: str, hive_style: bool,
-                         url_encode: bool) -> pa.ChunkedArray | pa.Array:
-    """The partition path part of each value of the field ``name``: the value, escaped where it must be
-    (all of them under ``url_encode``), ``name=`` before it when hive style. Each distinct value that needs
-    escaping is escaped once (a column holds few); the test for it is one vectorized pass."""
-    prefix = f"{name}=" if hive_style else ""
-    if not url_encode:
-        parts = pc.binary_join_element_wise(prefix, values, "") if prefix else values
-        unsafe = pc.match_substring_regex(parts, _UNSAFE)
-        if not pc.any(unsafe).as_py():
-            return parts
-        values = pc.if_else(unsafe, _escaped(values), values)
+def _partition_part(values: pa.ChunkedArray | pa.Array, name: str, hive_style: bool,
+                    url_encode: bool) -> pa.ChunkedArray | pa.Array:
+    """The partition path part of each value of the field ``name``: the default partition for a null or
+    empty value, the value escaped where it must be (every one under ``url_encode``), ``name=`` before it
+    when hive style. Worked out once per distinct value (one dictionary encoding of the column, then one
+    gather: a column holds few), and the column itself when that changes nothing."""
+    encoded = pc.dictionary_encode(values)  # a null value has a null index
+    if isinstance(encoded, pa.ChunkedArray):  # one dictionary for all chunks, without copying the column
+        encoded = encoded.unify_dictionaries()
+        distinct = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
+        indices = pa.chunked_array([c.indices for c in encoded.chunks], encoded.type.index_type)
     else:
-        values = _escaped(values)
-    parts = pc.binary_join_element_wise(prefix, values, "") if prefix else values
+        distinct, indices = encoded.dictionary, encoded.indices
+    texts = pc.if_else(pc.equal(distinct, ""), DEFAULT_PARTITION, distinct)
+    prefix = f"{name}=" if hive_style else ""
+    if url_encode:
+        texts = _escaped(texts, None)
+    else:
+        unsafe = pc.match_substring_regex(_prefixed(prefix, texts), _UNSAFE)
+        if pc.any(unsafe).as_py():
+            texts = _escaped(texts, unsafe)
+    parts = _prefixed(prefix, texts)
     refused = pc.match_substring_regex(parts, _REFUSED)
     if pc.any(refused).as_py():
-        bad = pc.filter(values, refused)[0].as_py()
+        positions = pa.array(np.flatnonzero(refused.to_numpy(zero_copy_only=False)), indices.type)
+        records = pc.sum(pc.is_in(indices, value_set=positions)).as_py()
         raise InvalidRecordError(
-            f"Partition path field {name!r} has the value {bad!r} in {pc.sum(refused).as_py()} record(s): "
-            f"a partition path may not have a '.' or '..' segment nor start with {METAFOLDER!r} (it would name "
-            f"a place outside the partition or the table); change or map the value before writing"
+            f"Partition path field {name!r} has the value {pc.filter(texts, refused)[0].as_py()!r} in {records} "
+            f"record(s): a partition path may not have a '.' or '..' segment nor start with {METAFOLDER!r} (it "
+            f"would name a place outside the partition or the table); change or map the value before writing"
         )
-    return parts
+    if values.null_count == 0 and parts.equals(distinct):
+        return values
+    return pc.fill_null(pc.take(parts, indices), _prefixed(prefix, pa.array([DEFAULT_PARTITION]))[0])
 
 
-def _escaped(values: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """``escape_path_name`` of each value, computed once per distinct value."""
-    encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    dictionary = pa.array([escape_path_name(v) for v in encoded.dictionary.to_pylist()], pa.string())
-    return pc.take(dictionary, encoded.indices)
+def _prefixed(prefix: str, texts: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise(prefix, texts, "") if prefix else texts
+
+
+def _escaped(texts: pa.Array, which: pa.Array | None) -> pa.Array:
+    """``escape_path_name`` of ``texts`` (of those ``which`` marks, when given)."""
+    marked = which.to_pylist() if which is not None else [True] * len(texts)
+    return pa.array([escape_path_name(t) if m else t for t, m in zip(texts.to_pylist(), marked)], pa.string())
