@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from tests.conftest import REPO, _missing
 
@@ -159,3 +160,20 @@ def assert_same_table(java: pa.Table, ours: pa.Table) -> None:
     assert sorted(ours.schema.names) == sorted(java.schema.names)
     assert {f.name: str(f.type) for f in ours.schema} == {f.name: str(f.type) for f in java.schema}
     assert by_key(ours) == by_key(java)
+
+
+def cdc_changes(table: pa.Table) -> list[tuple]:
+    """A CDC query's rows (op, ts_ms, before, after), the images parsed from their JSON (the same change
+    may be spelled with another key order or number format) and without the ``_hoodie_*`` meta fields:
+    Java Hudi puts them in an image it reads from a data file (an insert's after image, a MOR image, an
+    0.15 COW delete's before image) but not in one from a CDC log block; we never do."""
+    def image(text):
+        parsed = None if text is None else json.loads(text)
+        return None if parsed is None else sorted((k, v) for k, v in parsed.items() if not k.startswith("_hoodie_"))
+    return sorted((r["op"], r["ts_ms"], image(r["before"]), image(r["after"])) for r in table.to_pylist())
+
+
+def skip_hudi_1_mor_cdc(hudi: HudiOracle, table_type: str) -> None:
+    if hudi.version != HUDI_0_15 and table_type == "MERGE_ON_READ":
+        pytest.skip(f"Hudi {hudi.version} fails a CDC query on a version-6 MOR table, also on one it wrote itself "
+                    "(HoodieException: Fail to parse the base file and log files from DeltaCommit)")

@@ -15,7 +15,7 @@ import pytest
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -158,4 +158,35 @@ def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path):
     write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
     java = hudi.read(path)
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
+    assert_same_table(java, read_table(path))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_our_cdc(hudi, tmp_path, table_type):
+    """Our writes with ``hoodie.table.cdc.enabled=true`` (its default logging mode, DATA_BEFORE_AFTER);
+    Hudi's CDC query (``hoodie.datasource.query.incremental.format=cdc``) from the first commit on."""
+    skip_hudi_1_mor_cdc(hudi, table_type)
+    path = str(tmp_path / "trips")
+    t1, _, _ = write_history(path, {**our_options(table_type, partitioned=True), "hoodie.table.cdc.enabled": "true"})
+    cdc = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+           "hoodie.datasource.read.begin.instanttime": t1}
+    java = hudi.read(path, cdc)
+    ours = read_table(path, ReadConfig(query_type="incremental", begin_instant=t1, incremental_format="cdc"))
+    assert sorted(r[0] for r in cdc_changes(java)) == ["d", "i", "u"]
+    assert cdc_changes(ours) == cdc_changes(java)
+
+
+@pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table", "delete_partition"])
+def test_hudi_reads_our_overwrites(hudi, tmp_path, operation):
+    """After our insert_overwrite (replaces the partitions it writes), insert_overwrite_table (the whole
+    table) or delete_partition (``hoodie.datasource.write.partitions.to.delete``): a replacecommit."""
+    path = str(tmp_path / "trips")
+    options = our_options("COPY_ON_WRITE", partitioned=True)
+    write_history(path, options)
+    extra = {"hoodie.datasource.write.partitions.to.delete": "sf"} if operation == "delete_partition" else {}
+    write_local(path, rows(["e"], [5], ["sf"], [5.0]),
+                {**options, **extra, "hoodie.datasource.write.operation": operation})
+    java = hudi.read(path)
+    expected = {"insert_overwrite": ["dd", "e"], "insert_overwrite_table": ["e"], "delete_partition": ["dd"]}
+    assert sorted(java.column("id").to_pylist()) == expected[operation]
     assert_same_table(java, read_table(path))

@@ -19,7 +19,7 @@ import pytest
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -104,3 +104,18 @@ def test_we_read_hudis_mor_table_before_and_after_compaction(hudi, tmp_path):
     assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
     assert_same_table(java, read_table(path, ReadConfig(query_type="read_optimized")))
     assert_same_table(hudi.read(path), read_table(path))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_we_read_hudis_cdc(hudi, tmp_path, table_type):
+    """Java writes with ``hoodie.table.cdc.enabled=true`` (DATA_BEFORE_AFTER, its default); our CDC query
+    from its first commit on returns Java's changes."""
+    skip_hudi_1_mor_cdc(hudi, table_type)
+    path = str(tmp_path / "trips")
+    instants = java_history(hudi, path, {**hudi_options(hudi, table_type), "hoodie.table.cdc.enabled": "true"})
+    cdc = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+           "hoodie.datasource.read.begin.instanttime": instants[0]}
+    java = hudi.read(path, cdc)
+    ours = read_table(path, ReadConfig(query_type="incremental", begin_instant=instants[0], incremental_format="cdc"))
+    assert sorted(r[0] for r in cdc_changes(java)) == ["d", "i", "u"]
+    assert cdc_changes(ours) == cdc_changes(java)
