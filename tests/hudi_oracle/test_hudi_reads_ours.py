@@ -15,16 +15,9 @@ import pytest
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 
 pytestmark = pytest.mark.hudi_oracle
-
-
-@pytest.fixture(scope="module", params=[HUDI_0_15, HUDI_1])
-def hudi(request, tmp_path_factory):
-    oracle = HudiOracle(request.param, tmp_path_factory.mktemp(f"hudi-oracle-{request.param}"))
-    yield oracle
-    oracle.close()
 
 
 def rows(ids, ts, cities, fares):
@@ -190,3 +183,19 @@ def test_hudi_reads_our_overwrites(hudi, tmp_path, operation):
     expected = {"insert_overwrite": ["dd", "e"], "insert_overwrite_table": ["e"], "delete_partition": ["dd"]}
     assert sorted(java.column("id").to_pylist()) == expected[operation]
     assert_same_table(java, read_table(path))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_what_our_spark_datasource_writes(spark, hudi, tmp_path, table_type):
+    """The user's path: ``df.write.format("hoodie")`` on our Spark 4 session (the distributed write),
+    then Java's read and ours (``spark.read.format("hoodie")``) return the same rows."""
+    path = str(tmp_path / "trips")
+    options = our_options(table_type, partitioned=True)
+    for operation, data in (("insert", rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0])),
+                            ("upsert", rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0])),
+                            ("delete", rows(["b"], [3], ["nyc"], [0.0]))):
+        (spark.createDataFrame(data).write.format("hoodie").options(**options)
+         .option("hoodie.datasource.write.operation", operation).mode("append").save(path))
+    java = hudi.read(path)
+    assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
+    assert_same_table(java, spark.read.format("hoodie").load(path).toArrow())

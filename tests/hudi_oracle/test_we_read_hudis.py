@@ -19,16 +19,9 @@ import pytest
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 
 pytestmark = pytest.mark.hudi_oracle
-
-
-@pytest.fixture(scope="module", params=[HUDI_0_15, HUDI_1])
-def hudi(request, tmp_path_factory):
-    oracle = HudiOracle(request.param, tmp_path_factory.mktemp(f"hudi-oracle-{request.param}"))
-    yield oracle
-    oracle.close()
 
 
 def rows(ids, ts, cities, fares):
