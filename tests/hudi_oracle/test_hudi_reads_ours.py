@@ -72,6 +72,9 @@ def test_hudi_reads_our_snapshot_time_travel_and_incremental(hudi, tmp_path, tab
     java = hudi.read(path, incremental)
     assert sorted(java.column("id").to_pylist()) == ["a", "dd"]
     assert_same_table(java, read_table(path, ReadConfig(query_type="incremental", begin_instant=t1)))
+    window = {**incremental, "hoodie.datasource.read.end.instanttime": t2}
+    assert_same_table(hudi.read(path, window),
+                      read_table(path, ReadConfig(query_type="incremental", begin_instant=t1, end_instant=t2)))
 
 
 @pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "non_partitioned"])
@@ -199,3 +202,33 @@ def test_hudi_reads_what_our_spark_datasource_writes(spark, hudi, tmp_path, tabl
     java = hudi.read(path)
     assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
     assert_same_table(java, spark.read.format("hoodie").load(path).toArrow())
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_upserts_into_our_table(hudi, tmp_path, table_type):
+    """Java's upsert (its defaults: bloom index, so it must find our keys through the bloom filters and
+    key ranges in our parquet footers) updates our rows in place, never adds a second copy of a key."""
+    path = str(tmp_path / "trips")
+    write_history(path, our_options(table_type, partitioned=True))
+    options = {**java_options(hudi, metadata=False), "hoodie.datasource.write.table.type": table_type,
+               "hoodie.datasource.write.operation": "upsert"}
+    hudi.write(path, rows(["a", "c", "e"], [7, 7, 7], ["sf", "sf", "nyc"], [7.0, 7.0, 7.0]), options)
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 7), ("c", 7), ("dd", 2), ("e", 7)]
+    assert_same_table(java, read_table(path))
+
+
+def test_hudi_compacts_our_mor_table(hudi, tmp_path):
+    """Java's compactor (``CALL run_compaction(op => 'scheduleandexecute')``, RunCompactionProcedure, with
+    ``hoodie.compact.inline.max.delta.commits=1`` and ``hoodie.metadata.enable=false``) merges our log
+    files (updates and a delete block) into new base files; both read the same after it."""
+    path = str(tmp_path / "trips")
+    write_history(path, our_options("MERGE_ON_READ", partitioned=True))
+    assert list((tmp_path / "trips").rglob(".*.log.*"))
+    instants = hudi.compact(path, {"hoodie.compact.inline.max.delta.commits": "1", "hoodie.metadata.enable": "false"})
+    assert instants[-1].endswith(".commit"), instants
+    java = hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"})
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 2), ("c", 1), ("dd", 2)]
+    assert_same_table(java, read_table(path, ReadConfig(query_type="read_optimized")))
+    assert_same_table(hudi.read(path), read_table(path))

@@ -72,6 +72,9 @@ def assert_we_read_as_hudi(hudi: HudiOracle, path: str, instants: list[str]) -> 
                    "hoodie.datasource.read.begin.instanttime": instants[0]}
     assert_same_table(hudi.read(path, incremental),
                       read_table(path, ReadConfig(query_type="incremental", begin_instant=instants[0])))
+    window = {**incremental, "hoodie.datasource.read.end.instanttime": instants[1]}
+    assert_same_table(hudi.read(path, window), read_table(path, ReadConfig(
+        query_type="incremental", begin_instant=instants[0], end_instant=instants[1])))
 
 
 def test_we_read_hudis_cow_table(hudi, tmp_path):
