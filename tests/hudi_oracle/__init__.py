@@ -153,13 +153,30 @@ def by_key(table: pa.Table) -> list[dict]:
     return table.sort_by(order).to_pylist()
 
 
+def _named_lists(data_type: pa.DataType) -> pa.DataType:
+    """``data_type`` with every list's element field named ``element``: the name is the parquet writer's
+    (Spark writes ``element``, Hudi's parquet-avro writer ``array``), not part of what a reader returns;
+    the element's type and nullability stay."""
+    if pa.types.is_list(data_type):
+        item = data_type.value_field
+        return pa.list_(pa.field("element", _named_lists(item.type), item.nullable))
+    if pa.types.is_struct(data_type):
+        return pa.struct([f.with_type(_named_lists(f.type)) for f in data_type])
+    if pa.types.is_map(data_type):
+        return pa.map_(_named_lists(data_type.key_type), data_type.item_field.with_type(_named_lists(data_type.item_type)))
+    return data_type
+
+
 def assert_same_table(java: pa.Table, ours: pa.Table) -> None:
-    """The same columns (names and Arrow types) and the same rows, meta columns included. The columns'
+    """The same columns (names and Arrow types) and the same rows, meta columns included; the rows are
+    compared before the types, so a failure on the types says the values were equal. The columns'
     order is not compared: Hudi's Spark reads put the partition columns last (see
     test_hudi_reads_ours.test_column_order_as_hudi)."""
     assert sorted(ours.schema.names) == sorted(java.schema.names)
-    assert {f.name: str(f.type) for f in ours.schema} == {f.name: str(f.type) for f in java.schema}
+    ours_types, java_types = ({f.name: str(_named_lists(f.type)) for f in t.schema} for t in (ours, java))
+    differing = {name: (ours_types[name], java_types[name]) for name in ours_types if ours_types[name] != java_types[name]}
     assert by_key(ours) == by_key(java)
+    assert not differing, f"column types (ours, Java's) differ: {differing}"
 
 
 def cdc_changes(table: pa.Table) -> list[tuple]:

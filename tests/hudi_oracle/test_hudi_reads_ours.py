@@ -9,6 +9,8 @@ do not write one, and Hudi lists the files)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 
@@ -232,3 +234,35 @@ def test_hudi_compacts_our_mor_table(hudi, tmp_path):
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 2), ("c", 1), ("dd", 2)]
     assert_same_table(java, read_table(path, ReadConfig(query_type="read_optimized")))
     assert_same_table(hudi.read(path), read_table(path))
+
+
+def typed_rows(ids, ts):
+    """Rows with the logical and nested types Spark and Hudi map to Avro and parquet in their own ways."""
+    n = len(ids)
+    return pa.table({
+        "id": pa.array(ids, pa.string()),
+        "ts": pa.array(ts, pa.int64()),
+        "at": pa.array([1_700_000_000_123_456 + t for t in ts], pa.timestamp("us", tz="UTC")),
+        "day": pa.array([19_000 + t for t in ts], pa.date32()),
+        "amount": pa.array([Decimal(f"{t}.25") for t in ts], pa.decimal128(10, 2)),
+        "small": pa.array([t % 100 for t in ts], pa.int16()),
+        "ratio": pa.array([t / 4 for t in ts], pa.float32()),
+        "blob": pa.array([i.encode() for i in ids], pa.binary()),
+        "tags": pa.array([[i, "x"] for i in ids], pa.list_(pa.string())),
+        "attrs": pa.array([[(i, t)] for i, t in zip(ids, ts)], pa.map_(pa.string(), pa.int64())),
+        "point": pa.array([{"x": float(t), "label": i} for i, t in zip(ids, ts)],
+                          pa.struct([("x", pa.float64()), ("label", pa.string())])),
+        "maybe": pa.array([None] * n, pa.string()),
+    })
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_our_logical_and_nested_types(hudi, tmp_path, table_type):
+    path = str(tmp_path / "typed")
+    options = our_options(table_type, partitioned=False)
+    write_local(path, typed_rows(["a", "b", "c"], [1, 1, 1]), {**options, "hoodie.datasource.write.operation": "insert"})
+    write_local(path, typed_rows(["a", "d"], [2, 2]), {**options, "hoodie.datasource.write.operation": "upsert"})
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 2), ("b", 1), ("c", 1), ("d", 2)]
+    assert_same_table(java, read_table(path))
