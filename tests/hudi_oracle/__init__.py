@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from tests.conftest import REPO, _missing
 
@@ -152,10 +153,44 @@ def by_key(table: pa.Table) -> list[dict]:
     return table.sort_by(order).to_pylist()
 
 
+def _named_lists(data_type: pa.DataType) -> pa.DataType:
+    """``data_type`` with every list's element field named ``element``: the name is the parquet writer's
+    (Spark writes ``element``, Hudi's parquet-avro writer ``array``), not part of what a reader returns;
+    the element's type and nullability stay."""
+    if pa.types.is_list(data_type):
+        item = data_type.value_field
+        return pa.list_(pa.field("element", _named_lists(item.type), item.nullable))
+    if pa.types.is_struct(data_type):
+        return pa.struct([f.with_type(_named_lists(f.type)) for f in data_type])
+    if pa.types.is_map(data_type):
+        return pa.map_(_named_lists(data_type.key_type), data_type.item_field.with_type(_named_lists(data_type.item_type)))
+    return data_type
+
+
 def assert_same_table(java: pa.Table, ours: pa.Table) -> None:
-    """The same columns (names and Arrow types) and the same rows, meta columns included. The columns'
+    """The same columns (names and Arrow types) and the same rows, meta columns included; the rows are
+    compared before the types, so a failure on the types says the values were equal. The columns'
     order is not compared: Hudi's Spark reads put the partition columns last (see
     test_hudi_reads_ours.test_column_order_as_hudi)."""
     assert sorted(ours.schema.names) == sorted(java.schema.names)
-    assert {f.name: str(f.type) for f in ours.schema} == {f.name: str(f.type) for f in java.schema}
+    ours_types, java_types = ({f.name: str(_named_lists(f.type)) for f in t.schema} for t in (ours, java))
+    differing = {name: (ours_types[name], java_types[name]) for name in ours_types if ours_types[name] != java_types[name]}
     assert by_key(ours) == by_key(java)
+    assert not differing, f"column types (ours, Java's) differ: {differing}"
+
+
+def cdc_changes(table: pa.Table) -> list[tuple]:
+    """A CDC query's rows (op, ts_ms, before, after), the images parsed from their JSON (the same change
+    may be spelled with another key order or number format) and without the ``_hoodie_*`` meta fields:
+    Java Hudi puts them in an image it reads from a data file (an insert's after image, a MOR image, an
+    0.15 COW delete's before image) but not in one from a CDC log block; we never do."""
+    def image(text):
+        parsed = None if text is None else json.loads(text)
+        return None if parsed is None else sorted((k, v) for k, v in parsed.items() if not k.startswith("_hoodie_"))
+    return sorted((r["op"], r["ts_ms"], image(r["before"]), image(r["after"])) for r in table.to_pylist())
+
+
+def skip_hudi_1_mor_cdc(hudi: HudiOracle, table_type: str) -> None:
+    if hudi.version != HUDI_0_15 and table_type == "MERGE_ON_READ":
+        pytest.skip(f"Hudi {hudi.version} fails a CDC query on a version-6 MOR table, also on one it wrote itself "
+                    "(HoodieException: Fail to parse the base file and log files from DeltaCommit)")

@@ -9,22 +9,17 @@ do not write one, and Hudi lists the files)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import HUDI_0_15, HUDI_1, HudiOracle, assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 
 pytestmark = pytest.mark.hudi_oracle
-
-
-@pytest.fixture(scope="module", params=[HUDI_0_15, HUDI_1])
-def hudi(request, tmp_path_factory):
-    oracle = HudiOracle(request.param, tmp_path_factory.mktemp(f"hudi-oracle-{request.param}"))
-    yield oracle
-    oracle.close()
 
 
 def rows(ids, ts, cities, fares):
@@ -79,6 +74,9 @@ def test_hudi_reads_our_snapshot_time_travel_and_incremental(hudi, tmp_path, tab
     java = hudi.read(path, incremental)
     assert sorted(java.column("id").to_pylist()) == ["a", "dd"]
     assert_same_table(java, read_table(path, ReadConfig(query_type="incremental", begin_instant=t1)))
+    window = {**incremental, "hoodie.datasource.read.end.instanttime": t2}
+    assert_same_table(hudi.read(path, window),
+                      read_table(path, ReadConfig(query_type="incremental", begin_instant=t1, end_instant=t2)))
 
 
 @pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "non_partitioned"])
@@ -156,4 +154,113 @@ def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path):
     write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
     java = hudi.read(path)
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
+    assert_same_table(java, read_table(path))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_our_cdc(hudi, tmp_path, table_type):
+    """Our writes with ``hoodie.table.cdc.enabled=true`` (its default logging mode, DATA_BEFORE_AFTER);
+    Hudi's CDC query (``hoodie.datasource.query.incremental.format=cdc``) from the first commit on."""
+    skip_hudi_1_mor_cdc(hudi, table_type)
+    path = str(tmp_path / "trips")
+    t1, _, _ = write_history(path, {**our_options(table_type, partitioned=True), "hoodie.table.cdc.enabled": "true"})
+    cdc = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+           "hoodie.datasource.read.begin.instanttime": t1}
+    java = hudi.read(path, cdc)
+    ours = read_table(path, ReadConfig(query_type="incremental", begin_instant=t1, incremental_format="cdc"))
+    assert sorted(r[0] for r in cdc_changes(java)) == ["d", "i", "u"]
+    assert cdc_changes(ours) == cdc_changes(java)
+
+
+@pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table", "delete_partition"])
+def test_hudi_reads_our_overwrites(hudi, tmp_path, operation):
+    """After our insert_overwrite (replaces the partitions it writes), insert_overwrite_table (the whole
+    table) or delete_partition (``hoodie.datasource.write.partitions.to.delete``): a replacecommit."""
+    path = str(tmp_path / "trips")
+    options = our_options("COPY_ON_WRITE", partitioned=True)
+    write_history(path, options)
+    extra = {"hoodie.datasource.write.partitions.to.delete": "sf"} if operation == "delete_partition" else {}
+    write_local(path, rows(["e"], [5], ["sf"], [5.0]),
+                {**options, **extra, "hoodie.datasource.write.operation": operation})
+    java = hudi.read(path)
+    expected = {"insert_overwrite": ["dd", "e"], "insert_overwrite_table": ["e"], "delete_partition": ["dd"]}
+    assert sorted(java.column("id").to_pylist()) == expected[operation]
+    assert_same_table(java, read_table(path))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_what_our_spark_datasource_writes(spark, hudi, tmp_path, table_type):
+    """The user's path: ``df.write.format("hoodie")`` on our Spark 4 session (the distributed write),
+    then Java's read and ours (``spark.read.format("hoodie")``) return the same rows."""
+    path = str(tmp_path / "trips")
+    options = our_options(table_type, partitioned=True)
+    for operation, data in (("insert", rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0])),
+                            ("upsert", rows(["a", "dd"], [2, 2], ["sf", "la"], [1.5, 4.0])),
+                            ("delete", rows(["b"], [3], ["nyc"], [0.0]))):
+        (spark.createDataFrame(data).write.format("hoodie").options(**options)
+         .option("hoodie.datasource.write.operation", operation).mode("append").save(path))
+    java = hudi.read(path)
+    assert sorted(java.column("id").to_pylist()) == ["a", "c", "dd"]
+    assert_same_table(java, spark.read.format("hoodie").load(path).toArrow())
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_upserts_into_our_table(hudi, tmp_path, table_type):
+    """Java's upsert (its defaults: bloom index, so it must find our keys through the bloom filters and
+    key ranges in our parquet footers) updates our rows in place, never adds a second copy of a key."""
+    path = str(tmp_path / "trips")
+    write_history(path, our_options(table_type, partitioned=True))
+    options = {**java_options(hudi, metadata=False), "hoodie.datasource.write.table.type": table_type,
+               "hoodie.datasource.write.operation": "upsert"}
+    hudi.write(path, rows(["a", "c", "e"], [7, 7, 7], ["sf", "sf", "nyc"], [7.0, 7.0, 7.0]), options)
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 7), ("c", 7), ("dd", 2), ("e", 7)]
+    assert_same_table(java, read_table(path))
+
+
+def test_hudi_compacts_our_mor_table(hudi, tmp_path):
+    """Java's compactor (``CALL run_compaction(op => 'scheduleandexecute')``, RunCompactionProcedure, with
+    ``hoodie.compact.inline.max.delta.commits=1`` and ``hoodie.metadata.enable=false``) merges our log
+    files (updates and a delete block) into new base files; both read the same after it."""
+    path = str(tmp_path / "trips")
+    write_history(path, our_options("MERGE_ON_READ", partitioned=True))
+    assert list((tmp_path / "trips").rglob(".*.log.*"))
+    instants = hudi.compact(path, {"hoodie.compact.inline.max.delta.commits": "1", "hoodie.metadata.enable": "false"})
+    assert instants[-1].endswith(".commit"), instants
+    java = hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"})
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 2), ("c", 1), ("dd", 2)]
+    assert_same_table(java, read_table(path, ReadConfig(query_type="read_optimized")))
+    assert_same_table(hudi.read(path), read_table(path))
+
+
+def typed_rows(ids, ts):
+    """Rows with the logical and nested types Spark and Hudi map to Avro and parquet in their own ways."""
+    n = len(ids)
+    return pa.table({
+        "id": pa.array(ids, pa.string()),
+        "ts": pa.array(ts, pa.int64()),
+        "at": pa.array([1_700_000_000_123_456 + t for t in ts], pa.timestamp("us", tz="UTC")),
+        "day": pa.array([19_000 + t for t in ts], pa.date32()),
+        "amount": pa.array([Decimal(f"{t}.25") for t in ts], pa.decimal128(10, 2)),
+        "small": pa.array([t % 100 for t in ts], pa.int16()),
+        "ratio": pa.array([t / 4 for t in ts], pa.float32()),
+        "blob": pa.array([i.encode() for i in ids], pa.binary()),
+        "tags": pa.array([[i, "x"] for i in ids], pa.list_(pa.string())),
+        "attrs": pa.array([[(i, t)] for i, t in zip(ids, ts)], pa.map_(pa.string(), pa.int64())),
+        "point": pa.array([{"x": float(t), "label": i} for i, t in zip(ids, ts)],
+                          pa.struct([("x", pa.float64()), ("label", pa.string())])),
+        "maybe": pa.array([None] * n, pa.string()),
+    })
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_reads_our_logical_and_nested_types(hudi, tmp_path, table_type):
+    path = str(tmp_path / "typed")
+    options = our_options(table_type, partitioned=False)
+    write_local(path, typed_rows(["a", "b", "c"], [1, 1, 1]), {**options, "hoodie.datasource.write.operation": "insert"})
+    write_local(path, typed_rows(["a", "d"], [2, 2]), {**options, "hoodie.datasource.write.operation": "upsert"})
+    java = hudi.read(path)
+    assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
+        ("a", 2), ("b", 1), ("c", 1), ("d", 2)]
     assert_same_table(java, read_table(path))
