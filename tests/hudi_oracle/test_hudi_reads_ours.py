@@ -134,25 +134,32 @@ def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata):
     assert_same_table(java, read_table(path))
 
 
-def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path):
+@pytest.mark.parametrize("metadata", [None, "false"], ids=["hudi_default", "no_metadata_table"])
+def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path, metadata):
     """Java's cleaner (``CALL run_clean``, RunCleanProcedure, with ``hoodie.cleaner.commits.retained=1``)
-    removes the older file slices of our commits; both read the same after it, and we write on. The
-    cleaner runs with ``hoodie.metadata.enable=false``: with Hudi's default it would create the metadata
-    table on our table, which our next write does not update (test_hudi_reads_our_upsert_into_its_table)."""
+    removes the older file slices of our commits; both read the same after it, and we write on. With Hudi's
+    default (``hoodie.metadata.enable`` true for writers) the cleaner may build the metadata table on our
+    table; our next write deletes it first (``table.metadata_table``), so Java, reading with the metadata
+    table on, sees that write."""
     path = str(tmp_path / "trips")
     options = our_options("COPY_ON_WRITE", partitioned=True)
     for ts in (1, 2, 3):
         write_local(path, rows(["a", "b"], [ts, ts], ["sf", "sf"], [float(ts), float(ts)]), options)
     before = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
-    instants = hudi.clean(path, {"hoodie.cleaner.commits.retained": "1", "hoodie.metadata.enable": "false"})
-    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    clean_options = {"hoodie.cleaner.commits.retained": "1"}
+    if metadata is not None:
+        clean_options["hoodie.metadata.enable"] = metadata
+    instants = hudi.clean(path, clean_options)
+    if metadata == "false":
+        assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
     assert instants[-1].endswith(".clean"), instants
     after = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
     assert len(before) == 3 and len(after) < len(before) and set(after) <= set(before)
     assert_same_table(hudi.read(path), read_table(path))
 
     write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
-    java = hudi.read(path)
+    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    java = hudi.read(path, {"hoodie.metadata.enable": "true"})
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
     assert_same_table(java, read_table(path))
 
