@@ -14,26 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
 from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
-from tests.hudi_oracle.test_hudi_reads_ours import typed_rows
+from tests.hudi_oracle.test_hudi_reads_ours import rows, typed_rows
 
 pytestmark = pytest.mark.hudi_oracle
-
-
-def rows(ids, ts, cities, fares):
-    return pa.table({
-        "id": pa.array(ids, pa.string()),
-        "ts": pa.array(ts, pa.int64()),
-        "city": pa.array(cities, pa.string()),
-        "fare": pa.array(fares, pa.float64()),
-        "seats": pa.array([len(i) for i in ids], pa.int32()),
-        "paid": pa.array([f > 1.5 for f in fares], pa.bool_()),
-    })
 
 
 def hudi_options(hudi: HudiOracle, table_type: str) -> dict:
