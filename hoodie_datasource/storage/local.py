@@ -56,6 +56,7 @@ class LocalStorage(Storage):
 
     def write(self, rel: str, data: bytes) -> None:
         path = self.path(rel)
+        _drop_hadoop_checksum(path)
         os.replace(_temporary_copy(path, data, durable=False), path)
 
     def create_once(self, rel: str, data: bytes) -> None:
@@ -133,6 +134,7 @@ class LocalStorage(Storage):
     def delete(self, rel: str) -> bool:
         try:
             os.unlink(self.path(rel))
+            _drop_hadoop_checksum(self.path(rel))
             return True
         except (FileNotFoundError, NotADirectoryError):  # absent, as ``stat`` says (a file where a folder would be)
             return False
@@ -148,6 +150,17 @@ class LocalStorage(Storage):
     def move(self, src: str, dst: str) -> None:
         os.makedirs(os.path.dirname(self.path(dst)), exist_ok=True)
         os.replace(self.path(src), self.path(dst))
+
+
+def _drop_hadoop_checksum(path: str) -> None:
+    """Remove the ``.<name>.crc`` file Hadoop's local file system (so Java Hudi) writes beside each file it
+    writes, and checks on every read: once the file is replaced or deleted here, a stale one would fail
+    Java's reads of it (``hoodie.properties`` after ``update_table_properties``)."""
+    folder, name = os.path.split(path)
+    try:
+        os.unlink(os.path.join(folder, f".{name}.crc"))
+    except FileNotFoundError:
+        pass
 
 
 def _temporary_copy(path: str, data: bytes, durable: bool) -> str:

@@ -15,9 +15,17 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.hudi_oracle import assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
 
 pytestmark = pytest.mark.hudi_oracle
+
+
+@pytest.fixture(scope="module")
+def hudi015(tmp_path_factory):
+    """Apache Hudi 0.15.0, whose merge and partition semantics the fixes follow."""
+    oracle = HudiOracle(HUDI_0_15, tmp_path_factory.mktemp(f"hudi-oracle-{HUDI_0_15}"))
+    yield oracle
+    oracle.close()
 
 VALUES = ["a//b", "a/", "/tmp/somewhere", "../escape", "p/1/", "new york", "50%", "é"]
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"

@@ -92,3 +92,18 @@ def test_the_properties_update_recovers_from_a_crash_between_its_steps(tmp_path)
     assert dict(config.raw)[PARTITIONS_KEY] == "" and config.name == "t"
     assert storage.exists(PROPERTIES_PATH) and not storage.exists(BACKUP_PATH)
     assert read_pairs(path) == [("a", 1)]
+
+
+def test_a_hadoop_checksum_beside_a_rewritten_file_is_removed(tmp_path):
+    """Java's local file system writes ``.hoodie.properties.crc`` and checks it on every read: rewriting
+    ``hoodie.properties`` must not leave a stale one (Java then fails to load the table)."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    crc = tmp_path / "t" / ".hoodie" / ".hoodie.properties.crc"
+    crc.write_bytes(b"crc of the old content")
+    update_table_properties(open_storage(path), {PARTITIONS_KEY: ""})
+    assert not crc.exists()
+    stale = tmp_path / "t" / "x" / ".gone.parquet.crc"
+    (tmp_path / "t" / "x" / "gone.parquet").write_bytes(b"x")
+    stale.write_bytes(b"crc")
+    assert open_storage(path).delete("x/gone.parquet") and not stale.exists()
