@@ -51,7 +51,7 @@ class HoodieTable:
     def _timeline_to_change(self) -> Timeline:
         """The timeline, for a service that will change the table: refused for a table version this library
         does not write, and without Apache Hudi's metadata table, which it would leave stale
-        (``table.metadata_table``)."""
+        (``table.metadata_table``). Called under the table lock, when there is one."""
         timeline = self.timeline()
         timeline.config.check_writable(timeline.storage.uri)
         kept = drop_metadata_table(timeline.storage, timeline.config, timeline.metadata_folder)
@@ -95,7 +95,8 @@ class HoodieTable:
         compaction instants completed. Options: the ``hoodie.compaction.*`` keys (and, beside other
         writers, the concurrency ones: scheduling and completion then take the table lock)."""
         with self._table_lock(options) as guard:
-            timeline = self._timeline_to_change()
+            with (guard or nullcontext)():
+                timeline = self._timeline_to_change()
             return compact_now(timeline.storage, timeline.config, resolve_services_config(options), guard)
 
     def schedule_compaction(self, **options: str) -> str | None:
@@ -104,7 +105,9 @@ class HoodieTable:
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
         with self._table_lock(options) as guard:
-            return execute_compaction(self._timeline_to_change(), instant_time, resolve_services_config(options).compaction,
+            with (guard or nullcontext)():
+                timeline = self._timeline_to_change()
+            return execute_compaction(timeline, instant_time, resolve_services_config(options).compaction,
                                       guard or nullcontext)
 
     def clean(self, **options: str) -> str | None:
