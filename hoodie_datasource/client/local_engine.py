@@ -50,17 +50,29 @@ def _run(session: WriteSession, data: pa.Table) -> str:
     return session.commit(stats, partitions, single_attempt=True)
 
 
+# the order of the records of a bulk insert in its one task, by ``hoodie.bulkinsert.sort.mode`` (None: the
+# option unset); NONE and PARTITION_PATH_REPARTITION keep the input's, as one Spark task would receive it
+_SORT_KEYS = {
+    None: (PARTITION_PATH_COLUMN,),
+    "GLOBAL_SORT": (PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN),
+    "PARTITION_SORT": (PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN),
+    "PARTITION_PATH_REPARTITION_AND_SORT": (PARTITION_PATH_COLUMN,),
+}
+
+
 def _bulk_insert(session: WriteSession, data: pa.Table) -> str:
     """A bulk insert as one task (``write.bulk_insert``), fed the records' batches one by one as a Spark
-    task is; both sort modes sort by partition path and record key here, where one task holds every record."""
+    task is, sorted as ``_SORT_KEYS`` says: one task holds every record, so the size-balanced default
+    (``write.bulk_insert_layout``) amounts to writing one partition after the other."""
     cfg = session.config
     session.mark_inflight({})
     timer = StageTimer(session.stage_seconds)
     records = tagging.keyed(data, cfg)
-    if cfg.bulk_insert_sort_mode != "NONE":
-        records = records.sort_by([(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")])
+    sort_keys = _SORT_KEYS.get(cfg.bulk_insert_sort_mode, ())
+    if sort_keys:
+        records = records.sort_by([(column, "ascending") for column in sort_keys])
     timer.lap("keys")
     batches = (pa.Table.from_batches([batch]) for batch in records.to_batches())
     stats = write_bulk_insert_task(session.context(), cfg, session.average_record_size(), batches,
-                                   UNKNOWN_WRITE_TOKEN, 0, timer, keyed=True)
+                                   UNKNOWN_WRITE_TOKEN, 0, timer, keyed=True, sorted_by_partition=bool(sort_keys))
     return session.commit(stats, single_attempt=True)

@@ -29,8 +29,10 @@ PAYLOAD_CLASSES = (
     "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
 )
 COMPRESSION_CODECS = ("snappy", "gzip", "zstd", "uncompressed", "lz4", "brotli")
-# Hudi's BulkInsertSortMode values we implement (its default is NONE, HoodieWriteConfig.BULK_INSERT_SORT_MODE)
-BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT")
+# Hudi's BulkInsertSortMode values we implement. Hudi's default is NONE (HoodieWriteConfig.BULK_INSERT_SORT_MODE);
+# ours, the option unset, is the size-balanced layout of ``write.bulk_insert_layout``
+BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
+                          "PARTITION_PATH_REPARTITION_AND_SORT")
 
 TABLE_NAME = ConfigProperty("hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"))
 RECORD_KEY = ConfigProperty(
@@ -111,11 +113,12 @@ CDC_LOGGING_MODE = ConfigProperty(
     value_aliases=(("cdc_op_key", "OP_KEY_ONLY"), ("cdc_data_before", "DATA_BEFORE"),
                    ("cdc_data_before_after", "DATA_BEFORE_AFTER")),
 )
-PARALLELISM = ConfigProperty(
-    "hoodie.upsert.shuffle.parallelism", 0, ("parallelism", "hoodie.insert.shuffle.parallelism"), parser=parse_int
-)
+# each operation's tasks (HoodieWriteConfig's *_PARALLELISM_VALUE, 0 by default): 0 infers them from the input
+UPSERT_PARALLELISM = ConfigProperty("hoodie.upsert.shuffle.parallelism", 0, ("parallelism",), parser=parse_int)
+INSERT_PARALLELISM = ConfigProperty("hoodie.insert.shuffle.parallelism", 0, parser=parse_int)
+DELETE_PARALLELISM = ConfigProperty("hoodie.delete.shuffle.parallelism", 0, parser=parse_int)
 BULK_INSERT_SORT_MODE = ConfigProperty(
-    "hoodie.bulkinsert.sort.mode", "NONE", ("bulkinsert.sort.mode",), choices=BULK_INSERT_SORT_MODES
+    "hoodie.bulkinsert.sort.mode", None, ("bulkinsert.sort.mode",), choices=BULK_INSERT_SORT_MODES
 )
 BULK_INSERT_PARALLELISM = ConfigProperty(
     "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int
@@ -237,7 +240,8 @@ WRITE_PROPERTIES = (
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
-    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
+    COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,
+    DELETE_PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM, STATIC_OVERWRITE_PARTITIONS,
 )
 READ_PROPERTIES = (

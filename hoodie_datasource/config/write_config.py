@@ -18,6 +18,13 @@ from hoodie_datasource.table.table_config import (
 )
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# the option giving each operation's tasks (the overwrites take the insert's, as in Hudi's executors)
+_OPERATION_PARALLELISM = {
+    WriteOperation.UPSERT: k.UPSERT_PARALLELISM,
+    WriteOperation.BULK_INSERT: k.BULK_INSERT_PARALLELISM,
+    WriteOperation.DELETE: k.DELETE_PARALLELISM,
+    WriteOperation.DELETE_PARTITION: k.DELETE_PARALLELISM,
+}
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,11 @@ class WriteConfig:
     combine_before_upsert: bool = True
     combine_before_insert: bool = False
     allow_duplicate_on_inserts: bool = True
-    parallelism: int = 0
+    parallelism: int = 0  # the operation's hoodie.*.shuffle.parallelism; 0: inferred from the input
     log_block_format: str = "parquet"
     cdc_enabled: bool = False
     cdc_logging_mode: str = CDC_DEFAULT_MODE
-    bulk_insert_sort_mode: str = "NONE"
-    bulk_insert_parallelism: int = 0  # 0: as many Spark partitions as the input has
+    bulk_insert_sort_mode: str | None = None  # None (unset): the size-balanced layout (write.bulk_insert_layout)
     static_overwrite_partitions: tuple[str, ...] = ()  # insert_overwrite: replaced even when no record is written there
 
     @property
@@ -254,12 +260,11 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         combine_before_upsert=get(k.COMBINE_BEFORE_UPSERT),
         combine_before_insert=get(k.COMBINE_BEFORE_INSERT),
         allow_duplicate_on_inserts=get(k.ALLOW_DUPLICATE_ON_INSERTS),
-        parallelism=get(k.PARALLELISM),
+        parallelism=get(_OPERATION_PARALLELISM.get(operation, k.INSERT_PARALLELISM)),
         log_block_format=get(k.LOG_BLOCK_FORMAT),
         cdc_enabled=cdc_enabled,
         cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
         bulk_insert_sort_mode=get(k.BULK_INSERT_SORT_MODE),
-        bulk_insert_parallelism=get(k.BULK_INSERT_PARALLELISM),
         static_overwrite_partitions=static_partitions,
     )
 

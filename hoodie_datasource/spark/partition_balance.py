@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator, unescape_path_name
+from hoodie_datasource.write.task_balance import assign_tasks
 
 SPARK_HASH_SEED = 42  # HashPartitioning's Murmur3Hash seed
 # a value is looked up among the partitions one by one (Spark's map lookup is a scan): above this many
@@ -46,18 +47,6 @@ def task_keys(tasks: int) -> list[int]:
         keys.setdefault(spark_partition_of_int(candidate, tasks), candidate)
         candidate += 1
     return [keys[t] for t in range(tasks)]
-
-
-def assign_tasks(partition_bytes: Mapping[str, int], tasks: int) -> dict[str, int]:
-    """Each partition's task: heaviest first, to the task with the fewest bytes so far (the lowest index
-    on a tie), so task 0 gets the heaviest partition."""
-    loads = [0] * tasks
-    assigned = {}
-    for partition in sorted(partition_bytes, key=lambda p: (-partition_bytes[p], p)):
-        task = min(range(tasks), key=lambda t: (loads[t], t))
-        assigned[partition] = task
-        loads[task] += partition_bytes[partition]
-    return assigned
 
 
 def balanced_task_key(column: Column, values: Mapping[str, Column], partition_bytes: Mapping[str, int],

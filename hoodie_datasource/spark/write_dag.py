@@ -42,6 +42,7 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
+from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
 from hoodie_datasource.spark.partition_clustering import partition_clustering
@@ -265,7 +266,7 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     return session.commit(stats)
 
 
-def _bulk_insert_tasks(session: WriteSession, keyed: bool):
+def _bulk_insert_tasks(session: WriteSession, keyed: bool, sorted_by_partition: bool):
     """A ``mapInArrow`` function writing its task's rows into new file groups (``write.bulk_insert``), then
     checking the instant is still pending (``write.task_attempt``); one row per file written, and one
     more with the task's stage timings (stat null)."""
@@ -278,7 +279,7 @@ def _bulk_insert_tasks(session: WriteSession, keyed: bool):
         timer = StageTimer()
         tables = (pa.Table.from_batches([batch]) for batch in batches)
         stats = end_task_attempt(timeline, instant, write_bulk_insert_task(
-            ctx, cfg, record_size, tables, token, task_partition, timer, keyed))
+            ctx, cfg, record_size, tables, token, task_partition, timer, keyed, sorted_by_partition))
         columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
         for stage in bulk_insert.STAGES:
             columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
@@ -287,37 +288,22 @@ def _bulk_insert_tasks(session: WriteSession, keyed: bool):
 
 
 def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
-    """A bulk insert in one Spark job: each task writes its rows straight into new file groups, after the
-    sort ``hoodie.bulkinsert.sort.mode`` asks for (Hudi's ``*PartitionerWithRows``):
-
-    - NONE: the input as it is partitioned (``NonSortPartitionerWithRows``, which the data source's
-      ``BulkInsertInternalPartitionerWithRowsFactory.get`` builds without enforcing the parallelism);
-    - GLOBAL_SORT: sorted by partition path and record key across tasks (``GlobalSortPartitionerWithRows``);
-    - PARTITION_SORT: shuffled by partition path, each task's rows sorted by record key
-      (``PartitionSortPartitionerWithRows``).
-
-    ``hoodie.bulkinsert.shuffle.parallelism``, when given, is the sorted modes' task count after the sort.
-    Sorted modes key the records first, in a job of their own before the sort's shuffle."""
+    """A bulk insert: each task writes its rows straight into new file groups, the rows arranged as
+    ``hoodie.bulkinsert.sort.mode`` asks (``spark.bulk_insert_partitioning``: counting the input by
+    partition first, unless the mode is NONE)."""
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    parallelism, mode = cfg.bulk_insert_parallelism, cfg.bulk_insert_sort_mode
-    if mode == "NONE":
-        rows = df
-    else:
-        rows = df.mapInArrow(_add_keys(cfg), keyed_schema)
-        if mode == "GLOBAL_SORT":
-            rows = rows.sort(PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN)
-            rows = rows.coalesce(parallelism) if parallelism else rows
-        elif cfg.keygen.partition_fields:
-            rows = rows.repartition(*([parallelism] if parallelism else []), PARTITION_PATH_COLUMN)
-            rows = rows.sortWithinPartitions(RECORD_KEY_COLUMN)
-        else:
-            rows = (rows.coalesce(parallelism) if parallelism else rows).sortWithinPartitions(RECORD_KEY_COLUMN)
+    with _step(session, df, "bulk insert: counting rows by partition"):
+        arranged = bulk_insert_input(session, df, keyed_schema, _add_keys(cfg))
+    timer.lap("profile")
     schema = T.StructType([T.StructField("stat", T.StringType())]
                           + [T.StructField(f"{stage}_ms", T.LongType()) for stage in bulk_insert.STAGES])
-    with _step(session, df, f"bulk insert ({mode})"):
-        results = rows.mapInArrow(_bulk_insert_tasks(session, keyed=mode != "NONE"), schema).collect()
+    mode = cfg.bulk_insert_sort_mode or "size-balanced"
+    tasks = f"{arranged.tasks} tasks" if arranged.tasks else "the input's tasks"
+    with _step(session, df, f"bulk insert ({mode}, {tasks})"):
+        results = arranged.rows.mapInArrow(_bulk_insert_tasks(session, arranged.keyed, arranged.sorted_by_partition),
+                                           schema).collect()
     timer.lap("job")
     stats = [WriteStat.from_dict(json.loads(r[0])) for r in results if r[0] is not None]
     for i, stage in enumerate(bulk_insert.STAGES, start=1):

@@ -181,9 +181,7 @@ class BulkInsertWriter:
         them they are all it holds, and its float columns without NaN get statistics: ``BaseFileEncoder``)."""
         ctx, timer = self._ctx, self._timer
         keys = rows.column(RECORD_KEY_COLUMN).combine_chunks()
-        positions = np.arange(target.rows, target.rows + rows.num_rows, dtype=np.int64)
-        table = with_meta_columns(conform(rows, ctx.data_schema), keys, target.partition, ctx.instant,
-                                  self._task_partition, target.file_name, positions)
+        table = _with_meta(ctx, rows, keys, target.partition, self._task_partition, target.file_name, target.rows)
         timer.lap("meta")
         target.add_keys(keys)
         if target.encoder is None:
@@ -228,6 +226,48 @@ class BulkInsertWriter:
         self._timer.lap("upload")
 
 
+def _with_meta(ctx: WriteContext, rows: pa.Table, keys: pa.Array, partition: str, task_partition: int,
+               file_name: str, first_position: int) -> pa.Table:
+    """``rows`` (keyed) as the file ``file_name`` stores them, from its row ``first_position`` on: the
+    table's data columns after Hudi's meta columns."""
+    positions = np.arange(first_position, first_position + rows.num_rows, dtype=np.int64)
+    return with_meta_columns(conform(rows, ctx.data_schema), keys, partition, ctx.instant, task_partition,
+                             file_name, positions)
+
+
+def encoded_record_size(ctx: WriteContext, records: pa.Table, max_file_size: int) -> float:
+    """Bytes a record of ``records`` (keyed rows, a sample of a write) takes in a base file of the table of
+    at most ``max_file_size`` bytes, its meta columns included: the sample encoded in memory, in slices
+    of a file's rows when a file holds fewer rows than the sample (a small file compresses worse), the
+    sample shuffled first, as a file gets rows by their key's hash, not in the input's order (which may
+    be the keys'). The file's footer (its bloom filter) is left out, as the writer leaves it out when it
+    rolls files by size."""
+    size = _encoded_size(ctx, records) / max(1, records.num_rows)
+    per_file = int(max_file_size / size)
+    if 0 < per_file < records.num_rows // 2:
+        records = records.take(np.random.default_rng(0).permutation(records.num_rows))
+        whole = records.num_rows // per_file * per_file
+        size = sum(_encoded_size(ctx, records.slice(i, per_file)) for i in range(0, whole, per_file)) / whole
+    return max(1.0, size)
+
+
+def footer_size(ctx: WriteContext) -> int:
+    """Bytes of a new file's footer entries before its keys are added (its empty bloom filter)."""
+    return sum(len(v) for v in footer_entries(empty_filter_for(ctx.index), "", "").values())
+
+
+def _encoded_size(ctx: WriteContext, records: pa.Table) -> int:
+    if records.num_rows == 0:
+        return 0
+    keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
+    partition = records.column(PARTITION_PATH_COLUMN)[0].as_py()
+    table = _with_meta(ctx, records, keys, partition, 0, base_file_name("sample", "0-0-0", ctx.instant), 0)
+    encoder = BaseFileEncoder(pa.unify_schemas([meta_schema(), ctx.data_schema]), table, ctx.compression,
+                              ctx.record_key_fields, complete=True)
+    encoder.write(table)
+    return encoder.size
+
+
 def _by_partition(records: pa.Table) -> list[tuple[str, pa.Table]]:
     """``records`` split by partition path, each partition's rows in their order."""
     if records.num_rows == 0:
@@ -245,11 +285,13 @@ def _by_partition(records: pa.Table) -> list[tuple[str, pa.Table]]:
 
 
 def write_bulk_insert_task(ctx: WriteContext, config: WriteConfig, record_size: int, batches: Iterable[pa.Table],
-                           token: str, task_partition: int, timer: StageTimer, keyed: bool = False) -> list[WriteStat]:
+                           token: str, task_partition: int, timer: StageTimer, keyed: bool = False,
+                           sorted_by_partition: bool = False) -> list[WriteStat]:
     """Write one task's ``batches`` (the input rows, or already ``keyed`` ones) into new file groups;
-    their write stats. ``config.bulk_insert_sort_mode`` tells whether the batches come sorted by partition."""
+    their write stats. ``sorted_by_partition``: the batches hold each partition's rows together, so a
+    partition's file closes when the next partition starts."""
     writer = BulkInsertWriter(ctx, config.sizing.max_file_size, record_size, token, task_partition,
-                              config.bulk_insert_sort_mode != "NONE", timer)
+                              sorted_by_partition, timer)
     for batch in batches:
         timer.lap("input")  # waiting for the batch (in Spark: the JVM's rows turned into Arrow, sent over)
         records = batch if keyed else tagging.keyed(batch, config)

@@ -255,8 +255,9 @@ def test_commit_metadata_records_stage_timings(spark, table_path):
     write(trips(spark, [("b", 1, "sf", 10.0)]), table_path, mode="bulk_insert")
     meta = HoodieTable(table_path).commit_metadata(HoodieTable(table_path).latest_commit())
     stages = {k for k in meta["extraMetadata"] if k.startswith("hoodie.stage.")}
-    # a bulk insert is one job, its tasks timing each step (write.bulk_insert.STAGES)
-    assert stages == {f"hoodie.stage.{s}.ms" for s in ("job", "commit")} | {
+    # a bulk insert counts its input by partition (profile), then is one job, its tasks timing each step
+    # (write.bulk_insert.STAGES)
+    assert stages == {f"hoodie.stage.{s}.ms" for s in ("profile", "job", "commit")} | {
         f"hoodie.stage.{s}_task.ms" for s in ("input", "keys", "route", "meta", "bloom", "encode", "upload")}
     json.loads(meta["extraMetadata"]["schema"])
 

@@ -57,7 +57,7 @@ def test_bulk_insert_rolls_over_to_new_file_groups_with_hudis_footers(tmp_path, 
     assert sorted(zip(by_hudi_rs.column("id").to_pylist(), by_hudi_rs.column("v").to_pylist())) == expected
 
 
-def test_sort_modes_and_a_mode_we_do_not_implement(tmp_path):
+def test_sort_modes_and_a_mode_hudi_does_not_have(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, batch(ROWS), {**OPTS, "hoodie.bulkinsert.sort.mode": "global_sort"})
     files = _base_files(path)
@@ -65,8 +65,9 @@ def test_sort_modes_and_a_mode_we_do_not_implement(tmp_path):
     for data in files.values():
         keys = data.column("_hoodie_record_key").to_pylist()
         assert keys == sorted(keys)
-    with pytest.raises(HoodieConfigError, match="hoodie.bulkinsert.sort.mode.*NONE, GLOBAL_SORT, PARTITION_SORT"):
-        write_local(path, batch(ROWS), {**OPTS, "hoodie.bulkinsert.sort.mode": "PARTITION_PATH_REPARTITION"})
+    with pytest.raises(HoodieConfigError, match="hoodie.bulkinsert.sort.mode.*NONE, GLOBAL_SORT, PARTITION_SORT, "
+                                                "PARTITION_PATH_REPARTITION, PARTITION_PATH_REPARTITION_AND_SORT"):
+        write_local(path, batch(ROWS), {**OPTS, "hoodie.bulkinsert.sort.mode": "SORTED"})
 
 
 def test_combining_before_a_bulk_insert_keeps_one_record_per_key(tmp_path):
@@ -83,7 +84,9 @@ def test_a_task_over_its_memory_bound_encodes_early_then_closes_files(tmp_path, 
 
     monkeypatch.setattr(bulk_insert, "TASK_MEMORY_BYTES", 60_000)
     path = str(tmp_path / "t")
-    write_local(path, pa.Table.from_batches(batch(ROWS).to_batches(max_chunksize=100)), OPTS)  # 30 batches
+    # NONE: the partitions' rows interleaved, a file open for each
+    write_local(path, pa.Table.from_batches(batch(ROWS).to_batches(max_chunksize=100)),
+                {**OPTS, "hoodie.bulkinsert.sort.mode": "NONE"})  # 30 batches
     files = _base_files(path)
     assert len(files) > 2  # files closed early
     assert any(pq.ParquetFile(os.path.join(path, name)).num_row_groups > 1 for name in files)  # buffers encoded early

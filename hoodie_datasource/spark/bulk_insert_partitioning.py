@@ -1,0 +1,162 @@
+"""How a bulk insert's rows reach its tasks: Hudi's ``BulkInsertSortMode``s over rows, and our default.
+
+``hoodie.bulkinsert.sort.mode`` unset (our default, which differs from Hudi's ``NONE``): the size-balanced
+layout of ``write.bulk_insert_layout``. The input is counted per table partition (a Spark aggregation
+over the partition columns, ``partition_clustering``, so the rows go to Python once, in the writing
+task), a sample gives the bytes a record takes encoded, and every row is shuffled to the task writing its
+partition's file unit: files near ``hoodie.parquet.max.file.size`` whatever the input's partitioning,
+with no sort. Hudi's ``NONE`` writes the input as it is partitioned, which for a DataFrame made from
+Arrow or pandas, or read from a few hundred files, means a small file per input partition in every table
+partition (apache/hudi#2393): asked for by name it still does that.
+
+The named modes follow Hudi's ``*PartitionerWithRows``:
+
+- ``NONE``: the input as it is (``NonSortPartitionerWithRows``; the parallelism does not apply);
+- ``GLOBAL_SORT``: sorted by partition path and record key across the tasks (``GlobalSortPartitionerWithRows``);
+- ``PARTITION_SORT``: shuffled by partition path, each task's rows sorted by partition path and record key
+  (``PartitionSortPartitionerWithRows`` shuffles by path and sorts by key; Hudi 0.15's
+  ``RDDPartitionSortPartitionerWithRows`` sorts by path and key: with both, a task writes one partition
+  after the other instead of reopening a partition's file at each key of another);
+- ``PARTITION_PATH_REPARTITION``: shuffled by partition path (``PartitionPathRepartitionPartitionerWithRows``);
+- ``PARTITION_PATH_REPARTITION_AND_SORT``: shuffled by partition path, each task's rows sorted by it
+  (``PartitionPathRepartitionAndSortPartitionerWithRows``).
+
+A table without partition fields is coalesced instead of shuffled by path, as Hudi's partitioners do.
+Every mode but ``NONE`` runs ``hoodie.bulkinsert.shuffle.parallelism`` tasks, or when it is 0 (Hudi's
+default) as many as the input's size asks for (``bulk_insert_layout.inferred_parallelism``), where Hudi
+(``ParallelismHelper.deduceShuffleParallelism``) keeps the input's partition count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from hoodie_datasource.client.write_client import WriteSession
+from hoodie_datasource.spark.partition_balance import task_keys
+from hoodie_datasource.spark.partition_clustering import partition_clustering
+from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.write import bulk_insert, tagging
+from hoodie_datasource.write.bulk_insert_layout import inferred_parallelism, plan_layout
+
+logger = logging.getLogger(__name__)
+
+ArrowFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+SAMPLE_ROWS = 20_000  # rows encoded on the driver to learn the bytes a record takes in a file
+GROUP_COLUMN = "_hoodie_bulk_insert_group"
+UNITS_COLUMN = "_hoodie_bulk_insert_units"
+
+
+@dataclass(frozen=True)
+class BulkInsertInput:
+    rows: DataFrame  # what the tasks write, one Spark partition a task
+    keyed: bool  # the rows carry their record key and partition path already
+    sorted_by_partition: bool  # a task's rows come grouped by partition path
+    tasks: int | None  # None: as many as the input has partitions
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """The input counted by table partition: ``frame`` (the input, keyed when its partitions cannot be told
+    without the path), ``by`` (columns equal for the rows of one table partition; none without partition
+    fields), rows by ``hash(by)``, and the bytes a record takes encoded."""
+    frame: DataFrame
+    keyed: bool
+    by: list[Column]
+    rows: dict[int, int]
+    record_size: float
+
+    def inferred_tasks(self, max_file_size: int, cores: int) -> int:
+        """Tasks for a shuffle by partition: the input's size, and no more than its partitions."""
+        total = sum(self.rows.values()) * self.record_size
+        return max(1, min(len(self.rows), inferred_parallelism(total, max_file_size, cores)))
+
+
+def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: StructType,
+                      add_keys: ArrowFunction) -> BulkInsertInput:
+    """``df`` arranged for the bulk insert's tasks as ``hoodie.bulkinsert.sort.mode`` asks; ``add_keys`` is
+    the ``mapInArrow`` function keying rows into ``keyed_schema``."""
+    cfg = session.config
+    mode, partitioned = cfg.bulk_insert_sort_mode, bool(cfg.keygen.partition_fields)
+    if mode == "NONE":
+        return BulkInsertInput(df, keyed=False, sorted_by_partition=False, tasks=None)
+    profile = _profile(session, df, keyed_schema, add_keys)
+    if mode is None:
+        return _size_balanced(session, profile)
+    tasks = cfg.parallelism or profile.inferred_tasks(cfg.sizing.max_file_size, _cores(df))
+    if mode in ("GLOBAL_SORT", "PARTITION_SORT"):  # sorted by record key: keyed before the shuffle
+        keyed = profile.frame if profile.keyed else df.mapInArrow(add_keys, keyed_schema)
+        if mode == "GLOBAL_SORT":
+            rows = keyed.repartitionByRange(tasks, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN)
+        else:
+            rows = keyed.repartition(tasks, PARTITION_PATH_COLUMN) if partitioned else keyed.coalesce(tasks)
+        rows = rows.sortWithinPartitions(PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN)
+        return BulkInsertInput(rows, keyed=True, sorted_by_partition=True, tasks=tasks)
+    if not partitioned:
+        return BulkInsertInput(profile.frame.coalesce(tasks), profile.keyed, sorted_by_partition=False, tasks=tasks)
+    rows = profile.frame.repartition(tasks, *profile.by)
+    sort = mode == "PARTITION_PATH_REPARTITION_AND_SORT"
+    return BulkInsertInput(rows.sortWithinPartitions(*profile.by) if sort else rows, profile.keyed,
+                           sorted_by_partition=sort, tasks=tasks)
+
+
+def _cores(df: DataFrame) -> int:
+    try:
+        return df.sparkSession.sparkContext.defaultParallelism
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return int(df.sparkSession.conf.get("spark.default.parallelism", "2") or 2)
+
+
+def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add_keys: ArrowFunction) -> _Profile:
+    """Count ``df`` by table partition (one Spark job over the partition columns) and measure the bytes a
+    record takes from its first ``SAMPLE_ROWS`` rows (another, small)."""
+    cfg = session.config
+    frame, keyed, by = df, False, []
+    if cfg.keygen.partition_fields:
+        by = partition_clustering(df, cfg.keygen)
+        if by is None:  # values that render to paths only through the key generator: keyed first
+            frame, keyed, by = df.mapInArrow(add_keys, keyed_schema), True, [F.col(PARTITION_PATH_COLUMN)]
+    group = F.hash(*by) if by else F.lit(0)
+    counts = {r[0]: r[1] for r in frame.groupBy(group.alias(GROUP_COLUMN)).count().collect()}
+    sample = frame.limit(SAMPLE_ROWS).toArrow()
+    if not keyed:
+        sample = tagging.keyed(sample, cfg)
+    record_size = bulk_insert.encoded_record_size(session.context(), sample, cfg.sizing.max_file_size)
+    return _Profile(frame, keyed, by, counts, record_size)
+
+
+def _size_balanced(session: WriteSession, profile: _Profile) -> BulkInsertInput:
+    """Every row shuffled to the task writing its file unit (``bulk_insert_layout``): the unit is its record
+    key's hash among its partition's units, the task comes from a small table of units by partition,
+    broadcast to the join."""
+    cfg, frame = session.config, profile.frame
+    layout = plan_layout(profile.rows, profile.record_size, cfg.sizing.max_file_size, cfg.parallelism,
+                         _cores(frame), bulk_insert.TASK_MEMORY_BYTES, bulk_insert.footer_size(session.context()))
+    keys = task_keys(layout.tasks)
+    logger.info("Bulk insert of %d rows in %d partitions: %d tasks, %d file units, %.0f bytes a record",
+                sum(profile.rows.values()), len(profile.rows), layout.tasks,
+                sum(len(u) for u in layout.unit_tasks.values()), profile.record_size)
+    units = frame.sparkSession.createDataFrame(
+        [(group, [keys[t] for t in tasks]) for group, tasks in layout.unit_tasks.items()],
+        f"{GROUP_COLUMN} int, {UNITS_COLUMN} array<int>")
+    if profile.keyed:
+        record_key = [F.col(RECORD_KEY_COLUMN)]
+    else:
+        record_key = [F.col("`" + f.replace("`", "``") + "`") if f in frame.columns else F.col(f)
+                      for f in cfg.keygen.record_key_fields]
+    group = F.hash(*profile.by) if profile.by else F.lit(0)
+    unit = F.pmod(F.hash(*record_key), F.size(UNITS_COLUMN)) + 1
+    task_key = F.coalesce(F.element_at(F.col(UNITS_COLUMN), unit), F.col(GROUP_COLUMN))  # a group not counted
+    rows = frame.withColumn(GROUP_COLUMN, group).join(F.broadcast(units), GROUP_COLUMN, "left")
+    rows = rows.repartition(layout.tasks, task_key)
+    if layout.sorted_by_partition:
+        rows = rows.sortWithinPartitions(GROUP_COLUMN)
+    return BulkInsertInput(rows.select(*[F.col("`" + c.replace("`", "``") + "`") for c in frame.columns]),
+                           profile.keyed, layout.sorted_by_partition, layout.tasks)

@@ -1,0 +1,27 @@
+"""Spreading pieces of work of known weight over a fixed number of tasks, the heaviest first.
+
+Longest processing time first: each piece, heaviest first, goes to the task with the least weight so far.
+Spark launches tasks in order, so with task 0 holding the heaviest piece the heaviest work starts first,
+and the last pieces placed (the lightest) even out the tasks' ends.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
+
+Piece = TypeVar("Piece", bound=Hashable)
+
+
+def assign_tasks(weights: Mapping[Piece, int], tasks: int) -> dict[Piece, int]:
+    """Each piece's task: heaviest first, to the task with the least weight so far (the lowest index on a
+    tie), so task 0 gets the heaviest piece. Pieces of equal weight are placed in their sorted order, so
+    the pieces must be comparable with each other."""
+    loads = [(0, t) for t in range(tasks)]  # already a heap
+    assigned = {}
+    for piece in sorted(weights, key=lambda p: (-weights[p], p)):
+        load, task = heapq.heappop(loads)
+        assigned[piece] = task
+        heapq.heappush(loads, (load + weights[piece], task))
+    return assigned

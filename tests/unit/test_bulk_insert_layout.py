@@ -1,0 +1,41 @@
+"""The size-balanced layout of a bulk insert (``write.bulk_insert_layout``): file units of a partition's
+bytes, spread over tasks heaviest first, with the task count inferred from the size."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hoodie_datasource.write.bulk_insert_layout import inferred_parallelism, plan_layout
+
+MB = 1024 * 1024
+
+
+def test_a_huge_partition_is_cut_into_file_units_over_the_tasks_and_small_ones_share_a_task():
+    rows = {"huge": 1000 * MB, **{f"small{i}": 10 * MB for i in range(20)}}  # a byte a record
+    layout = plan_layout(rows, 1.0, 120 * MB, 0, cores=2, task_memory=256 * MB)
+    assert len(layout.unit_tasks["huge"]) == 9  # ceil(1000 / 120) units of 111 MB
+    assert all(len(layout.unit_tasks[f"small{i}"]) == 1 for i in range(20))
+    assert layout.tasks == 10  # ceil(1200 MB / 120 MB): a file's worth each
+    assert len(set(layout.unit_tasks["huge"])) == 9  # one unit a task, the heaviest first
+    assert layout.unit_tasks["huge"] == tuple(range(9))
+    shared = Counter(layout.unit_tasks[f"small{i}"][0] for i in range(20))
+    assert shared[9] >= 11  # the task without a unit of the huge one
+    loads = Counter({t: 1000 / 9 for t in range(9)})
+    loads.update({t: 10 * n for t, n in shared.items()})
+    assert max(loads.values()) <= 1.1 * min(loads.values())
+    assert not layout.sorted_by_partition
+
+
+def test_tasks_follow_the_size_or_the_parallelism_asked_for():
+    small = {"a": 10, "b": 5}
+    assert plan_layout(small, 100.0, 120 * MB, 0, cores=2, task_memory=256 * MB).tasks == 2
+    assert plan_layout({"a": 2}, 100.0, 120 * MB, 0, cores=8, task_memory=256 * MB).tasks == 1  # one unit
+    assert plan_layout(small, 100.0, 120 * MB, 5, cores=2, task_memory=256 * MB).tasks == 5
+    assert plan_layout({}, 100.0, 120 * MB, 0, cores=2, task_memory=256 * MB).tasks == 1
+    assert inferred_parallelism(1000 * MB, 120 * MB, 2) == 9 and inferred_parallelism(1, 120 * MB, 4) == 4
+
+
+def test_a_task_holding_more_than_its_memory_of_several_partitions_gets_them_sorted():
+    rows = {f"p{i}": 100 * MB for i in range(8)}
+    assert plan_layout(rows, 1.0, 120 * MB, 2, cores=2, task_memory=256 * MB).sorted_by_partition
+    assert not plan_layout(rows, 1.0, 120 * MB, 8, cores=2, task_memory=256 * MB).sorted_by_partition
