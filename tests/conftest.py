@@ -151,6 +151,7 @@ def table_path(tmp_path: Path) -> str:
     return str(tmp_path / "table")
 
 
+# Spark's default shuffle partitions and adaptive execution for a test: tests/spark_stages.py
 # Object-store servers (moto's S3, Azurite) and a new bucket or container per test: tests/object_stores.py
 from tests.object_stores import (  # noqa: E402, F401
     azure_container,
@@ -162,6 +163,7 @@ from tests.object_stores import (  # noqa: E402, F401
     s3_bucket,
     s3_env,
 )
+from tests.spark_stages import spark_defaults  # noqa: E402, F401
 
 # A ZooKeeper server (Debian's package) for the ZooKeeper lock's tests: tests/zookeeper_server.py
 from tests.zookeeper_server import zookeeper  # noqa: E402, F401

@@ -23,7 +23,7 @@ The named modes follow Hudi's ``*PartitionerWithRows``:
 
 A table without partition fields is coalesced instead of shuffled by path, as Hudi's partitioners do.
 Every mode but ``NONE`` runs ``hoodie.bulkinsert.shuffle.parallelism`` tasks, or when it is 0 (Hudi's
-default) as many as the input's size asks for (``bulk_insert_layout.inferred_parallelism``), where Hudi
+default) as many as the input's size asks for (``task_balance.inferred_parallelism``), where Hudi
 (``ParallelismHelper.deduceShuffleParallelism``) keeps the input's partition count.
 """
 
@@ -33,17 +33,20 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.client.write_client import WriteSession
+from hoodie_datasource.spark.input_size import cores
 from hoodie_datasource.spark.partition_balance import task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.write import bulk_insert, tagging
-from hoodie_datasource.write.bulk_insert_layout import inferred_parallelism, plan_layout
+from hoodie_datasource.write.bulk_insert_layout import plan_layout
+from hoodie_datasource.write.task_balance import inferred_parallelism
 
 logger = logging.getLogger(__name__)
 
@@ -66,15 +69,19 @@ class BulkInsertInput:
 class _Profile:
     """The input counted by table partition: ``frame`` (the input, keyed when its partitions cannot be told
     without the path), ``by`` (columns equal for the rows of one table partition; none without partition
-    fields), rows by ``hash(by)``, and the bytes a record takes encoded."""
+    fields), rows by ``hash(by)``, the bytes a record takes encoded, and whether the input is ``small``
+    (it fitted in the sample: one task writes it, with no shuffle)."""
     frame: DataFrame
     keyed: bool
     by: list[Column]
     rows: dict[int, int]
     record_size: float
+    small: bool
 
     def inferred_tasks(self, max_file_size: int, cores: int) -> int:
         """Tasks for a shuffle by partition: the input's size, and no more than its partitions."""
+        if self.small:
+            return 1
         total = sum(self.rows.values()) * self.record_size
         return max(1, min(len(self.rows), inferred_parallelism(total, max_file_size, cores)))
 
@@ -90,7 +97,7 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
     profile = _profile(session, df, keyed_schema, add_keys)
     if mode is None:
         return _size_balanced(session, profile)
-    tasks = cfg.parallelism or profile.inferred_tasks(cfg.sizing.max_file_size, _cores(df))
+    tasks = cfg.parallelism or profile.inferred_tasks(cfg.sizing.max_file_size, cores(df.sparkSession))
     if mode in ("GLOBAL_SORT", "PARTITION_SORT"):  # sorted by record key: keyed before the shuffle
         keyed = profile.frame if profile.keyed else df.mapInArrow(add_keys, keyed_schema)
         if mode == "GLOBAL_SORT":
@@ -107,16 +114,10 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
                            sorted_by_partition=sort, tasks=tasks)
 
 
-def _cores(df: DataFrame) -> int:
-    try:
-        return df.sparkSession.sparkContext.defaultParallelism
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
-        return int(df.sparkSession.conf.get("spark.default.parallelism", "2") or 2)
-
-
 def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add_keys: ArrowFunction) -> _Profile:
     """Count ``df`` by table partition (one Spark job over the partition columns) and measure the bytes a
-    record takes from its first ``SAMPLE_ROWS`` rows (another, small)."""
+    record takes from its first ``SAMPLE_ROWS`` rows (a small job before it; when they are all the input
+    has, they are counted instead)."""
     cfg = session.config
     frame, keyed, by = df, False, []
     if cfg.keygen.partition_fields:
@@ -124,12 +125,18 @@ def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add
         if by is None:  # values that render to paths only through the key generator: keyed first
             frame, keyed, by = df.mapInArrow(add_keys, keyed_schema), True, [F.col(PARTITION_PATH_COLUMN)]
     group = F.hash(*by) if by else F.lit(0)
-    counts = {r[0]: r[1] for r in frame.groupBy(group.alias(GROUP_COLUMN)).count().collect()}
-    sample = frame.limit(SAMPLE_ROWS).toArrow()
+    sample = frame.withColumn(GROUP_COLUMN, group).limit(SAMPLE_ROWS).toArrow()
+    whole = sample.num_rows < SAMPLE_ROWS
+    if whole:  # the sample is the whole input: counted from it
+        groups, rows = np.unique(sample.column(GROUP_COLUMN).to_numpy(), return_counts=True)
+        counts = {int(g): int(n) for g, n in zip(groups, rows)}
+    else:
+        counts = {r[0]: r[1] for r in frame.groupBy(group.alias(GROUP_COLUMN)).count().collect()}
+    sample = sample.drop_columns([GROUP_COLUMN])
     if not keyed:
         sample = tagging.keyed(sample, cfg)
     record_size = bulk_insert.encoded_record_size(session.context(), sample, cfg.sizing.max_file_size)
-    return _Profile(frame, keyed, by, counts, record_size)
+    return _Profile(frame, keyed, by, counts, record_size, whole)
 
 
 def _size_balanced(session: WriteSession, profile: _Profile) -> BulkInsertInput:
@@ -137,8 +144,11 @@ def _size_balanced(session: WriteSession, profile: _Profile) -> BulkInsertInput:
     key's hash among its partition's units, the task comes from a small table of units by partition,
     broadcast to the join."""
     cfg, frame = session.config, profile.frame
+    if profile.small and not cfg.parallelism:
+        return BulkInsertInput(frame.coalesce(1), profile.keyed, sorted_by_partition=False, tasks=1)
     layout = plan_layout(profile.rows, profile.record_size, cfg.sizing.max_file_size, cfg.parallelism,
-                         _cores(frame), bulk_insert.TASK_MEMORY_BYTES, bulk_insert.footer_size(session.context()))
+                         cores(frame.sparkSession), bulk_insert.TASK_MEMORY_BYTES,
+                         bulk_insert.footer_size(session.context()))
     keys = task_keys(layout.tasks)
     logger.info("Bulk insert of %d rows in %d partitions: %d tasks, %d file units, %.0f bytes a record",
                 sum(profile.rows.values()), len(profile.rows), layout.tasks,

@@ -43,6 +43,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
+from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
 from hoodie_datasource.spark.partition_clustering import partition_clustering
@@ -69,6 +70,7 @@ from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteTarget
 from hoodie_datasource.write.task_attempt import end_task_attempt
+from hoodie_datasource.write.task_balance import inferred_parallelism
 
 logger = logging.getLogger(__name__)
 
@@ -191,26 +193,24 @@ def _partition_bytes(listed: Mapping[str, Sequence[FileInfo]]) -> dict[str, int]
     return {p: sum(f.size for f in listed[p]) for p in partitions_of(listed)}
 
 
-def _write_tasks(df: DataFrame, partitions: int | None, rows: int | None) -> int:
-    """How many tasks share the partitions of a per-partition write: ``spark.sql.shuffle.partitions``,
-    but no more than the table has ``partitions`` nor than the batch has ``rows`` (more would be tasks
-    with nothing to do).
+def _write_tasks(session: WriteSession, df: DataFrame, partitions: int | None, size: PlanSize) -> int:
+    """How many tasks share the partitions of a per-partition write: the operation's
+    ``hoodie.*.shuffle.parallelism``, or when it is 0 as many as the batch's size asks for
+    (``task_balance.inferred_parallelism``: a core each, more for a batch of many files' bytes, a core each
+    when its plan does not know its bytes), but no more than ``spark.sql.shuffle.partitions``, the
+    table's ``partitions`` and the batch's rows (more would be tasks with nothing to do). Taking
+    ``spark.sql.shuffle.partitions`` alone made a 2-row first write into a new table a 200-task stage
+    (20 s in a session with Spark's defaults).
 
     The count is given explicitly because adaptive execution would otherwise coalesce the shuffle,
     which is small (the batch, not the files it rewrites), into a single task that then rewrote
     every partition's files one after the other."""
-    configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
-    return max(1, min([configured, *(n for n in (partitions, rows) if n is not None)]))
-
-
-def _batch_rows(df: DataFrame) -> int | None:
-    """The batch's row count when its plan knows it without running a job (a cached DataFrame does,
-    once filled); None when it does not, or over Spark Connect."""
-    try:
-        count = df._jdf.queryExecution().optimizedPlan().stats().rowCount()
-        return int(str(count.get())) if count.isDefined() else None
-    except Exception:  # noqa: BLE001 - no JVM plan here (Spark Connect), or a plan without statistics
-        return None
+    if session.config.parallelism > 0:
+        return session.config.parallelism
+    spark = df.sparkSession
+    configured = max(1, int(spark.conf.get("spark.sql.shuffle.partitions") or 200))
+    by_size = inferred_parallelism(size.bytes or 0, session.config.sizing.max_file_size, cores(spark))
+    return max(1, min([configured, by_size, *(n for n in (partitions, size.rows) if n is not None)]))
 
 
 def _step(session: WriteSession, df: DataFrame, what: str):
@@ -224,14 +224,15 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     records are shuffled once, by partition (``spark.partition_clustering``), and each task does the whole write of its
     partitions in one call (a partition's records and file groups never span tasks; a task holds its
     share of the batch, and one tagging covers all its partitions). Tasks are no more than the
-    table's partitions and the batch's rows (when its plan knows them, ``_batch_rows``); a batch for
+    table's partitions and the batch's rows (when its plan knows them, ``_write_tasks``); a batch for
     a single task is not shuffled at all."""
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     listed = _table_files(session)
-    batch_rows = _batch_rows(df)
-    tasks = _write_tasks(df, None if session.new_table else len(partitions_of(listed)), batch_rows)
+    size = plan_size(df)
+    batch_rows = size.rows
+    tasks = _write_tasks(session, df, None if session.new_table else len(partitions_of(listed)), size)
     # the tasks take the driver's listing instead of listing their partitions again, unless it is too
     # big to send to every task
     shipped = listed if sum(len(files) for files in listed.values()) <= SHIPPED_LISTING_FILES else None

@@ -23,7 +23,7 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
-from hoodie_datasource.write.task_balance import assign_tasks
+from hoodie_datasource.write.task_balance import assign_tasks, inferred_parallelism
 
 
 @dataclass(frozen=True)
@@ -33,18 +33,11 @@ class BulkInsertLayout:
     sorted_by_partition: bool  # a task's rows must come grouped by partition
 
 
-def inferred_parallelism(total_bytes: float, max_file_size: int, cores: int) -> int:
-    """Tasks for ``total_bytes`` of files when ``hoodie.bulkinsert.shuffle.parallelism`` is 0: a file's worth
-    of bytes each, and at least one per core (Hudi takes the input's partition count instead, which says
-    nothing of its size: 200 for any DataFrame made from Arrow)."""
-    return max(1, cores, math.ceil(total_bytes / max_file_size))
-
-
 def plan_layout(partition_rows: Mapping[Hashable, int], record_size: float, max_file_size: int, parallelism: int,
                 cores: int, task_memory: int, file_overhead: int = 0) -> BulkInsertLayout:
     """The layout of ``partition_rows`` (rows of each table partition, by any comparable key) written at
     ``record_size`` bytes a row into files of at most ``max_file_size``: ``parallelism`` tasks, or (0)
-    ``inferred_parallelism`` but no more than there are file units. A unit weighs its rows' bytes and
+    ``task_balance.inferred_parallelism`` but no more than there are file units. A unit weighs its rows' bytes and
     ``file_overhead`` (a file's footer: its bloom filter), which for many small partitions is the most of it."""
     sizes = {p: rows * record_size for p, rows in partition_rows.items() if rows > 0}
     units = {p: max(1, math.ceil(size / max_file_size)) for p, size in sizes.items()}

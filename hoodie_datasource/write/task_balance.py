@@ -1,4 +1,4 @@
-"""Spreading pieces of work of known weight over a fixed number of tasks, the heaviest first.
+"""How many tasks a write runs, and spreading pieces of work of known weight over them, the heaviest first.
 
 Longest processing time first: each piece, heaviest first, goes to the task with the least weight so far.
 Spark launches tasks in order, so with task 0 holding the heaviest piece the heaviest work starts first,
@@ -8,6 +8,7 @@ and the last pieces placed (the lightest) even out the tasks' ends.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
@@ -25,3 +26,11 @@ def assign_tasks(weights: Mapping[Piece, int], tasks: int) -> dict[Piece, int]:
         assigned[piece] = task
         heapq.heappush(loads, (load + weights[piece], task))
     return assigned
+
+
+def inferred_parallelism(input_bytes: float, max_file_size: int, cores: int) -> int:
+    """A write's tasks when its ``hoodie.*.shuffle.parallelism`` is 0: a file's worth of bytes
+    (``hoodie.parquet.max.file.size``) each, and at least one per core. Hudi
+    (``ParallelismHelper.deduceShuffleParallelism``) keeps the input's partition count instead, which says
+    nothing of its size: a DataFrame read from 200 files has 200 partitions for 2 rows or 2 billion."""
+    return max(1, cores, math.ceil(input_bytes / max_file_size))

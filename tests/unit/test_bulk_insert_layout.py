@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hoodie_datasource.write.bulk_insert_layout import inferred_parallelism, plan_layout
+from hoodie_datasource.write.bulk_insert_layout import plan_layout
+from hoodie_datasource.write.task_balance import inferred_parallelism
 
 MB = 1024 * 1024
 
