@@ -117,7 +117,22 @@ def plan_inserts(
 
 
 def average_record_size(stats: Sequence[Mapping], default: int) -> int:
-    """Bytes per record from write stats (Hudi uses the last commits' totalWriteBytes / numWrites)."""
-    records = sum(int(s.get("numWrites") or 0) for s in stats)
-    size = sum(int(s.get("totalWriteBytes") or 0) for s in stats)
-    return max(1, size // records) if records and size else default
+    """Bytes a record takes in a file, from a commit's write stats.
+
+    Hudi (``AverageRecordSizeUtils``) divides the bytes written by the records written, which charges
+    each file's fixed part (footer, bloom filter, parquet metadata: kilobytes) to its records: for the
+    files of a few dozen rows a bulk insert in NONE mode leaves, it is most of their size, and the small
+    files inserts fill would be filled to a fraction of ``hoodie.parquet.max.file.size``, round after
+    round. Where the files' record counts differ enough (the largest at least twice the smallest), the
+    bytes a record adds is taken instead: the slope of bytes over records (least squares), when it is
+    positive and below the plain ratio."""
+    pairs = [(int(s.get("numWrites") or 0), int(s.get("totalWriteBytes") or 0)) for s in stats]
+    pairs = [(records, size) for records, size in pairs if records > 0 and size > 0]
+    if not pairs:
+        return default
+    records, sizes = (np.array(column, dtype=np.float64) for column in zip(*pairs))
+    ratio = max(1, int(sizes.sum() // records.sum()))
+    if records.max() < 2 * records.min():
+        return ratio
+    slope = float(np.polyfit(records, sizes, 1)[0])
+    return max(1, int(slope)) if 0 < slope < ratio else ratio

@@ -6,6 +6,7 @@ groups into one: the file-group count stays, as in Hudi, where only clustering l
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import defaultdict
 
@@ -23,7 +24,8 @@ DAYS = 4
 
 
 def _rows(start: int, count: int, ts: int = 0) -> list[tuple]:
-    return [(f"id-{i:06d}", ts, f"d{i % DAYS}", f"note {i} " + "x" * (i % 40)) for i in range(start, start + count)]
+    return [(f"id-{i:06d}", ts, f"d{i % DAYS}", hashlib.sha256(str(i).encode()).hexdigest() * 3)
+            for i in range(start, start + count)]
 
 
 def latest_file_sizes(path: str) -> dict[str, dict[str, int]]:
@@ -48,7 +50,10 @@ def file_groups(path: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_inserts_fill_the_small_files_a_none_bulk_insert_left(spark, table_path, table_type):
-    opts = {**OPTS, "hoodie.datasource.write.table.type": table_type}
+    # merge-on-read fills one small file a partition per write by default (Hudi's
+    # hoodie.merge.small.file.group.candidates.limit): here as many as copy-on-write does
+    opts = {**OPTS, "hoodie.datasource.write.table.type": table_type,
+            "hoodie.merge.small.file.group.candidates.limit": "100"}
     loaded = 2000
     spark.createDataFrame(_rows(0, loaded), SCHEMA).repartition(50).write.format("hoodie").options(**opts) \
         .option("hoodie.bulkinsert.sort.mode", "NONE").mode("bulk_insert").save(table_path)
@@ -57,14 +62,18 @@ def test_inserts_fill_the_small_files_a_none_bulk_insert_left(spark, table_path,
     history = [sum(small.values())]
     written = loaded
     for round_ in range(1, 4):
-        # 600 new keys and 100 updates of loaded ones a round, in every partition
-        batch = _rows(written, 600, round_) + _rows(round_ * 100, 100, round_)
-        written += 600
+        # 2000 new keys and 100 updates of loaded ones a round, in every partition
+        batch = _rows(written, 2000, round_) + _rows(round_ * 100, 100, round_)
+        written += 2000
         spark.createDataFrame(batch, SCHEMA).write.format("hoodie").options(**opts).mode("upsert").save(table_path)
         now = file_groups(table_path)
         assert now == groups, f"round {round_}: inserts opened file groups while small ones had room"
         history.append(sum(small_files(table_path).values()))
-        assert history[-1] < history[-2], history
+        assert history[-1] <= history[-2], history
+    # the first round fills files to the record size the load's commit shows, which its files' footers
+    # inflate (a 10-row file is most of it footer, as Hudi's AverageRecordSizeUtils counts it too); the
+    # next rounds, sized by the first's larger files, fill them past the limit
+    assert history[-1] < history[0] - 10, history
     got = spark.read.format("hoodie").load(table_path)
     assert got.count() == got.select("id").distinct().count() == written
-    assert got.filter("ts = 3").count() == 100
+    assert got.filter("ts = 3").count() == 2100  # the last round's new keys and updates

@@ -116,6 +116,9 @@ def test_insert_assignment_is_deterministic_and_balanced():
 def test_average_record_size_from_stats():
     assert average_record_size([{"numWrites": 10, "totalWriteBytes": 2000}], 1024) == 200
     assert average_record_size([], 1024) == 1024
+    # files of 10 and 110 records, each with 4 kB of footer: a record adds 100 bytes, not the 136 of the ratio
+    assert average_record_size([{"numWrites": 10, "totalWriteBytes": 5000},
+                                {"numWrites": 110, "totalWriteBytes": 15000}], 1024) == 100
 
 
 def test_merge_on_read_fills_at_most_its_small_file_candidates():
