@@ -48,6 +48,8 @@ SHAPES = ("tiny", "files", "cached")
 FORMATS = {"cow": ours.COW, "mor": ours.MOR}
 TARGET = 120 * 1024 * 1024  # hoodie.parquet.max.file.size's default
 INPUT_FILES = 200
+QUIET_RUN = ("python -m benchmarks.first_load --rows 2000000,5000000 --runs 3 --work /tmp/first_load "
+             "--out benchmarks/results/first_load.md")
 
 
 @dataclass
@@ -145,7 +147,8 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     if shared:
         lines += ["**The machine was shared with other engineers' test runs while this ran** (2 cores, load average "
                   "above): the times are indicative, the ratios between interleaved cases less so than on a quiet "
-                  "machine; file counts and layouts are exact.", ""]
+                  "machine; file counts and layouts are exact. On a quiet machine: "
+                  f"`{QUIET_RUN}`.", ""]
     lines += ["hoodie runs with its defaults (`hoodie.bulkinsert.sort.mode` unset: the size-balanced layout; "
               "BLOOM index), table partitioned by `dt` (30 days), uuid keys; local[2]. Input shapes: "
               "`tiny` = `createDataFrame(arrow).repartition(200)`, every partition holding every day's rows; "

@@ -101,6 +101,9 @@ def _check_path(storage: Storage) -> bool:
     return False
 
 
+DEFAULT_RECORD_SIZE = 1024  # HoodieCompactionConfig.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE
+
+
 @dataclass
 class WriteSession:
     storage: Storage
@@ -118,6 +121,7 @@ class WriteSession:
     finished: bool = False  # committed or aborted
     owns_instant: bool = True  # False when another writer completed an instant of the same time
     extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
+    measured_record_size: int | None = None  # bytes a record of this write's input takes, measured on a sample
 
     @property
     def instant_time(self) -> str:
@@ -178,12 +182,16 @@ class WriteSession:
                                             rule=MergeRule.of(self.timeline.config)))
 
     def average_record_size(self) -> int:
-        """Bytes per record of the last write (its write stats), or ``hoodie.copyonwrite.record.size.estimate``."""
+        """Bytes per record of the last write (its write stats); before any write,
+        ``hoodie.copyonwrite.record.size.estimate`` when given, else the size measured on this write's
+        input (``measured_record_size``), else Hudi's default estimate. Hudi takes its 1024-byte default
+        for a new table's first write, which for records of ~100 bytes cut a large first insert into
+        files of a tenth of ``hoodie.parquet.max.file.size``."""
+        estimate = self.config.sizing.record_size_estimate or self.measured_record_size or DEFAULT_RECORD_SIZE
         latest = self.timeline.last_completed_write()
         if latest is None:
-            return self.config.sizing.record_size_estimate
-        return average_record_size(list(write_stats_of(self.timeline.read_metadata(latest))),
-                                   self.config.sizing.record_size_estimate)
+            return estimate
+        return average_record_size(list(write_stats_of(self.timeline.read_metadata(latest))), estimate)
 
     def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
         """File groups an overwrite replaces: all in the written partitions and the static ones

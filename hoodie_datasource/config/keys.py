@@ -93,7 +93,8 @@ SMALL_FILE_LIMIT = ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB, p
 # merge-on-read under an index that cannot index log files: how many of a partition's small file slices
 # (smallest first) inserts may be packed into (HoodieWriteConfig.MERGE_SMALL_FILE_GROUP_CANDIDATES_LIMIT)
 SMALL_FILE_CANDIDATES = ConfigProperty("hoodie.merge.small.file.group.candidates.limit", 1, parser=parse_int)
-RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", 1024, parser=parse_int)
+# unset: a new table's first write measures it on a sample of its input; Hudi's default is 1024
+RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", None, parser=parse_int)
 COMPRESSION = ConfigProperty(
     "hoodie.parquet.compression.codec", "snappy", ("compression",), choices=COMPRESSION_CODECS
 )

@@ -63,7 +63,7 @@ class FileSizing:
     max_file_size: int = 120 * k.MB
     small_file_limit: int = 100 * k.MB
     small_file_candidates: int = 1  # merge-on-read: small files a partition's inserts may fill
-    record_size_estimate: int = 1024
+    record_size_estimate: int | None = None  # None: measured on the first write's input, else Hudi's 1024
     compression: str = "snappy"
 
 
@@ -240,7 +240,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     if sizing.small_file_candidates < 0:
         raise HoodieConfigError(f"hoodie.merge.small.file.group.candidates.limit must be 0 or more, not "
                                 f"{sizing.small_file_candidates}")
-    if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or sizing.record_size_estimate <= 0:
+    if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or (sizing.record_size_estimate or 1) <= 0:
         raise HoodieConfigError("File sizes must be positive: check hoodie.parquet.max.file.size and friends")
     operation = get(k.OPERATION)
     static_partitions = get(k.STATIC_OVERWRITE_PARTITIONS)
