@@ -35,12 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.client.write_client import WriteSession
-from hoodie_datasource.spark.input_size import cores
+from hoodie_datasource.spark.input_size import cores, plan_size
 from hoodie_datasource.spark.partition_balance import task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -86,14 +87,19 @@ class _Profile:
         return max(1, min(len(self.rows), inferred_parallelism(total, max_file_size, cores)))
 
 
-def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: StructType,
-                      add_keys: ArrowFunction) -> BulkInsertInput:
+def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: StructType, add_keys: ArrowFunction,
+                      persisted: list[DataFrame]) -> BulkInsertInput:
     """``df`` arranged for the bulk insert's tasks as ``hoodie.bulkinsert.sort.mode`` asks; ``add_keys`` is
-    the ``mapInArrow`` function keying rows into ``keyed_schema``."""
+    the ``mapInArrow`` function keying rows into ``keyed_schema``. An input whose plan does not know its size
+    (rows from Python, an RDD) is persisted first, as it is read three times (``_profile``, then the write):
+    what the caller unpersists after the write is added to ``persisted``."""
     cfg = session.config
     mode, partitioned = cfg.bulk_insert_sort_mode, bool(cfg.keygen.partition_fields)
     if mode == "NONE":
         return BulkInsertInput(df, keyed=False, sorted_by_partition=False, tasks=None)
+    if plan_size(df).bytes is None and not df.storageLevel.useMemory and not df.storageLevel.useDisk:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(df)
     profile = _profile(session, df, keyed_schema, add_keys)
     if mode is None:
         return _size_balanced(session, profile)

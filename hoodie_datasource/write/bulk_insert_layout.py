@@ -5,12 +5,13 @@ Writing the input as it is partitioned (Hudi's ``NONE``) gives every input parti
 table partition it holds rows of: 200 input partitions of 20 days make 4,000 files of a few hundred rows,
 and every later upsert pays a footer and a bloom filter for each. Here the rows are counted per table
 partition first (a pass over the input), and each partition's bytes (rows times the bytes a record takes
-encoded, measured on a sample) are cut into ``ceil(bytes / hoodie.parquet.max.file.size)`` equal file
-units, a row going to the unit its record key hashes to. The units are spread over the tasks heaviest
+encoded, measured on a sample) are cut into ``ceil(bytes / (0.9 * hoodie.parquet.max.file.size))`` equal
+file units, a row going to the unit its record key hashes to. The units are spread over the tasks heaviest
 first (``task_balance``): many small partitions share a task, a huge one is written by several tasks,
 each unit by one. Units are equal, so each is at most a file even when the estimate is a little low,
 and a task holding several units of a partition rolls them into as few files: a partition ends with at
-most ``ceil(bytes / target)`` files, near the target size when the data fills them.
+most ``ceil(bytes / (0.9 * target))`` files (no more than ``ceil(bytes / target) + 1`` up to 9 files' worth),
+near the target size when the data fills them.
 
 A task holding many partitions keeps a file open for each; when its files would not fit the writer's
 memory (``bulk_insert.TASK_MEMORY_BYTES``) it would close some early, so its rows are then sorted by
@@ -24,6 +25,10 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.write.task_balance import assign_tasks, inferred_parallelism
+
+# a unit aims at this share of the target file size: the record size comes from the input's first rows, and
+# a unit whose records are up to a tenth larger than they showed still fits in one file
+UNIT_FILL = 0.9
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ def plan_layout(partition_rows: Mapping[Hashable, int], record_size: float, max_
     ``task_balance.inferred_parallelism`` but no more than there are file units. A unit weighs its rows' bytes and
     ``file_overhead`` (a file's footer: its bloom filter), which for many small partitions is the most of it."""
     sizes = {p: rows * record_size for p, rows in partition_rows.items() if rows > 0}
-    units = {p: max(1, math.ceil(size / max_file_size)) for p, size in sizes.items()}
+    units = {p: max(1, math.ceil(size / (max_file_size * UNIT_FILL))) for p, size in sizes.items()}
     total_units = sum(units.values())
     if parallelism > 0:
         tasks = parallelism

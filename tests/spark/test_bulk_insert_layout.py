@@ -36,6 +36,14 @@ def trips() -> pa.Table:
     return _trips()
 
 
+@pytest.fixture(autouse=True)
+def small_sample(monkeypatch):
+    """A sample smaller than the input: an input that fits the sample is written by one task."""
+    from hoodie_datasource.spark import bulk_insert_partitioning
+
+    monkeypatch.setattr(bulk_insert_partitioning, "SAMPLE_ROWS", ROWS // 6)
+
+
 def _files(path: str) -> dict[str, list[tuple[str, int]]]:
     """Each partition's base files: (the writing task's partition id, bytes)."""
     found = defaultdict(list)

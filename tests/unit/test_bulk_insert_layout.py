@@ -14,16 +14,12 @@ MB = 1024 * 1024
 def test_a_huge_partition_is_cut_into_file_units_over_the_tasks_and_small_ones_share_a_task():
     rows = {"huge": 1000 * MB, **{f"small{i}": 10 * MB for i in range(20)}}  # a byte a record
     layout = plan_layout(rows, 1.0, 120 * MB, 0, cores=2, task_memory=256 * MB)
-    assert len(layout.unit_tasks["huge"]) == 9  # ceil(1000 / 120) units of 111 MB
+    assert len(layout.unit_tasks["huge"]) == 10  # ceil(1000 / (0.9 * 120)) units of 100 MB
     assert all(len(layout.unit_tasks[f"small{i}"]) == 1 for i in range(20))
     assert layout.tasks == 10  # ceil(1200 MB / 120 MB): a file's worth each
-    assert len(set(layout.unit_tasks["huge"])) == 9  # one unit a task, the heaviest first
-    assert layout.unit_tasks["huge"] == tuple(range(9))
+    assert layout.unit_tasks["huge"] == tuple(range(10))  # one unit a task, the heaviest first
     shared = Counter(layout.unit_tasks[f"small{i}"][0] for i in range(20))
-    assert shared[9] >= 11  # the task without a unit of the huge one
-    loads = Counter({t: 1000 / 9 for t in range(9)})
-    loads.update({t: 10 * n for t, n in shared.items()})
-    assert max(loads.values()) <= 1.1 * min(loads.values())
+    assert shared == {t: 2 for t in range(10)}  # the small ones fill the tasks evenly: 120 MB each
     assert not layout.sorted_by_partition
 
 
