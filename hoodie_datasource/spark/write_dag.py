@@ -304,8 +304,7 @@ def _bulk_insert_tasks(session: WriteSession, keyed: bool, sorted_by_partition: 
     return run
 
 
-def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType,
-                     persisted: list[DataFrame]) -> str:
+def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
     """A bulk insert: each task writes its rows straight into new file groups, the rows arranged as
     ``hoodie.bulkinsert.sort.mode`` asks (``spark.bulk_insert_partitioning``: counting the input by
     partition first, unless the mode is NONE)."""
@@ -313,7 +312,7 @@ def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.Struc
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
     with _step(session, df, "bulk insert: counting rows by partition"):
-        arranged = bulk_insert_input(session, df, keyed_schema, _add_keys(cfg), persisted)
+        arranged = bulk_insert_input(session, df, keyed_schema, _add_keys(cfg))
     timer.lap("profile")
     schema = T.StructType([T.StructField("stat", T.StringType())]
                           + [T.StructField(f"{stage}_ms", T.LongType()) for stage in bulk_insert.STAGES])
@@ -387,7 +386,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
         (IS_DELETE_COLUMN, T.BooleanType()),
     )
     if cfg.streams_bulk_insert:
-        return _run_bulk_insert(session, df, keyed_schema, persisted)
+        return _run_bulk_insert(session, df, keyed_schema)
     # a bucket table's bulk insert too: a partition's buckets are its file groups, written by one task
     bucketed = cfg.index.is_bucket and cfg.operation is WriteOperation.BULK_INSERT
     if cfg.keygen.partition_fields and not cfg.index.is_global and (cfg.operation.runs_per_partition or bucketed):
