@@ -135,7 +135,9 @@ def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -
     """Delete the files ``plan`` lists and complete the clean ``instant`` (requested or inflight); returns
     the files deleted."""
     storage = timeline.storage
-    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
+    # the inflight file holds the plan too, as Hudi's CleanActionExecutor writes it (its archiver reads it there)
+    inflight = (instant if instant.state is State.INFLIGHT
+                else transition_to_inflight(timeline, instant, encode(CLEANER_PLAN, plan)))
     partition_metadata = {}
     total = 0
     # version 2 plans list paths; version 1 plans (older Hudi) list file names
