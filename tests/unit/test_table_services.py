@@ -306,3 +306,9 @@ def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
     write_local(mor, batch([("c", 4, "y", 30)]), MOR)
     assert rows(mor) == [("a", 1), ("b", 2), ("c", 30)]
     assert not HoodieTable(mor).timeline().pending()
+    # its metadata says what the plan deleted, as Hudi's BaseRollbackHelper records a rollback run again
+    timeline = HoodieTable(mor).timeline()
+    finished = timeline.read_metadata(timeline.find(str(int(t3) + 1)))
+    assert finished["commitsRollback"] == [t3] and finished["totalFilesDeleted"] == len(files) > 0
+    assert sorted(finished["partitionMetadata"]["x"]["successDeleteFiles"]) == sorted(
+        f.split("/")[-1] for f in files)
