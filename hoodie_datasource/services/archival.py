@@ -4,11 +4,11 @@ When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on 
 timeline, the oldest are archived until ``hoodie.keep.min.commits`` (default 20) remain, with any
 clean/rollback instants before them: written to Hudi's archive log (``timeline.archive_log``), every file
 of each instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
-archived: anything at or after the earliest pending instant (a running write or compaction), the
-cleaner's earliest retained instant or the first savepoint (Hudi's ``TimelineArchiverV1`` keeps every
-commit from it on), nor a replacecommit whose replaced file groups no completed clean has removed yet
-(readers, hudi-rs too, learn from it which file groups to skip: archived early, its replaced files would
-be read again beside the rows that replaced them); savepoints and restores stay active.
+archived: anything at or after the earliest pending instant (a running write or compaction) or the
+cleaner's earliest retained instant, nor a replacecommit whose replaced file groups no completed clean
+has removed yet (readers, hudi-rs too, learn from it which file groups to skip: archived early, its
+replaced files would be read again beside the rows that replaced them); nor actions other than writes,
+compactions, cleans and rollbacks (Hudi's ``MetadataConversionUtils`` archives no others).
 
 Java Hudi reads the archive log (``CALL show_archived_commits``, its archived timeline), and so does this
 library: time travel and incremental pulls across archived instants keep working. hudi-rs reads only the
@@ -25,7 +25,7 @@ from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.archive_log import ARCHIVED_ACTIONS, archive_entry, write_archive_file
-from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, SAVEPOINT, Instant, State
+from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,6 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         return []
     cutoff = completed[len(completed) - cfg.min_commits].timestamp
     bounds = [i.timestamp for i in active if not i.is_completed][:1]
-    bounds += [i.timestamp for i in active if i.action == SAVEPOINT][:1]
     bounds += [b for b in (earliest_retained, _oldest_replace_to_keep(timeline)) if b]
     cutoff = min([cutoff, *bounds])
     doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in ARCHIVED_ACTIONS]
