@@ -1,14 +1,17 @@
 """Archival: keeping the active timeline short.
 
 When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on the active
-timeline, the oldest are archived until ``hoodie.keep.min.commits`` (default 20) remain, with any
-clean/rollback instants before them: written to Hudi's archive log (``timeline.archive_log``), every file
-of each instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
-archived: anything at or after the earliest pending instant (a running write or compaction) or the
+timeline, the oldest are archived until ``hoodie.keep.min.commits`` (default 20) remain; so are cleans, and
+rollbacks, each action on its own count (Hudi's ``HoodieTimelineArchiver.getCleanInstantsToArchive``: the
+latest ones stay on the active timeline, where Hudi's readers and ``CALL show_rollbacks`` look for them).
+Archived instants are written to Hudi's archive log (``timeline.archive_log``), every file of each
+instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
+archived: a write at or after the earliest pending instant (a running write or compaction) or the
 cleaner's earliest retained instant, nor a replacecommit whose replaced file groups no completed clean
 has removed yet (readers, hudi-rs too, learn from it which file groups to skip: archived early, its
-replaced files would be read again beside the rows that replaced them); nor actions other than writes,
-compactions, cleans and rollbacks (Hudi's ``MetadataConversionUtils`` archives no others).
+replaced files would be read again beside the rows that replaced them); nor actions other than writes
+(compactions complete as commits), cleans and rollbacks (Hudi's ``MetadataConversionUtils`` archives no
+others).
 
 Java Hudi reads the archive log (``CALL show_archived_commits``, its archived timeline), and so does this
 library: time travel and incremental pulls across archived instants keep working. hudi-rs reads only the
@@ -24,8 +27,8 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
-from hoodie_datasource.timeline.archive_log import ARCHIVED_ACTIONS, archive_entry, write_archive_file
-from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, Instant, State
+from hoodie_datasource.timeline.archive_log import archive_entry, write_archive_file
+from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content
 
 logger = logging.getLogger(__name__)
@@ -58,9 +61,14 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
     bounds = [i.timestamp for i in active if not i.is_completed][:1]
     bounds += [b for b in (earliest_retained, _oldest_replace_to_keep(timeline)) if b]
     cutoff = min([cutoff, *bounds])
-    doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in ARCHIVED_ACTIONS]
+    doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in WRITE_ACTIONS]
+    for action in (CLEAN, ROLLBACK):
+        done = [i for i in active if i.action == action and i.is_completed]
+        if len(done) > cfg.max_commits:
+            doomed += done[:len(done) - cfg.min_commits]
     if not doomed:
         return []
+    doomed.sort()
     storage = timeline.storage
     layout = timeline.config.timeline_layout_version
     present = {f.name: f for f in storage.list_dir(timeline.directory).files}  # one listing, not a HEAD per file
