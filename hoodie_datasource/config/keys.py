@@ -76,6 +76,10 @@ BUCKET_HASH_FIELD = ConfigProperty("hoodie.bucket.index.hash.field", (), ("bucke
                                    parser=parse_field_list)
 BUCKET_ENGINE = ConfigProperty("hoodie.index.bucket.engine", "SIMPLE", ("index.bucket.engine",),
                                choices=BUCKET_ENGINES)
+# HoodieIndexConfig.BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE (true by default): under GLOBAL_BLOOM a key written
+# with another partition moves there (deleted in the old one); false, which updates it in its old partition, is
+# not implemented and refused
+GLOBAL_UPDATE_PARTITION_PATH = ConfigProperty("hoodie.bloom.index.update.partition.path", True, parser=parse_bool)
 BLOOM_NUM_ENTRIES = ConfigProperty("hoodie.index.bloom.num_entries", 60000, parser=parse_int)
 BLOOM_FPP = ConfigProperty("hoodie.index.bloom.fpp", 1e-9, parser=parse_float)
 BLOOM_FILTER_TYPE = ConfigProperty(
@@ -235,7 +239,8 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
+    GLOBAL_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES,
+    PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,
     CDC_LOGGING_MODE, BULK_INSERT_SORT_MODE, BULK_INSERT_PARALLELISM, STATIC_OVERWRITE_PARTITIONS,

@@ -1,6 +1,7 @@
 """Tables we write (``write_local``) with each of Hudi's indexes but BLOOM (``test_hudi_reads_ours``), read by
-Apache Hudi itself (0.15.0 and 1.1.1 on Spark 3.5): snapshot, read-optimized, time travel, incremental (from a
-begin instant, and a begin/end window) and the CDC query, every column compared, ``_hoodie_*`` included.
+Apache Hudi itself (0.15.0 and 1.1.1 on Spark 3.5): snapshot, read-optimized, time travel, incremental and the
+CDC query, every column compared, ``_hoodie_*`` included (``test_hudi_reads_ours`` reads a begin/end window and
+every instant of the same history on BLOOM tables).
 
 Each table is COW and MOR, with its own shape and CDC supplemental logging mode, so the three modes are read
 on both table types once:
@@ -97,13 +98,11 @@ def test_hudi_reads_our_index_table(hudi, tables, index, table_type):
     if table_type == "MERGE_ON_READ":
         assert_same_table(hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"}),
                           read_table(path, ReadConfig(query_type="read_optimized")))
-    for instant in (t1, t2):
-        assert_same_table(hudi.read(path, {"as.of.instant": instant}), read_table(path, ReadConfig(as_of_instant=instant)))
+    # as of the upsert that moved (or added, or updated) c; incrementally over the upsert and the delete
+    assert_same_table(hudi.read(path, {"as.of.instant": t2}), read_table(path, ReadConfig(as_of_instant=t2)))
     incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": t1}
     assert_same_table(hudi.read(path, incremental), read_table(path, ReadConfig(query_type="incremental",
                                                                                 begin_instant=t1)))
-    assert_same_table(hudi.read(path, {**incremental, "hoodie.datasource.read.end.instanttime": t2}),
-                      read_table(path, ReadConfig(query_type="incremental", begin_instant=t1, end_instant=t2)))
 
 
 @pytest.mark.parametrize("table_type", TABLE_TYPES)

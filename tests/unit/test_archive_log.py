@@ -79,6 +79,11 @@ def test_archival_writes_hudi_archive_log_records_for_every_instant_file(tmp_pat
     assert [s["numInserts"] for s in stats] == [2] and stats[0]["path"].startswith("x/")
 
 
+def stats_by_file(metadata: dict) -> dict:
+    return {s["fileId"]: (s["path"], s["numWrites"], s.get("logFiles"))
+            for group in metadata["partitionToWriteStats"].values() for s in group}
+
+
 def test_archived_instants_read_back_as_they_were(tmp_path):
     """The timeline holds the archived instants with the metadata and plans they had on the active timeline."""
     path = str(tmp_path / "t")
@@ -103,9 +108,7 @@ def test_archived_instants_read_back_as_they_were(tmp_path):
         instant = after.find(t)
         got = after.read_metadata(instant)
         if instant.action in ("commit", "deltacommit"):
-            stats = lambda m: {s["fileId"]: (s["path"], s["numWrites"], s.get("logFiles")) for g in
-                               m["partitionToWriteStats"].values() for s in g}
-            assert stats(got) == stats(metadata[t])
+            assert stats_by_file(got) == stats_by_file(metadata[t])
             assert got["extraMetadata"] == metadata[t]["extraMetadata"]
             assert got["operationType"] == metadata[t]["operationType"]
         else:
