@@ -38,7 +38,7 @@ from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.instant import COMPACTION, Instant, State
 from tests.faults.harness import run_writer
-from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, by_key
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, HudiOracleError, assert_same_table, by_key
 from tests.hudi_oracle.test_hudi_reads_ours import rows
 
 pytestmark = pytest.mark.hudi_oracle
@@ -296,6 +296,22 @@ def test_hudi_reads_incrementally_across_our_archive_with_its_fallback(hudi, ser
     java = hudi.read(table.path, {**java_options, "hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
     assert {"n2", "b", "n4"} <= set(java.column("id").to_pylist())  # written by archived commits, still there
     assert_same_table(java, read_table(table.path, ours))
+
+
+def test_java_checks_the_hoodie_properties_we_write(hudi, serviced, tmp_path):
+    """Every Java load validates ``hoodie.properties`` and its ``hoodie.table.checksum`` (``HoodieTableConfig``):
+    it reads our file after all our services, and refuses the same table once the checksum is off by one."""
+    table = serviced["COPY_ON_WRITE"]
+    copy = tmp_path / "trips"
+    shutil.copytree(table.path, copy)
+    properties = copy / ".hoodie" / "hoodie.properties"
+    lines = properties.read_text().splitlines()
+    checksum = next(line for line in lines if line.startswith("hoodie.table.checksum="))
+    assert hudi.read(str(copy)).num_rows == 7
+    wrong = f"hoodie.table.checksum={int(checksum.split('=')[1]) + 1}"
+    properties.write_text("\n".join(wrong if line == checksum else line for line in lines) + "\n")
+    with pytest.raises(HudiOracleError, match="hoodie.properties file seems invalid"):
+        hudi.read(str(copy))
 
 
 def register_copy(hudi: HudiOracle, table: ServicedTable) -> str:
