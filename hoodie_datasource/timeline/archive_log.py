@@ -190,7 +190,11 @@ def read_archive_file(storage: Storage, path: str, size: int) -> tuple[tuple[Arc
         _decoded.move_to_end(key)
         return _decoded[key]
     where = storage.uri_of(path)
-    contents = read_log_file(storage, path)
+    try:
+        contents = read_log_file(storage, path)
+    except (CorruptFileError, UnsupportedTableError) as exc:  # gone since the listing (Hudi merges archive files)
+        logger.warning("Archive log %s cannot be read (%s): the instants it holds are not known", where, exc)
+        return (), False
     whole = contents.corrupt_blocks == 0
     files = []
     for block in contents.blocks:
