@@ -388,7 +388,7 @@ QUERY_TYPE = ConfigProperty(
 BEGIN_INSTANT = ConfigProperty(
     "hoodie.datasource.read.begin.instanttime", None, ("begin.instant", "begin.instanttime"),
     doc=("Incremental reads: the range is (begin, end]. An instant in any form `as.of.instant` takes, or `000` for "
-         "the start of the table."),
+         "the start of the table; a begin after the end is an error."),
 )
 END_INSTANT = ConfigProperty(
     "hoodie.datasource.read.end.instanttime", None, ("end.instant", "end.instanttime"),
