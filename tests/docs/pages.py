@@ -26,8 +26,8 @@ class Sample:
 
 
 def pages() -> list[Path]:
-    """Every page of the site (the generator's folder is not part of it)."""
-    return sorted(p for p in DOCS.rglob("*.md") if "gen" not in p.relative_to(DOCS).parts)
+    """Every page of the site (the generator's folder is not part of it), and the README."""
+    return [REPO / "README.md", *sorted(p for p in DOCS.rglob("*.md") if "gen" not in p.relative_to(DOCS).parts)]
 
 
 def samples(page: Path) -> list[Sample]:
