@@ -4,9 +4,11 @@ When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on 
 timeline, the oldest are moved to ``.hoodie/archived/`` until ``hoodie.keep.min.commits``
 (default 20) remain, with their requested/inflight files and any clean/rollback instants before
 them. Never archived: anything at or after the earliest pending instant (a running write or
-compaction) or the cleaner's earliest retained instant, nor a replacecommit whose replaced file groups
-no completed clean has removed yet (readers, hudi-rs too, learn from it which file groups to skip:
-archived early, its replaced files would be read again beside the rows that replaced them).
+compaction), the cleaner's earliest retained instant or the first savepoint (a restore rolls back to
+it, as Hudi's ``HoodieTimelineArchiver`` with ``hoodie.archive.beyond.savepoint`` false, its default), nor a
+replacecommit whose replaced file groups no completed clean has removed yet (readers, hudi-rs too,
+learn from it which file groups to skip: archived early, its replaced files would be read again beside
+the rows that replaced them).
 
 This library still reads archived instants (time travel and incremental pulls across them keep
 working); hudi-rs reads only the active timeline, so there time travel is limited to the active
@@ -56,6 +58,8 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         cutoff = min(cutoff, pending[0])
     if earliest_retained:
         cutoff = min(cutoff, earliest_retained)
+    if timeline.savepoints:
+        cutoff = min(cutoff, timeline.savepoints[0].timestamp)
     replace = _oldest_replace_to_keep(timeline)
     if replace:
         cutoff = min(cutoff, replace)

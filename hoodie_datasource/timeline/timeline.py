@@ -1,7 +1,9 @@
 """Loading the active timeline and asking it questions.
 
 A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
-state. Queries return plain lists; nothing here writes (see ``timeline.transitions``).
+state. A savepoint is the one action Apache Hudi files under the time of another instant (the commit it
+keeps, ``<t>.savepoint`` beside ``<t>.commit``): savepoints are kept apart, in ``savepoints``. Queries
+return plain lists; nothing here writes (see ``timeline.transitions``).
 
 On an object store every listing and every instant file read is a request, so a load lists the timeline
 folder once (the archive folder only when that listing shows it), and a ``Timeline`` decodes each
@@ -29,6 +31,7 @@ from hoodie_datasource.timeline.instant import (
     CLUSTERING,
     COMPACTION,
     REPLACE_COMMIT,
+    SAVEPOINT,
     WRITE_ACTIONS,
     Instant,
     State,
@@ -77,6 +80,7 @@ class Timeline:
     archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
     hudi_archive: bool = False  # Apache Hudi archived instants into its archive log (not read here)
     metadata_folder: bool = False  # the listing of .hoodie shows Apache Hudi's metadata table folder
+    savepoints: tuple[Instant, ...] = ()  # the completed savepoints, oldest first
     # instant file path -> decoded content, filled by reads (not part of the timeline's identity)
     _decoded: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -99,9 +103,15 @@ class Timeline:
             hudi_archive = HUDI_HISTORY_FOLDER in listing.dirs and _holds_anything(
                 storage.list_dir(join(directory, HUDI_HISTORY_FOLDER)))
         archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
+        savepoints: list[Instant] = []
         for name in [f.name for f in listing.files] + archived_names:
             instant = Instant.parse(name)
             if instant is None:
+                continue
+            if instant.action == SAVEPOINT:
+                # not an instant of its own time: it would hide the commit it savepoints
+                if instant.is_completed:
+                    savepoints.append(instant)
                 continue
             seen.setdefault(instant.timestamp, set()).add(instant.action)
             current = latest.get(instant.timestamp)
@@ -111,7 +121,7 @@ class Timeline:
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
         return Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
                         frozenset(archived), hudi_archive, config.timeline_layout_version < 2
-                        and METADATA_FOLDER in listing.dirs)
+                        and METADATA_FOLDER in listing.dirs, tuple(sorted(savepoints)))
 
     @property
     def base_path(self) -> str:
