@@ -15,6 +15,7 @@ import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.cleaner import SAVEPOINTED_TIMESTAMPS
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.fs_view import FileSystemView
@@ -127,3 +128,14 @@ def test_archival_stops_at_the_first_savepoint(tmp_path):
     archived = HoodieTable(path).archive(**{"hoodie.keep.min.commits": "1", "hoodie.keep.max.commits": "2"})
     assert archived == instants[:1]
     assert [s.timestamp for s in HoodieTable(path).timeline().savepoints] == [instants[1]]
+
+
+def test_a_savepointed_commit_is_not_rolled_back(tmp_path):
+    """As Hudi's BaseRollbackActionExecutor.validateSavepointRollbacks refuses it."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
+    kept = write_local(path, batch([("a", 2, "x", 2)]), OPTS)
+    held = savepoint(path, kept)
+    with pytest.raises(TimelineError, match="savepointed"):
+        HoodieTable(path).rollback(kept)
+    assert held <= present(path) and rows(path) == [("a", 2)]
