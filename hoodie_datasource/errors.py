@@ -44,10 +44,12 @@ class UnsupportedTableError(HoodieError):
 
 class TimelineError(HoodieError):
     """The timeline is inconsistent, or an instant cannot be found or created (an unknown instant given
-    to ``commit_metadata`` or ``rollback``, an instant time that does not parse).
+    to ``commit_metadata`` or ``rollback``, an instant time that does not parse), or a rollback is refused
+    (not the latest write, or a commit Apache Hudi savepointed).
 
     What to do: list the instants (``HoodieTable(path).instants()`` or ``CALL show_commits``) and name an
-    existing one."""
+    existing one; roll back newer writes first; delete a savepoint with Apache Hudi's
+    ``CALL delete_savepoint`` before rolling its commit back."""
 
 
 class CommitConflictError(TimelineError):
