@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle test test-lane-local test-lane-services test-unit lint demo bench clean java-check
+.PHONY: help install azurite oracle test test-lane-local test-lane-services test-unit lint docs demo bench clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,7 @@ java-check:  ## Spark needs Java 17 or newer
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,docs]'
 	touch $(STAMP)
 
 SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
@@ -61,16 +61,18 @@ $(ORACLE_VENV_STAMP):
 
 oracle: java-check $(ORACLE_JARS) $(ORACLE_VENV_STAMP)  ## Apache Hudi 0.15 and 1.x (Spark 3.5 bundles, Maven) and their pyspark 3.5 venv into .tools/, for the hudi_oracle tests
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle  ## create .venv with the library and its test tools; build the jvm-shim; Azurite; the Hudi oracle
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
-	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses), each
+	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
+	@# runs the documentation's samples, builds the site strict and opens it in headless Chromium), each
 	@# lane's output printed whole as each of its commands ends; the cluster suite alone after them
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-local test-lane-services
 	$(PY) -m pytest -q -m cluster
 
 test-lane-local: install
 	$(PY) -m pytest -q --ignore=tests/sql
+	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q -m docs tests/docs
 
 test-lane-services: install
 	$(PY) -m pytest -q tests/sql
@@ -81,8 +83,12 @@ test-lane-services: install
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
 
-lint: install  ## ruff over the library and tests
-	$(VENV)/bin/ruff check hoodie_datasource pyspark_hoodie tests
+lint: install  ## ruff over the library, the tests and the docs generator
+	$(VENV)/bin/ruff check hoodie_datasource pyspark_hoodie tests docs
+
+docs: install  ## regenerate the reference pages and diagrams (python -m docs.gen), then build the site into ./site (mkdocs --strict)
+	$(PY) -m docs.gen
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
 	$(PY) -m hoodie_datasource.spark.demo demo-output/trips
@@ -92,4 +98,4 @@ bench: install  ## benchmarks against delta-rs, pyiceberg, a Spark reload and a 
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
-	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)
+	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse site $(SHIM_JAR)

@@ -6,12 +6,13 @@ rollbacks, each action on its own count (Hudi's ``HoodieTimelineArchiver.getClea
 latest ones stay on the active timeline, where Hudi's readers and ``CALL show_rollbacks`` look for them).
 Archived instants are written to Hudi's archive log (``timeline.archive_log``), every file of each
 instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
-archived: a write at or after the earliest pending instant (a running write or compaction) or the
-cleaner's earliest retained instant, nor a replacecommit whose replaced file groups no completed clean
-has removed yet (readers, hudi-rs too, learn from it which file groups to skip: archived early, its
-replaced files would be read again beside the rows that replaced them); nor actions other than writes
-(compactions complete as commits), cleans and rollbacks (Hudi's ``MetadataConversionUtils`` archives no
-others).
+archived: a write at or after the earliest pending instant (a running write or compaction), the
+cleaner's earliest retained instant or the first savepoint (a restore rolls back to it, as Hudi's
+``HoodieTimelineArchiver`` with ``hoodie.archive.beyond.savepoint`` false, its default), nor a
+replacecommit whose replaced file groups no completed clean has removed yet (readers, hudi-rs too, learn
+from it which file groups to skip: archived early, its replaced files would be read again beside the rows
+that replaced them); nor actions other than writes (compactions complete as commits), cleans and
+rollbacks (Hudi's ``MetadataConversionUtils`` archives no others: savepoints stay).
 
 Java Hudi reads the archive log (``CALL show_archived_commits``, its archived timeline), and so does this
 library: time travel and incremental pulls across archived instants keep working. hudi-rs reads only the
@@ -59,6 +60,7 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         return []
     cutoff = completed[len(completed) - cfg.min_commits].timestamp
     bounds = [i.timestamp for i in active if not i.is_completed][:1]
+    bounds += [p.timestamp for p in timeline.savepoints[:1]]
     bounds += [b for b in (earliest_retained, _oldest_replace_to_keep(timeline)) if b]
     cutoff = min([cutoff, *bounds])
     doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in WRITE_ACTIONS]

@@ -64,6 +64,7 @@ CLEANER_PLAN = {
         {"name": "filePathsToBeDeletedPerPartition", "type": _opt({"type": "map", "values": {
             "type": "array", "items": CLEAN_FILE_INFO}}), "default": None},
         {"name": "partitionsToBeDeleted", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
     ],
 }
 CLEAN_PARTITION_METADATA = {
@@ -87,6 +88,7 @@ CLEAN_METADATA = {
         {"name": "lastCompletedCommitTimestamp", "type": _opt("string"), "default": None},
         {"name": "partitionMetadata", "type": {"type": "map", "values": CLEAN_PARTITION_METADATA}},
         {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
     ],
 }
 

@@ -1,7 +1,9 @@
 """Loading the active timeline and asking it questions.
 
 A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
-state. Queries return plain lists; nothing here writes (see ``timeline.transitions``).
+state. A savepoint is the one action Apache Hudi files under the time of another instant (the commit it
+keeps, ``<t>.savepoint`` beside ``<t>.commit``): savepoints are kept apart, in ``savepoints``. Queries
+return plain lists; nothing here writes (see ``timeline.transitions``).
 
 On an object store every listing and every instant file read is a request, so a load lists the timeline
 folder once (the archive folder only when that listing shows it), and a ``Timeline`` decodes each
@@ -35,6 +37,7 @@ from hoodie_datasource.timeline.instant import (
     CLUSTERING,
     COMPACTION,
     REPLACE_COMMIT,
+    SAVEPOINT,
     WRITE_ACTIONS,
     Instant,
     State,
@@ -83,6 +86,7 @@ class Timeline:
     # instants were archived where this library does not read them (layout 2's history, a damaged archive log)
     unread_archive: bool = False
     metadata_folder: bool = False  # the listing of .hoodie shows Apache Hudi's metadata table folder
+    savepoints: tuple[Instant, ...] = ()  # the completed savepoints, oldest first
     # instant file path -> decoded content, filled by reads (not part of the timeline's identity)
     _decoded: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -110,7 +114,13 @@ class Timeline:
             unread_archive = HUDI_HISTORY_FOLDER in listing.dirs and _holds_anything(
                 storage.list_dir(join(directory, HUDI_HISTORY_FOLDER)))
         active = [i for i in map(Instant.parse, (f.name for f in listing.files)) if i is not None]
+        savepoints: list[Instant] = []
         for instant in active + [f.instant for f in archived_files]:
+            if instant.action == SAVEPOINT:
+                # not an instant of its own time: it would hide the commit it savepoints
+                if instant.is_completed:
+                    savepoints.append(instant)
+                continue
             seen.setdefault(instant.timestamp, set()).add(instant.action)
             current = latest.get(instant.timestamp)
             if current is None or _STATE_RANK[instant.state] > _STATE_RANK[current.state]:
@@ -121,7 +131,7 @@ class Timeline:
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
         timeline = Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
                             frozenset(archived), unread_archive, config.timeline_layout_version < 2
-                            and METADATA_FOLDER in listing.dirs)
+                            and METADATA_FOLDER in listing.dirs, tuple(sorted(savepoints)))
         for file in archived_files:  # a plain instant file (no content here) is read when asked for
             if file.content is not None and file.instant.timestamp in archived:
                 timeline._decoded[timeline.path_of(file.instant)] = file.content

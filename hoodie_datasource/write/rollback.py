@@ -185,13 +185,18 @@ def rollback_failed_writes(timeline: Timeline, heartbeat_expiry_ms: int) -> list
 
 
 def rollback_completed(timeline: Timeline, instant_time: str) -> str:
-    """Undo the latest completed write; older ones cannot be rolled back out of order."""
+    """Undo the latest completed write; older ones cannot be rolled back out of order, nor a savepointed
+    one (its files are what a restore to the savepoint returns to)."""
     latest = timeline.last_completed_write()
     if latest is None or latest.timestamp != instant_time:
         raise TimelineError(
             f"Only the latest completed write can be rolled back; latest is "
             f"{latest.timestamp if latest else 'none'}, asked for {instant_time}"
         )
+    if any(s.timestamp == instant_time for s in timeline.savepoints):
+        # Hudi's BaseRollbackActionExecutor.validateSavepointRollbacks
+        raise TimelineError(f"Cannot roll back {instant_time} of {timeline.base_path}: it is savepointed; delete the "
+                            f"savepoint first (Apache Hudi's CALL delete_savepoint)")
     stats = list(write_stats_of(timeline.read_metadata(latest)))
     written = [s["path"] for s in stats if s.get("path")] + [p for s in stats for p in s.get("cdcStats") or ()]
     return _rollback(timeline, latest, instant_data_files(timeline, latest, written))
