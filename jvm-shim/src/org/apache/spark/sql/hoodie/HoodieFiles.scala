@@ -66,7 +66,8 @@ object HoodieFiles {
   /** The keys of `expected` (`fs.s3a.*`) whose value S3A takes for `bucket` (its per-bucket key
    * `fs.s3a.bucket.<bucket>.*` over the global one, as `S3AUtils.propagateBucketOptions`) differs from it; "" is
    * unset. Endpoints compare with their scheme (a bare host is https unless `fs.s3a.connection.ssl.enabled`
-   * is false) and without a trailing slash; path-style access is false unless set. */
+   * is false) and without a trailing slash; path-style access is false unless set; without an access key S3A's
+   * default provider chain takes the JVM's `AWS_ACCESS_KEY_ID` (`EnvironmentVariableCredentialsProvider`). */
   private def s3aDiffers(bucket: String, expected: Map[String, String], conf: Configuration): Seq[String] = {
     def setting(key: String): String =
       Option(conf.getTrimmed(s"fs.s3a.bucket.$bucket.${key.stripPrefix("fs.s3a.")}"))
@@ -75,11 +76,14 @@ object HoodieFiles {
     def endpoint(value: String): String =
       if (value.isEmpty) "" else ((if (value.contains("://")) value else (if (ssl) "https://" else "http://") + value)
         .stripSuffix("/").toLowerCase)
-    expected.toSeq.sortBy(_._1).collect {
-      case (key @ "fs.s3a.endpoint", value) if endpoint(setting(key)) != endpoint(value) => key
-      case (key @ "fs.s3a.path.style.access", value) if setting(key).equalsIgnoreCase("true") != value.equalsIgnoreCase("true") => key
-      case (key, value) if key != "fs.s3a.endpoint" && key != "fs.s3a.path.style.access" && setting(key) != value => key
+    def same(key: String, value: String): Boolean = key match {
+      case "fs.s3a.endpoint" => endpoint(setting(key)) == endpoint(value)
+      case "fs.s3a.path.style.access" => setting(key).equalsIgnoreCase("true") == value.equalsIgnoreCase("true")
+      case "fs.s3a.access.key" => Some(setting(key)).filter(_.nonEmpty).orElse(sys.env.get("AWS_ACCESS_KEY_ID"))
+        .getOrElse("") == value
+      case _ => setting(key) == value
     }
+    expected.keys.toSeq.sorted.filterNot(key => same(key, expected(key)))
   }
 
   def list(options: Map[String, String]): Listing = {
