@@ -5,7 +5,6 @@ Python reader alone, to show what Spark's parquet scan of base files brings)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -13,6 +12,7 @@ from pyspark.sql import functions as F
 
 from benchmarks import peer_delta
 from benchmarks.spark_parquet import count_and_sum, full_scan
+from benchmarks.spark_session import python_reader
 from benchmarks.timing import Case
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
@@ -20,7 +20,6 @@ from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
 
 COMMIT_TIME = "_hoodie_commit_time"
-NATIVE_READS = "spark.hoodie.read.native"
 
 
 def snapshot(spark: SparkSession, path: Path) -> DataFrame:
@@ -58,16 +57,6 @@ def by_path(spark: SparkSession, path: Path) -> DataFrame:
 def data_columns(df: DataFrame) -> DataFrame:
     """The table's own columns: what a SQL table's ``SELECT *`` returns (the meta columns are metadata columns)."""
     return df.drop(*(c for c in df.columns if c.startswith("_hoodie_")))
-
-
-def python_reader(spark: SparkSession, run: Callable[[], object]) -> object:
-    """``run()`` with every row read by our Python reader (as before the jvm-shim handed base files to
-    Spark's parquet scan)."""
-    spark.conf.set(NATIVE_READS, "false")
-    try:
-        return run()
-    finally:
-        spark.conf.unset(NATIVE_READS)
 
 
 def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:
