@@ -9,8 +9,12 @@ from pyspark.sql import SparkSession
 
 import hoodie_datasource
 
+SHUFFLE_PARTITIONS = 8
+DRIVER_MEMORY = "8g"
 
-def start(app: str = "hoodie-bench", shuffle_partitions: int = 8, driver_memory: str = "8g") -> SparkSession:
+
+def start(app: str = "hoodie-bench", shuffle_partitions: int = SHUFFLE_PARTITIONS,
+          driver_memory: str = DRIVER_MEMORY) -> SparkSession:
     """local[2] session with ``format("hoodie")`` registered and the SQL shim; executors run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.master("local[2]").appName(app)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
 from benchmarks.workload import SEED, UNIFORM
 
 TARGET_SIZE = 5_000_000
@@ -160,3 +160,4 @@ def issue5(results: dict[int, SizeResult]) -> list[Verdict]:
         found += _per_size(results, label, lambda r, k=key: _median(r, ONE_ROW, k), lambda v: v < 2,
                            "{:.2f} s".format, at=TARGET_SIZE)
     return found
+
