@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
-from benchmarks.timing import Measurement
+from benchmarks.memory import PeakMemory
+from benchmarks.timing import Case, Measurement, interleave
+
+logger = logging.getLogger(__name__)
 
 WRITES, ONE_ROW, READS, GROWTH, FIRST_LOAD = "writes", "one_row", "reads", "growth", "first_load"
 
@@ -21,3 +25,10 @@ class SizeResult:
 
     def writes(self, variant: str) -> dict[str, Measurement]:
         return self.groups.get(f"{WRITES}/{variant}", {})
+
+
+def measure(result: SizeResult, group: str, cases: list[Case], runs: int, warmup: int, memory: PeakMemory) -> None:
+    """``cases`` interleaved (``timing.interleave``), kept in ``result`` as ``group``."""
+    logger.info("%s rows: measuring %s (%d cases x %d runs after %d warm-up)", f"{result.rows:,}", group, len(cases),
+                runs, warmup)
+    result.groups[group] = interleave(group, cases, runs, warmup, memory)

@@ -9,7 +9,6 @@ baseline, pyiceberg and delta-rs with its change data feed among the writes, the
 
 from __future__ import annotations
 
-import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +21,11 @@ from benchmarks.copies import restore
 from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, load
 from benchmarks.memory import PeakMemory
 from benchmarks.pristine import Tables, stage
-from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult
+from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult, measure
 from benchmarks.spark_parquet import partitioned_write_case, reload_case
-from benchmarks.timing import Case, interleave
+from benchmarks.timing import Case
 from benchmarks.workload import SEED, Variant, apply_batch, base_table, one_row, parquet_bytes, upsert_batch
 from hoodie_datasource import HoodieTable
-
-logger = logging.getLogger(__name__)
 
 MERGED = "merged.parquet"
 
@@ -48,9 +45,7 @@ class SizeSuite:
         self.result = SizeResult(self.rows)
 
     def measure(self, group: str, cases: list[Case]) -> None:
-        logger.info("%s rows: measuring %s (%d cases x %d runs after %d warm-up)", f"{self.rows:,}", group,
-                    len(cases), self.runs, self.warmup)
-        self.result.groups[group] = interleave(group, cases, self.runs, self.warmup, self.memory)
+        measure(self.result, group, cases, self.runs, self.warmup, self.memory)
 
     def run(self, variants: list[Variant]) -> SizeResult:
         for time_prefixed in (False, True):
