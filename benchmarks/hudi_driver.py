@@ -4,7 +4,7 @@ Run by the Hudi venv's python (``.tools/hudi-oracle/venv``, pyspark 3.5; ``make 
 ours, and imports nothing of this repository: ``benchmarks/peer_hudi.py`` starts it and sends one JSON command a
 line on stdin; each answer is one JSON line on stdout::
 
-    {"cmd": "stage", "name": N, "path": FILE}                       -> {"ok": true, "rows": R}
+    {"cmd": "stage", "name": N, "path": FILE}                       -> {"ok": true, "rows": R, "partitions": P}
     {"cmd": "unstage", "name": N}                                   -> {"ok": true}
     {"cmd": "write", "name": N, "path": P, "options": {...}}        -> {"ok": true, "seconds": S}
     {"cmd": "read", "path": P, "options": {...}, "action": A}       -> {"ok": true, "seconds": S, ...}
@@ -61,7 +61,7 @@ class Peer:
     def stage(self, name: str, path: str) -> dict:
         df = self.spark.read.parquet(path).cache()
         self.staged[name] = df
-        return {"rows": df.count()}
+        return {"rows": df.count(), "partitions": df.rdd.getNumPartitions()}
 
     def unstage(self, name: str) -> dict:
         self.staged.pop(name).unpersist()

@@ -10,6 +10,7 @@ of its configurations), so each upsert continues a table its own writer made. Gr
 
 from __future__ import annotations
 
+import logging
 import math
 import shutil
 from collections.abc import Callable
@@ -31,7 +32,14 @@ from benchmarks.timing import Case
 from benchmarks.workload import SEED, Variant, apply_batch, base_table, one_row, parquet_bytes, upsert_batch
 from hoodie_datasource import HoodieTable
 
+logger = logging.getLogger(__name__)
+
 TABLE_TYPES = {"cow": (ours.COW, "COW"), "mor": (ours.MOR, "MOR")}
+# Spark splits a staged file across the session's 2 cores by bytes, a row group whole: in 8 row groups a
+# large input is a DataFrame of 2 partitions, as rows read from many files would be. A single row group is
+# one partition, one task: Hudi's bulk_insert (sort mode NONE) keeps the input's partitioning, so it would
+# write the whole base table on one core.
+INPUT_ROW_GROUPS = 8
 BASE, ONE = "base", "one_row"
 
 
@@ -77,11 +85,14 @@ class HudiSizeSuite:
         measure(self.result, group, cases, self.runs, self.warmup, self.memory)
 
     def _stage(self, name: str, table: pa.Table) -> DataFrame:
-        """``table`` as one parquet file, cached on our side and on Hudi's under ``name``."""
+        """``table`` as one parquet file, cached on our side and on Hudi's under ``name``, in the same partitions."""
         path = self.root / "staging" / f"{name}.parquet"
-        df = stage(self.spark, table, path, cache=True)
-        if self.peer.stage(name, path) != table.num_rows:
-            raise RuntimeError(f"Hudi's process staged a count other than {table.num_rows:,} rows from {path}")
+        df = stage(self.spark, table, path, cache=True, row_groups=INPUT_ROW_GROUPS)
+        ours = (table.num_rows, df.rdd.getNumPartitions())
+        theirs = self.peer.stage(name, path)
+        if theirs != ours:
+            raise RuntimeError(f"{path} staged as (rows, partitions) {ours} here and {theirs} in Hudi's process")
+        logger.info("staged %s: %s rows in %d partitions on both sides", name, f"{ours[0]:,}", ours[1])
         return df
 
     def _unstage(self, name: str, df: DataFrame) -> None:

@@ -119,9 +119,10 @@ class HudiPeer:
         self.process.stdin.flush()
         return self._receive(COMMAND_SECONDS)
 
-    def stage(self, name: str, path: Path) -> int:
-        """The parquet file at ``path`` cached under ``name``; its row count."""
-        return self.call("stage", name=name, path=str(path))["rows"]
+    def stage(self, name: str, path: Path) -> tuple[int, int]:
+        """The parquet file at ``path`` cached under ``name``; its rows and the DataFrame's partitions."""
+        answer = self.call("stage", name=name, path=str(path))
+        return answer["rows"], answer["partitions"]
 
     def unstage(self, name: str) -> None:
         self.call("unstage", name=name)

@@ -35,16 +35,17 @@ class Tables:
         return self.root / "work" / fmt
 
 
-def stage(spark: SparkSession, table: pa.Table, path: Path, cache: bool) -> DataFrame:
-    """``table`` as a Spark DataFrame read from one parquet file (cached when asked)."""
+def stage(spark: SparkSession, table: pa.Table, path: Path, cache: bool, row_groups: int | None = None) -> DataFrame:
+    """``table`` as a Spark DataFrame read from one parquet file (cached when asked), written in ``row_groups``
+    row groups of about equal rows (pyarrow's default size when not given): Spark splits a file by bytes but
+    keeps each row group in one partition."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
+    pq.write_table(table, path, row_group_size=-(-table.num_rows // row_groups) if row_groups else None)
     df = spark.read.parquet(str(path))
     if cache:
         df = df.cache()
         df.count()
     return df
-
 
 
 def keep_loaded(tables: Tables, fmt: str, label: str, loader: Callable[[Path], None]) -> None:
