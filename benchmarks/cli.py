@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from benchmarks.spark_session import DRIVER_MEMORY
 from benchmarks.workload import VARIANTS
 
 RESULTS = Path(__file__).parent / "results"
@@ -50,6 +51,8 @@ def parse_run(description: str, argv: list[str] | None = None, variants: Collect
                        help=f"results name: <out>/<name>.md and its charts (default {name or 'bench_<rows>'})")
     found.add_argument("--work", type=Path, help="folder for the scratch tables (default: the system's temporary one)")
     found.add_argument("--note", default="", help="a remark printed in the results (e.g. what else ran on the machine)")
+    found.add_argument("--driver-memory", default=DRIVER_MEMORY,
+                       help=f"spark.driver.memory of each Spark session (default {DRIVER_MEMORY})")
     args = found.parse_args(argv)
     if args.runs < 1 or args.warmup < 0:
         found.error("--runs must be at least 1 and --warmup at least 0")

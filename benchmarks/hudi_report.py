@@ -41,6 +41,10 @@ METHOD = """## How it is measured
   side upserted once with the seed batch; before any read is timed, every table's snapshot is checked
   against the workload: its row count and `sum(fare)` equal those of the base table with the batch applied
   (computed with pyarrow), and the incremental query returns exactly the batch's rows.
+- A restored copy has the same file names at the same path, so after the warm-up round our tagging finds
+  the key ranges and bloom filters it decoded from those files in its caches (per process and per host,
+  `benchmarks/copies.py`), as it does for the files an earlier write left untouched; Hudi keeps no such
+  cache and reads the footers on every write. The commit table below shows our `tag_task` time.
 - Bytes written: `totalWriteBytes` of the commit's write stats (data and log files; Hudi's metadata table
   is not in them). Peak memory as in the other results: per run, Linux `VmHWM` reset through
   `/proc/PID/clear_refs`{resettable}; JVM = the JVM the case ran in (ours or Hudi's), driver +MB = our Python

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     started, load_before, clock = datetime.now(timezone.utc), machine.load_average(), time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="hoodie-bench-", dir=args.work))
-    spark = spark_session.start()
+    spark = spark_session.start(driver_memory=args.driver_memory)
     memory = PeakMemory(spark_session.jvm_pid(spark))
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     growth_batch = upsert_batch(args.rows[0], SEED)

@@ -41,20 +41,27 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     started, load_before, clock = datetime.now(timezone.utc), machine.load_average(), time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="hoodie-bench-hudi-", dir=args.work))
-    peer = HudiPeer(work / "hudi", spark_session.DRIVER_MEMORY, spark_session.SHUFFLE_PARTITIONS)
-    spark = None
+    peer, spark = None, None
     results: dict[int, SizeResult] = {}
     try:
-        spark = spark_session.start()
+        peer = HudiPeer(work / "hudi", args.driver_memory, spark_session.SHUFFLE_PARTITIONS)
+        spark = spark_session.start(driver_memory=args.driver_memory)
         memory = PeakMemory(spark_session.jvm_pid(spark))
         java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
         for rows in args.rows:
             suite = HudiSizeSuite(spark, peer, rows, work / str(rows), memory, args.runs, args.warmup)
             results[rows] = suite.run([VARIANTS[name] for name in args.variants])
+    except BaseException:
+        if peer is not None:  # the scratch folder goes; Hudi's log stays
+            kept = work.with_name(f"{work.name}-hudi-driver.log")
+            shutil.copyfile(peer.log_path, kept)
+            logger.error("the run failed; Hudi's process logged to %s", kept)
+        raise
     finally:
         if spark is not None:
             spark.stop()
-        peer.close()
+        if peer is not None:
+            peer.close()
         shutil.rmtree(work, ignore_errors=True)
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -69,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     found = against_hudi(results, tuple(args.variants))
     out = args.out / f"{args.name}.md"
     out.write_text(hudi_report.render(run, results, found, charts, args.variants, spark_session.SHUFFLE_PARTITIONS,
-                                      spark_session.DRIVER_MEMORY) + "\n")
+                                      args.driver_memory) + "\n")
     logger.info("wrote %s", out)
     for verdict in found:
         logger.info("%s [%s]: %s %s", verdict.target, verdict.where, verdict.measured, verdict.status)
