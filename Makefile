@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench clean java-check
+.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -109,6 +109,10 @@ demo: install  ## the trips example end to end on local Spark, in ./demo-output
 bench: install  ## benchmarks against delta-rs, pyiceberg, a Spark reload and a pyarrow floor; BENCH_ARGS="--rows 1000000,5000000"
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
+bench-hudi: install  ## side by side with Apache Hudi 0.15 on Spark 3.5 (the oracle's bundle and venv); BENCH_ARGS="--rows 1000000,5000000"
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) benchmarks/run_hudi.py $(BENCH_ARGS)
 
 clean:  ## remove the venv and build leftovers
 	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse site $(SHIM_JAR)

@@ -1,4 +1,4 @@
-"""Read cases: incremental pull against a filtered full scan and delta-rs's change data feed, and
+"""Read cases: incremental pull against a filtered full scan (and, in ``suite.py``, delta-rs's change data feed), and
 snapshot reads against ``spark.read.parquet`` of the very files the snapshot reads (and through the
 Python reader alone, to show what Spark's parquet scan of base files brings)."""
 
@@ -10,7 +10,6 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks import peer_delta
 from benchmarks.spark_parquet import count_and_sum, full_scan
 from benchmarks.spark_session import python_reader
 from benchmarks.timing import Case
@@ -36,16 +35,14 @@ def base_files(path: Path) -> list[str]:
             if s.base_relative_path]
 
 
-def incremental_cases(spark: SparkSession, cow: Path, delta_cdf: Path, delta_version: int) -> list[Case]:
-    """The last commit of ``cow`` (and version ``delta_version`` of ``delta_cdf``) holds the batch."""
+def incremental_cases(spark: SparkSession, cow: Path) -> list[Case]:
+    """The last commit of ``cow`` holds the batch."""
     begin = HoodieTable(str(cow)).completed_commits()[-2]
     return [
         Case("incremental", "hoodie incremental pull of the last commit",
              lambda: full_scan(incremental(spark, cow, begin))),
         Case("filtered_scan", f"hoodie snapshot scan filtered on {COMMIT_TIME} > previous commit",
              lambda: full_scan(snapshot(spark, cow).where(F.col(COMMIT_TIME) > begin))),
-        Case("delta_cdf", "delta-rs change data feed of the MERGE version (to Arrow)",
-             lambda: peer_delta.change_data_feed(delta_cdf, delta_version), spark=False),
     ]
 
 

@@ -11,9 +11,11 @@ from pyspark.sql import SparkSession
 import hoodie_datasource
 
 NATIVE_READS = "spark.hoodie.read.native"
+SHUFFLE_PARTITIONS = 8
+DRIVER_MEMORY = "8g"
 
 
-def start(app: str = "hoodie-bench", shuffle_partitions: int = 8, driver_memory: str = "8g",
+def start(app: str = "hoodie-bench", shuffle_partitions: int = SHUFFLE_PARTITIONS, driver_memory: str = DRIVER_MEMORY,
           conf: Mapping[str, str] | None = None) -> SparkSession:
     """local[2] session with ``format("hoodie")`` registered and the SQL shim; executors run this interpreter.
     ``conf``: more settings of the session, given before it starts."""
