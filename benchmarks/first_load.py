@@ -15,7 +15,8 @@ from pathlib import Path
 
 from benchmarks import spark_session, workload
 from benchmarks.memory import PeakMemory
-from benchmarks.suite import FIRST_LOAD, SizeSuite
+from benchmarks.size_result import FIRST_LOAD
+from benchmarks.suite import SizeSuite
 
 logger = logging.getLogger(__name__)
 

@@ -33,6 +33,8 @@ class Case:
     prepare: Callable[[], None] = _nothing
     facts: Callable[[], dict[str, Any]] = _no_facts  # about the run just measured
     spark: bool = True  # runs in Spark (else in this Python process)
+    memory: PeakMemory | None = None  # the processes it runs in, when not the group's (a peer's own JVM)
+    timed_by_peer: bool = False  # run() returns the seconds a peer process measured around the operation
 
 
 @dataclass
@@ -64,11 +66,12 @@ def interleave(group: str, cases: list[Case], runs: int, warmup: int, memory: Pe
         counted = round_number >= warmup
         for case in cases:
             case.prepare()
-            memory.reset()
+            watched = case.memory or memory
+            watched.reset()
             started = time.perf_counter()
-            case.run()
-            seconds = time.perf_counter() - started
-            peak = memory.read()
+            answer = case.run()
+            seconds = answer if case.timed_by_peer else time.perf_counter() - started
+            peak = watched.read()
             facts = case.facts()
             logger.info("%s %s %s: %.2f s", group, "run" if counted else "warm-up", case.key, seconds)
             if counted:

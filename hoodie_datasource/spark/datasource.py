@@ -168,7 +168,7 @@ class HoodieDataSource(DataSource):
             return listing_schema(cdc_listing(cdc[0])) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
         plan, _ = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
-            return listing_schema(planned_files(plan))
+            return listing_schema(planned_files(plan), plan.storage, table_path(self.options))
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
