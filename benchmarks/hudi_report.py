@@ -45,6 +45,10 @@ METHOD = """## How it is measured
   the key ranges and bloom filters it decoded from those files in its caches (per process and per host,
   `benchmarks/copies.py`), as it does for the files an earlier write left untouched; Hudi keeps no such
   cache and reads the footers on every write. The commit table below shows our `tag_task` time.
+- CPU s: CPU time of the processes a case ran in, read from `/proc` before and after the run (outside the
+  timed region): ours, our Python driver and our JVM with its Python workers; Hudi's, its Python driver and
+  its JVM. Waiting for a core is not in it, so on a busy machine it says more than wall time; the targets
+  are judged on wall time, with the ratio of CPU times beside each.
 - Bytes written: `totalWriteBytes` of the commit's write stats (data and log files; Hudi's metadata table
   is not in them). Peak memory as in the other results: per run, Linux `VmHWM` reset through
   `/proc/PID/clear_refs`{resettable}; JVM = the JVM the case ran in (ours or Hudi's), driver +MB = our Python

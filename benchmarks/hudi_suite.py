@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks import ours, peer_hudi, reads
 from benchmarks.copies import restore
+from benchmarks.cpu_time import CpuClock
 from benchmarks.memory import PeakMemory
 from benchmarks.peer_hudi import CONFIGS, HudiConfig, HudiPeer
 from benchmarks.pristine import Tables, keep_loaded, stage
@@ -76,13 +77,14 @@ class HudiSizeSuite:
     memory: PeakMemory
     runs: int
     warmup: int
+    cpu: CpuClock  # our session's; Hudi's cases carry their process's
     result: SizeResult = field(init=False)
 
     def __post_init__(self) -> None:
         self.result = SizeResult(self.rows)
 
     def measure(self, group: str, cases: list[Case]) -> None:
-        measure(self.result, group, cases, self.runs, self.warmup, self.memory)
+        measure(self.result, group, cases, self.runs, self.warmup, self.memory, self.cpu)
 
     def _stage(self, name: str, table: pa.Table) -> DataFrame:
         """``table`` as one parquet file, cached on our side and on Hudi's under ``name``, in the same partitions."""

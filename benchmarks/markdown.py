@@ -41,15 +41,18 @@ def _mb(value: float | None) -> str:
 
 
 def measurements_table(group: dict[str, Measurement], batch_bytes: int | None) -> list[str]:
-    """Times and peak memory; bytes written where the cases wrote, and write amplification against
-    ``batch_bytes`` when given."""
+    """Times (and CPU seconds where they were read) and peak memory; bytes written where the cases wrote, and
+    write amplification against ``batch_bytes`` when given."""
     writes = any(m.median_fact("bytes") is not None for m in group.values())
-    headers = ["case", "median s", "runs s"] + (["MB written"] if writes else [])
+    cpu = any(m.cpu_seconds for m in group.values())
+    headers = ["case", "median s", "runs s"] + (["median CPU s"] if cpu else []) + (["MB written"] if writes else [])
     headers += (["write amp."] if writes and batch_bytes else []) + ["driver +MB", "JVM peak MB", "workers peak MB"]
     rows = []
     for m in group.values():
         written = m.median_fact("bytes")
         cells = [m.label, f"{m.median:.2f}", ", ".join(f"{s:.2f}" for s in m.seconds)]
+        if cpu:
+            cells.append("-" if m.median_cpu is None else f"{m.median_cpu:.2f}")
         if writes:
             cells.append("-" if written is None else f"{written / MB:,.2f}")
         if writes and batch_bytes:

@@ -21,10 +21,13 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.copies import restore
+from benchmarks.cpu_time import CpuClock
 from benchmarks.memory import PeakMemory
 from benchmarks.ours import commit_facts
 from benchmarks.timing import Case
@@ -97,6 +100,7 @@ class HudiPeer:
         ready = self._receive(START_SECONDS)
         self.spark_version, self.java_version, self.jvm_pid = ready["spark"], ready["java"], ready["jvm_pid"]
         self.memory = PeakMemory(self.jvm_pid)
+        self.cpu = CpuClock(self.process.pid, self.jvm_pid)
         logger.info("Apache Hudi %s on Spark %s started in %.1f s (log: %s)", VERSION, self.spark_version,
                     time.perf_counter() - started, self.log_path)
 
@@ -157,35 +161,33 @@ def case_key(config: HudiConfig, name: str) -> str:
     return f"{config.key}_{name}"
 
 
-def _label(config: HudiConfig, what: str) -> str:
-    return f"Apache Hudi {VERSION} {what} ({config.label})"
+def _case(peer: HudiPeer, config: HudiConfig, name: str, what: str, run: Callable[[], float], **more: Any) -> Case:
+    """A case run in Hudi's process: its seconds, memory and CPU time are that process's."""
+    return Case(case_key(config, name), f"Apache Hudi {VERSION} {what} ({config.label})", run=run, memory=peer.memory,
+                cpu=peer.cpu, timed_by_peer=True, **more)
 
 
 def upsert_case(peer: HudiPeer, config: HudiConfig, name: str, what: str, staged: str, pristine: Path, target: Path,
                 table_type: str) -> Case:
     """Hudi's upsert of the rows staged as ``staged`` into a copy of ``pristine`` restored at ``target``."""
     options = write_options(table_type, "upsert", config)
-    return Case(case_key(config, name), _label(config, what), run=lambda: peer.write(staged, target, options),
-                prepare=lambda: restore(pristine, target), facts=lambda: commit_facts(target), memory=peer.memory,
-                timed_by_peer=True)
+    return _case(peer, config, name, what, lambda: peer.write(staged, target, options),
+                 prepare=lambda: restore(pristine, target), facts=lambda: commit_facts(target))
 
 
 def bulk_insert_case(peer: HudiPeer, config: HudiConfig, name: str, what: str, staged: str, target: Path,
                      table_type: str) -> Case:
     """Hudi's ``bulk_insert`` of the rows staged as ``staged`` into a new table at ``target``."""
     options = write_options(table_type, "bulk_insert", config)
-    return Case(case_key(config, name), _label(config, what), run=lambda: peer.write(staged, target, options),
-                prepare=lambda: shutil.rmtree(target, ignore_errors=True), facts=lambda: commit_facts(target),
-                memory=peer.memory, timed_by_peer=True)
+    return _case(peer, config, name, what, lambda: peer.write(staged, target, options),
+                 prepare=lambda: shutil.rmtree(target, ignore_errors=True), facts=lambda: commit_facts(target))
 
 
 def scan_case(peer: HudiPeer, config: HudiConfig, name: str, what: str, path: Path,
               options: dict[str, str] | None = None) -> Case:
     read = options or config.options
-    return Case(case_key(config, name), _label(config, what), run=lambda: peer.scan(path, read), memory=peer.memory,
-                timed_by_peer=True)
+    return _case(peer, config, name, what, lambda: peer.scan(path, read))
 
 
 def aggregate_case(peer: HudiPeer, config: HudiConfig, name: str, what: str, path: Path) -> Case:
-    return Case(case_key(config, name), _label(config, what),
-                run=lambda: peer.aggregate(path, config.options)[0], memory=peer.memory, timed_by_peer=True)
+    return _case(peer, config, name, what, lambda: peer.aggregate(path, config.options)[0])

@@ -132,6 +132,8 @@ METHOD = """## How it is measured
 - Bytes written: hoodie from the commit metadata (`totalWriteBytes` of the write stats, data and log files);
   other formats from the files new or changed under the table after the run (data, logs and metadata).
   Write amplification = bytes written / the batch as one snappy parquet file.
+- CPU s: CPU time of the Python driver and of the JVM with its Python workers, read from `/proc` before and
+  after each run (outside the timed region); waiting for a core is not in it.
 - Peak memory, per run: Linux `VmHWM` (what `getrusage` reports as `ru_maxrss`), reset through
   `/proc/PID/clear_refs` before each run{resettable}. driver +MB = the Python driver's peak minus its RSS
   at the start of the run (delta-rs, pyiceberg, the floor and our driver-side planning run there); JVM and

@@ -14,6 +14,7 @@ and its PNG charts; peers are the ``bench`` extra (pip install -e '.[bench]').
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import charts, cli, machine, spark_session  # noqa: E402
+from benchmarks.cpu_time import CpuClock  # noqa: E402
 from benchmarks.markdown import Run  # noqa: E402
 from benchmarks.memory import PeakMemory  # noqa: E402
 from benchmarks.report import render  # noqa: E402
@@ -44,13 +46,14 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="hoodie-bench-", dir=args.work))
     spark = spark_session.start(driver_memory=args.driver_memory)
     memory = PeakMemory(spark_session.jvm_pid(spark))
+    cpu = CpuClock(os.getpid(), spark_session.jvm_pid(spark))
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     growth_batch = upsert_batch(args.rows[0], SEED)
     results: dict[int, SizeResult] = {}
     try:
         for rows in args.rows:
             suite = SizeSuite(spark, rows, work / str(rows), memory, args.runs, args.warmup,
-                              growth_batch if rows != args.rows[0] else None)
+                              growth_batch if rows != args.rows[0] else None, cpu)
             results[rows] = suite.run([VARIANTS[name] for name in args.variants])
     finally:
         spark.stop()

@@ -13,6 +13,7 @@ and incremental reads. Writes benchmarks/results/<name>.md (default hudi_0_15) a
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import cli, hudi_report, machine, spark_session  # noqa: E402
+from benchmarks.cpu_time import CpuClock  # noqa: E402
 from benchmarks.hudi_suite import HudiSizeSuite  # noqa: E402
 from benchmarks.markdown import Run  # noqa: E402
 from benchmarks.memory import PeakMemory  # noqa: E402
@@ -47,9 +49,10 @@ def main(argv: list[str] | None = None) -> None:
         peer = HudiPeer(work / "hudi", args.driver_memory, spark_session.SHUFFLE_PARTITIONS)
         spark = spark_session.start(driver_memory=args.driver_memory)
         memory = PeakMemory(spark_session.jvm_pid(spark))
+        cpu = CpuClock(os.getpid(), spark_session.jvm_pid(spark))
         java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
         for rows in args.rows:
-            suite = HudiSizeSuite(spark, peer, rows, work / str(rows), memory, args.runs, args.warmup)
+            suite = HudiSizeSuite(spark, peer, rows, work / str(rows), memory, args.runs, args.warmup, cpu)
             results[rows] = suite.run([VARIANTS[name] for name in args.variants])
     except BaseException:
         if peer is not None:  # the scratch folder goes; Hudi's log stays

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from benchmarks.cpu_time import CpuClock
 from benchmarks.memory import PeakMemory
 from benchmarks.timing import Case, Measurement, interleave
 
@@ -27,8 +28,9 @@ class SizeResult:
         return self.groups.get(f"{WRITES}/{variant}", {})
 
 
-def measure(result: SizeResult, group: str, cases: list[Case], runs: int, warmup: int, memory: PeakMemory) -> None:
+def measure(result: SizeResult, group: str, cases: list[Case], runs: int, warmup: int, memory: PeakMemory,
+            cpu: CpuClock | None) -> None:
     """``cases`` interleaved (``timing.interleave``), kept in ``result`` as ``group``."""
     logger.info("%s rows: measuring %s (%d cases x %d runs after %d warm-up)", f"{result.rows:,}", group, len(cases),
                 runs, warmup)
-    result.groups[group] = interleave(group, cases, runs, warmup, memory)
+    result.groups[group] = interleave(group, cases, runs, warmup, memory, cpu)

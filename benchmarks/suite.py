@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks import floor, ours, peer_delta, peer_iceberg, reads
 from benchmarks.copies import restore
+from benchmarks.cpu_time import CpuClock
 from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, load
 from benchmarks.memory import PeakMemory
 from benchmarks.pristine import Tables, stage
@@ -39,13 +40,14 @@ class SizeSuite:
     runs: int
     warmup: int
     growth_batch: pa.Table | None  # the batch of the smallest size; None at that size
+    cpu: CpuClock | None = None  # the session's CPU time, read around every run
     result: SizeResult = field(init=False)
 
     def __post_init__(self) -> None:
         self.result = SizeResult(self.rows)
 
     def measure(self, group: str, cases: list[Case]) -> None:
-        measure(self.result, group, cases, self.runs, self.warmup, self.memory)
+        measure(self.result, group, cases, self.runs, self.warmup, self.memory, self.cpu)
 
     def run(self, variants: list[Variant]) -> SizeResult:
         for time_prefixed in (False, True):
