@@ -6,7 +6,7 @@ from pathlib import Path
 
 from benchmarks import charts, peer_hudi
 from benchmarks.hudi_driver import HUDI_SPARK_CONF
-from benchmarks.hudi_suite import load_labels
+from benchmarks.hudi_suite import READ_WARMUP, load_labels
 from benchmarks.markdown import (
     MB,
     Run,
@@ -29,8 +29,9 @@ METHOD = """## How it is measured
   (`spark.sql.shuffle.partitions` {shuffle}, driver memory {memory}, UTC): ours (pyspark 4, the jvm-shim) and
   Apache Hudi's (pyspark 3.5 with the `hudi-spark3.5-bundle_2.12-{version}.jar`, `benchmarks/hudi_driver.py`),
   started once and kept for the whole run. Each group of cases is interleaved across both processes (ours, Hudi
-  with its metadata table, Hudi without, ours, ...); the first {warmup} round(s) are not counted; figures are
-  the median of {runs} runs.
+  with its metadata table, Hudi without, ours, ...); the first {warmup} round(s) are not counted ({read_warmup}
+  for the reads: each JVM's JIT takes about ten scans to compile one, and a round reads Hudi's two
+  tables); figures are the median of {runs} runs.
 - The same rows on both sides: the workload's base table and batches are written once as parquet files; each
   side reads a file into a DataFrame it caches and counts before any run, so a write's time is the write of
   cached rows. Hudi's seconds are measured in its process around `df.write.format("hudi")...save()` (a read:
@@ -122,6 +123,6 @@ def render(run: Run, results: dict[int, SizeResult], verdicts: list[Verdict], ch
     for rows in sorted(results):
         lines += _size(results[rows], chart_files.get(rows, {}))
     lines += [METHOD.format(shuffle=shuffle_partitions, memory=driver_memory, version=peer_hudi.VERSION,
-                            warmup=run.warmup, runs=run.runs,
+                            warmup=run.warmup, read_warmup=max(run.warmup, READ_WARMUP), runs=run.runs,
                             resettable="" if run.memory_resettable else " (not possible here: lifetime peaks)")]
     return "\n".join(lines)

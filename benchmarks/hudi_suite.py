@@ -41,6 +41,10 @@ TABLE_TYPES = {"cow": (ours.COW, "COW"), "mor": (ours.MOR, "MOR")}
 # one partition, one task: Hudi's bulk_insert (sort mode NONE) keeps the input's partitioning, so it would
 # write the whole base table on one core.
 INPUT_ROW_GROUPS = 8
+# A JVM's JIT compiles a scan over its first ten or so runs (1M rows, each JVM alone: our full scan 1.01 s on
+# its 2nd run, 0.55 s from its 11th; Hudi's 0.79 s, then 0.53 s), and a round runs Hudi's reads twice (one
+# table per configuration), so with one warm-up round Hudi's scans are measured warmer than ours.
+READ_WARMUP = 8
 BASE, ONE = "base", "one_row"
 
 
@@ -83,8 +87,8 @@ class HudiSizeSuite:
     def __post_init__(self) -> None:
         self.result = SizeResult(self.rows)
 
-    def measure(self, group: str, cases: list[Case]) -> None:
-        measure(self.result, group, cases, self.runs, self.warmup, self.memory, self.cpu)
+    def measure(self, group: str, cases: list[Case], warmup: int | None = None) -> None:
+        measure(self.result, group, cases, self.runs, self.warmup if warmup is None else warmup, self.memory, self.cpu)
 
     def _stage(self, name: str, table: pa.Table) -> DataFrame:
         """``table`` as one parquet file, cached on our side and on Hudi's under ``name``, in the same partitions."""
@@ -181,7 +185,7 @@ class HudiSizeSuite:
         cases = self._our_reads(read, expected)
         for config in CONFIGS:
             cases += self._hudi_reads(config, read, expected)
-        self.measure(READS, cases)
+        self.measure(READS, cases, max(self.warmup, READ_WARMUP))
 
     def _check(self, label: str, count: int, fare_sum: float, expected_rows: int, expected_sum: float) -> None:
         """A table's rows against what the workload says it holds, before any of its reads is timed."""
