@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle test test-lane-local test-lane-services test-unit lint demo bench clean java-check
+.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,7 @@ java-check:  ## Spark needs Java 17 or newer
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,docs]'
 	touch $(STAMP)
 
 SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
@@ -61,16 +61,31 @@ $(ORACLE_VENV_STAMP):
 
 oracle: java-check $(ORACLE_JARS) $(ORACLE_VENV_STAMP)  ## Apache Hudi 0.15 and 1.x (Spark 3.5 bundles, Maven) and their pyspark 3.5 venv into .tools/, for the hudi_oracle tests
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle  ## create .venv with the library and its test tools; build the jvm-shim; Azurite; the Hudi oracle
+# hadoop-aws (Hadoop's S3A file system) of the Hadoop version in pyspark's jars, with the AWS SDK bundle and the
+# rest its pom names, from Maven Central into .tools/hadoop-aws/<version> (tests/hadoop-aws.pom.xml): the tests'
+# Spark sessions put them on the classpath, so Spark's own parquet scan reads tables on the S3 server through
+# s3a:// (tests/hadoop_aws.py). The version follows pyspark: a new pyspark fetches its own.
+hadoop-aws: java-check $(STAMP)  ## hadoop-aws matching pyspark's Hadoop and its AWS SDK (Maven) into .tools/, for Spark's s3a:// reads in the object-store tests
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the s3a:// tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 dir=$$($(PY) -m tests.hadoop_aws) && [ -n "$$dir" ] || exit 1; \
+	 if [ ! -f "$$dir/.complete" ]; then \
+	   rm -rf "$$dir" && mvn -q -B -f tests/hadoop-aws.pom.xml -Dhadoop.version="$${dir##*/}" \
+	     org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+	     -DincludeScope=runtime -DoutputDirectory="$$dir" && touch "$$dir/.complete"; \
+	 fi
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
-	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses), each
+	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
+	@# runs the documentation's samples, builds the site strict and opens it in headless Chromium), each
 	@# lane's output printed whole as each of its commands ends; the cluster suite alone after them
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-local test-lane-services
 	$(PY) -m pytest -q -m cluster
 
 test-lane-local: install
 	$(PY) -m pytest -q --ignore=tests/sql
+	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q -m docs tests/docs
 
 test-lane-services: install
 	$(PY) -m pytest -q tests/sql
@@ -81,8 +96,12 @@ test-lane-services: install
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
 
-lint: install  ## ruff over the library and tests
-	$(VENV)/bin/ruff check hoodie_datasource pyspark_hoodie tests
+lint: install  ## ruff over the library, the tests and the docs generator
+	$(VENV)/bin/ruff check hoodie_datasource pyspark_hoodie tests docs
+
+docs: install  ## regenerate the reference pages and diagrams (python -m docs.gen), then build the site into ./site (mkdocs --strict)
+	$(PY) -m docs.gen
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 demo: install  ## the trips example end to end on local Spark, in ./demo-output
 	$(PY) -m hoodie_datasource.spark.demo demo-output/trips
@@ -91,5 +110,9 @@ bench: install  ## benchmarks against delta-rs, pyiceberg, a Spark reload and a 
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
+bench-hudi: install  ## side by side with Apache Hudi 0.15 on Spark 3.5 (the oracle's bundle and venv); BENCH_ARGS="--rows 1000000,5000000"
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) benchmarks/run_hudi.py $(BENCH_ARGS)
+
 clean:  ## remove the venv and build leftovers
-	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse $(SHIM_JAR)
+	rm -rf $(VENV) .tools build dist *.egg-info demo-output spark-warehouse site $(SHIM_JAR)

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from benchmarks.suite import GROWTH, ONE_ROW, READS, SizeResult  # noqa: E402
+from benchmarks.size_result import GROWTH, ONE_ROW, READS, SizeResult  # noqa: E402
 from benchmarks.timing import Measurement  # noqa: E402
 from benchmarks.workload import SEED, VARIANTS  # noqa: E402
 
@@ -39,7 +39,7 @@ def _save(figure, folder: Path, file: str) -> str:
     return file
 
 
-def _stacked(panels: list[tuple[str, dict[str, Measurement]]], folder: Path, file: str) -> str:
+def stacked(panels: list[tuple[str, dict[str, Measurement]]], folder: Path, file: str) -> str:
     """One panel of bars per group, stacked, each as tall as its number of bars."""
     heights = [len(group) + 1.5 for _, group in panels]
     figure, axes = plt.subplots(len(panels), 1, figsize=(10, 0.5 * sum(heights)), squeeze=False,
@@ -55,12 +55,12 @@ def size_charts(result: SizeResult, folder: Path, name: str) -> dict[str, str]:
     writes = [(f"Upsert of the {v} batch ({result.batch_rows[v]:,} rows) into {result.rows:,} rows", result.writes(v))
               for v in VARIANTS if result.writes(v)]
     if writes:
-        made[f"upserts at {result.rows:,} rows"] = _stacked(writes, folder, f"{name}-writes-{result.rows}.png")
+        made[f"upserts at {result.rows:,} rows"] = stacked(writes, folder, f"{name}-writes-{result.rows}.png")
     others = [(f"{title}, {result.rows:,} rows", result.groups[key])
               for key, title in ((READS, "Reads"), (ONE_ROW, "Upsert of 1 row"), (GROWTH, "Cost-growth batch"))
               if key in result.groups]
     if others:
-        made[f"reads and fixed cost at {result.rows:,} rows"] = _stacked(others, folder, f"{name}-reads-{result.rows}.png")
+        made[f"reads and fixed cost at {result.rows:,} rows"] = stacked(others, folder, f"{name}-reads-{result.rows}.png")
     return made
 
 

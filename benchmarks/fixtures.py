@@ -1,22 +1,16 @@
-"""The base table loaded once into every format, each kept as a pristine copy that measured runs
-restore from. Loading is timed once (one run each: context, not a compared figure)."""
+"""The base table loaded once into every format of ``run.py``, each kept as a pristine copy that measured
+runs restore from (``pristine.py``)."""
 
 from __future__ import annotations
 
-import logging
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from benchmarks import floor, ours, peer_delta, peer_iceberg
-from benchmarks.copies import restore, tree_bytes
+from benchmarks.pristine import Tables, keep_loaded, stage
 from benchmarks.workload import PARTITION
-
-logger = logging.getLogger(__name__)
 
 COW, MOR, DELTA, DELTA_CDF, ICEBERG, PLAIN, RELOAD = "cow", "mor", "delta", "delta_cdf", "iceberg", "plain", "reload"
 MOR_BUCKET = "mor_bucket"
@@ -30,33 +24,6 @@ LOADS = {
     PLAIN: "pyarrow write_table, a file per day (the floor's copy)",
     RELOAD: "Spark parquet, partitionBy(dt) (the reload's copy)",
 }
-
-
-@dataclass
-class Tables:
-    """Pristine copies under ``root/pristine/<format>``; runs restore them into ``root/work/<format>``."""
-
-    root: Path
-    formats: tuple[str, ...]
-    load_seconds: dict[str, float] = field(default_factory=dict)
-    table_bytes: dict[str, int] = field(default_factory=dict)
-
-    def pristine(self, fmt: str) -> Path:
-        return self.root / "pristine" / fmt
-
-    def work(self, fmt: str) -> Path:
-        return self.root / "work" / fmt
-
-
-def stage(spark: SparkSession, table: pa.Table, path: Path, cache: bool) -> DataFrame:
-    """``table`` as a Spark DataFrame read from one parquet file (cached when asked)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-    df = spark.read.parquet(str(path))
-    if cache:
-        df = df.cache()
-        df.count()
-    return df
 
 
 def load(spark: SparkSession, base: pa.Table, root: Path, formats: tuple[str, ...]) -> Tables:
@@ -75,11 +42,6 @@ def load(spark: SparkSession, base: pa.Table, root: Path, formats: tuple[str, ..
         RELOAD: lambda path: base_df.write.partitionBy(PARTITION).parquet(str(path)),
     }
     for fmt in formats:
-        started = time.perf_counter()
-        loaders[fmt](tables.work(fmt))
-        tables.load_seconds[fmt] = time.perf_counter() - started
-        tables.table_bytes[fmt] = tree_bytes(tables.work(fmt))
-        restore(tables.work(fmt), tables.pristine(fmt))
-        logger.info("loaded %s: %.1f s, %.1f MB", LOADS[fmt], tables.load_seconds[fmt],
-                    tables.table_bytes[fmt] / 2**20)
+        keep_loaded(tables, fmt, LOADS[fmt], loaders[fmt])
     return tables
+

@@ -10,40 +10,15 @@ seconds and in CPU seconds of the JVM and its Python workers (less sensitive to 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
 
 from benchmarks import spark_session
+from benchmarks.cpu_time import tree_seconds
 from benchmarks.reads import snapshot
 from benchmarks.spark_parquet import count_and_sum, full_scan
 from benchmarks.spark_session import jvm_pid
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of process ``pid`` and its descendants, the exited ones they waited for included."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            ancestry = _ancestors(int(entry.name))
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        if pid in ancestry:
-            total += sum(int(f) for f in fields[11:15]) / tick
-    return total
-
-
-def _ancestors(pid: int) -> list[int]:
-    chain = [pid]
-    while pid > 1:
-        pid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        chain.append(pid)
-    return chain
 
 
 def main() -> None:
@@ -63,10 +38,10 @@ def main() -> None:
     cpu: dict[str, list[float]] = {name: [] for name, _, _ in cases}
     for _ in range(args.runs):
         for name, path, read in cases:
-            start, start_cpu = time.perf_counter(), cpu_seconds(pid)
+            start, start_cpu = time.perf_counter(), tree_seconds(pid)
             read(snapshot(spark, path))
             times[name].append(time.perf_counter() - start)
-            cpu[name].append(cpu_seconds(pid) - start_cpu)
+            cpu[name].append(tree_seconds(pid) - start_cpu)
     for unit, measured in (("s", times), ("cpu s", cpu)):
         medians = {name: statistics.median(runs) for name, runs in measured.items()}
         for name, runs in measured.items():

@@ -37,3 +37,7 @@ def change_data_feed(path: Path, starting_version: int) -> pa.Table:
 
 def merge_case(key: str, label: str, batch: pa.Table, pristine: Path, target: Path) -> Case:
     return restored_write(key, label, lambda: merge(target, batch), pristine, target, spark=False)
+
+
+def change_data_feed_case(key: str, label: str, path: Path, starting_version: int) -> Case:
+    return Case(key, label, lambda: change_data_feed(path, starting_version), spark=False)

@@ -1,18 +1,17 @@
-"""Read cases: incremental pull against a filtered full scan and delta-rs's change data feed, and
+"""Read cases: incremental pull against a filtered full scan (and, in ``suite.py``, delta-rs's change data feed), and
 snapshot reads against ``spark.read.parquet`` of the very files the snapshot reads (and through the
 Python reader alone, to show what Spark's parquet scan of base files brings)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks import peer_delta
 from benchmarks.spark_parquet import count_and_sum, full_scan
+from benchmarks.spark_session import python_reader
 from benchmarks.timing import Case
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
@@ -20,7 +19,6 @@ from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
 
 COMMIT_TIME = "_hoodie_commit_time"
-NATIVE_READS = "spark.hoodie.read.native"
 
 
 def snapshot(spark: SparkSession, path: Path) -> DataFrame:
@@ -37,16 +35,14 @@ def base_files(path: Path) -> list[str]:
             if s.base_relative_path]
 
 
-def incremental_cases(spark: SparkSession, cow: Path, delta_cdf: Path, delta_version: int) -> list[Case]:
-    """The last commit of ``cow`` (and version ``delta_version`` of ``delta_cdf``) holds the batch."""
+def incremental_cases(spark: SparkSession, cow: Path) -> list[Case]:
+    """The last commit of ``cow`` holds the batch."""
     begin = HoodieTable(str(cow)).completed_commits()[-2]
     return [
         Case("incremental", "hoodie incremental pull of the last commit",
              lambda: full_scan(incremental(spark, cow, begin))),
         Case("filtered_scan", f"hoodie snapshot scan filtered on {COMMIT_TIME} > previous commit",
              lambda: full_scan(snapshot(spark, cow).where(F.col(COMMIT_TIME) > begin))),
-        Case("delta_cdf", "delta-rs change data feed of the MERGE version (to Arrow)",
-             lambda: peer_delta.change_data_feed(delta_cdf, delta_version), spark=False),
     ]
 
 
@@ -58,16 +54,6 @@ def by_path(spark: SparkSession, path: Path) -> DataFrame:
 def data_columns(df: DataFrame) -> DataFrame:
     """The table's own columns: what a SQL table's ``SELECT *`` returns (the meta columns are metadata columns)."""
     return df.drop(*(c for c in df.columns if c.startswith("_hoodie_")))
-
-
-def python_reader(spark: SparkSession, run: Callable[[], object]) -> object:
-    """``run()`` with every row read by our Python reader (as before the jvm-shim handed base files to
-    Spark's parquet scan)."""
-    spark.conf.set(NATIVE_READS, "false")
-    try:
-        return run()
-    finally:
-        spark.conf.unset(NATIVE_READS)
 
 
 def snapshot_cases(spark: SparkSession, cow: Path) -> list[Case]:

@@ -2,62 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 from benchmarks import index_stats
 from benchmarks.fixtures import LOADS
-from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult
+from benchmarks.markdown import (
+    MB,
+    Run,
+    loads_table,
+    machine_section,
+    markdown_table,
+    measurements_table,
+    opening,
+    stages_table,
+    targets_section,
+    workload_section,
+)
+from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult
 from benchmarks.targets import Verdict
 from benchmarks.timing import Measurement
 from benchmarks.workload import SEED, VARIANTS
-
-MB = 2**20
-
-
-@dataclass
-class Run:
-    command: str
-    started: str  # UTC
-    minutes: float
-    load_before: str
-    load_after: str
-    note: str
-    runs: int
-    warmup: int
-    machine: dict[str, str]
-    versions: dict[str, str]
-    memory_resettable: bool
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return lines + [""]
-
-
-def _mb(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def _measurements(group: dict[str, Measurement], batch_bytes: int | None) -> list[str]:
-    """Times and peak memory; bytes written where the cases wrote, and write amplification against
-    ``batch_bytes`` when given."""
-    writes = any(m.median_fact("bytes") is not None for m in group.values())
-    headers = ["case", "median s", "runs s"] + (["MB written"] if writes else [])
-    headers += (["write amp."] if writes and batch_bytes else []) + ["driver +MB", "JVM peak MB", "workers peak MB"]
-    rows = []
-    for m in group.values():
-        written = m.median_fact("bytes")
-        cells = [m.label, f"{m.median:.2f}", ", ".join(f"{s:.2f}" for s in m.seconds)]
-        if writes:
-            cells.append("-" if written is None else f"{written / MB:,.2f}")
-        if writes and batch_bytes:
-            cells.append("-" if written is None else f"{written / batch_bytes:,.1f}")
-        cells += [_mb(m.peak("driver_mb")), _mb(m.peak("jvm_mb")) if m.spark else "-",
-                  _mb(m.peak("workers_mb")) if m.spark else "-"]
-        rows.append(cells)
-    return _table(headers, rows)
 
 
 def _index(result: SizeResult) -> list[str]:
@@ -72,37 +34,16 @@ def _index(result: SizeResult) -> list[str]:
                      f"{counts.bloom_probes:,}", f"{counts.bloom_positives:,}", f"{counts.exact_checks:,}",
                      f"{counts.false_positives_checked:,}", f"{counts.stored:,}",
                      _throughput(result.writes(name), "cow"), _throughput(result.writes(name), "mor")])
-    return _table(["batch", "keys", "files in touched partitions", "(key, file) pairs by partition",
-                   "pairs in key range", "pairs pruned by ranges", "files pruned by ranges", "bloom probes",
-                   "bloom positives", "exact key checks", "false positives (of those checked)", "keys found (updates)",
-                   "COW tagging keys/s", "MOR tagging keys/s"], rows)
+    return markdown_table(["batch", "keys", "files in touched partitions", "(key, file) pairs by partition",
+                           "pairs in key range", "pairs pruned by ranges", "files pruned by ranges", "bloom probes",
+                           "bloom positives", "exact key checks", "false positives (of those checked)",
+                           "keys found (updates)", "COW tagging keys/s", "MOR tagging keys/s"], rows)
 
 
 def _throughput(group: dict[str, Measurement], key: str) -> str:
     counts = index_stats.median_run(group.get(key))
     speed = counts.keys_per_second if counts else None
     return "-" if speed is None else f"{speed:,.0f}"
-
-
-def _stages(result: SizeResult) -> list[str]:
-    rows = []
-    for group_name, group in result.groups.items():
-        for m in group.values():
-            for run, (seconds, facts) in enumerate(zip(m.seconds, m.facts), 1):
-                if "instant" not in facts:
-                    continue
-                stages = ", ".join(f"{k} {v:,}" for k, v in sorted(facts["stages"].items())
-                                   if not k.startswith(index_stats.PREFIX)) or "-"
-                rows.append([group_name, m.label, run, facts["instant"], f"{seconds * 1000:,.0f}", stages,
-                             f"{facts['files']:,}", f"{facts['bytes'] / MB:,.1f}"])
-    return _table(["group", "case", "run", "instant", "wall ms", "stages in commit metadata (ms)", "files written",
-                   "MB written"], rows)
-
-
-def _loads(result: SizeResult) -> list[str]:
-    rows = [[style, LOADS[fmt], f"{seconds:.1f}", f"{result.table_bytes[style][fmt] / MB:,.1f}"]
-            for style, loads in result.load_seconds.items() for fmt, seconds in loads.items()]
-    return _table(["keys", "load", "seconds (1 run)", "MB on disk"], rows)
 
 
 def _growth(results: dict[int, SizeResult]) -> list[str]:
@@ -121,8 +62,8 @@ def _growth(results: dict[int, SizeResult]) -> list[str]:
             cells += [f"{measured.median:.2f}", f"{measured.median / base[key]:.2f}x"]
         rows.append(cells)
     batch = results[smallest].batch_rows.get(SEED.name)
-    return [f"The seed batch of the {smallest:,}-row table ({batch:,} rows) upserted into each size.", ""] + _table(
-        ["table rows", "COW upsert s", "COW vs smallest", "MOR upsert s", "MOR vs smallest"], rows)
+    return [f"The seed batch of the {smallest:,}-row table ({batch:,} rows) upserted into each size.",
+            ""] + markdown_table(["table rows", "COW upsert s", "COW vs smallest", "MOR upsert s", "MOR vs smallest"], rows)
 
 
 def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
@@ -132,33 +73,34 @@ def _size(result: SizeResult, charts: dict[str, str]) -> list[str]:
         if group:
             size = result.batch_bytes[name]
             lines += [f"### Upsert of the {name} batch ({result.batch_rows[name]:,} rows, {size / MB:.1f} MB as parquet)",
-                      ""] + _measurements(group, size)
+                      ""] + measurements_table(group, size)
     if FIRST_LOAD in result.groups:
         lines += [f"### First load: the {result.rows:,} rows from one cached DataFrame (write amp. against its "
-                  f"{result.batch_bytes[FIRST_LOAD] / MB:.1f} MB parquet file)", ""] + _measurements(
+                  f"{result.batch_bytes[FIRST_LOAD] / MB:.1f} MB parquet file)", ""] + measurements_table(
             result.groups[FIRST_LOAD], result.batch_bytes[FIRST_LOAD])
     if ONE_ROW in result.groups:
-        lines += ["### Fixed cost of a commit: upsert of 1 row", ""] + _measurements(result.groups[ONE_ROW], None)
+        lines += ["### Fixed cost of a commit: upsert of 1 row", ""] + measurements_table(result.groups[ONE_ROW], None)
     if READS in result.groups:
-        lines += ["### Reads (the tables as the seed batch left them)", ""] + _measurements(result.groups[READS], None)
+        lines += ["### Reads (the tables as the seed batch left them)", ""] + measurements_table(result.groups[READS],
+                                                                                                 None)
         lines += [f"Checked first: {'; '.join(result.checks)}.", ""]
     for name in VARIANTS:
         if f"{READS}/{name}" in result.groups:
-            lines += [f"### Merge-on-read snapshots with the {name} batch in the logs", ""] + _measurements(
+            lines += [f"### Merge-on-read snapshots with the {name} batch in the logs", ""] + measurements_table(
                 result.groups[f"{READS}/{name}"], None)
     if GROWTH in result.groups:
         lines += [f"### Upsert of the cost-growth batch ({result.batch_rows[GROWTH]:,} rows: the smallest size's seed "
-                  "batch)", ""] + _measurements(result.groups[GROWTH], result.batch_bytes[GROWTH])
+                  "batch)", ""] + measurements_table(result.groups[GROWTH], result.batch_bytes[GROWTH])
     lines += ["### Index work of tagging each batch", "",
               "From the COW commit's `extraMetadata` (`hoodie.stage.index.<count>`, summed over the tasks that "
               "tagged; the run with the median tagging time). A key only one bloom filter claims goes to that file "
               "group unchecked, so false positives are known only among the exact key checks (keys several filters "
               "claim). Tagging keys/s = batch keys / the commit's `tag_task` time (summed over the tasks that "
               "tagged; median run).", ""] + _index(result)
-    lines += ["### Loading the base table (context: one run each)", ""] + _loads(result)
+    lines += ["### Loading the base table (context: one run each)", ""] + loads_table(result, LOADS)
     lines += ["### Stage timings of each measured commit", "",
               "From each commit's `extraMetadata` (`hoodie.stage.<stage>.ms`; `_task` stages are summed over the tasks).",
-              ""] + _stages(result)
+              ""] + stages_table(result)
     for title, file in charts.items():
         lines += [f"![{title}]({file})", ""]
     return lines
@@ -190,6 +132,8 @@ METHOD = """## How it is measured
 - Bytes written: hoodie from the commit metadata (`totalWriteBytes` of the write stats, data and log files);
   other formats from the files new or changed under the table after the run (data, logs and metadata).
   Write amplification = bytes written / the batch as one snappy parquet file.
+- CPU s: CPU time of the Python driver and of the JVM with its Python workers, read from `/proc` before and
+  after each run (outside the timed region); waiting for a core is not in it.
 - Peak memory, per run: Linux `VmHWM` (what `getrusage` reports as `ru_maxrss`), reset through
   `/proc/PID/clear_refs` before each run{resettable}. driver +MB = the Python driver's peak minus its RSS
   at the start of the run (delta-rs, pyiceberg, the floor and our driver-side planning run there); JVM and
@@ -200,21 +144,10 @@ METHOD = """## How it is measured
 
 def render(run: Run, results: dict[int, SizeResult], verdicts: list[Verdict], charts: dict[int, dict[str, str]],
            growth_chart: str | None) -> str:
-    lines = ["# hoodie-datasource side by side with delta-rs, pyiceberg and plain Spark / pyarrow", "",
-             f"`{run.command}` — started {run.started} UTC, {run.minutes:.1f} minutes.", ""]
-    lines += [f"Load average (1, 5, 15 min) at start: {run.load_before}; at end: {run.load_after}.", ""]
-    if run.note:
-        lines += [f"**Note:** {run.note}", ""]
+    lines = opening(run, "hoodie-datasource side by side with delta-rs, pyiceberg and plain Spark / pyarrow")
     for issue, title in ((15, "Targets (issue 15)"), (5, "Earlier targets (issue 5)")):
-        lines += [f"## {title}", ""]
-        lines += _table(["target", "where", "measured", "status"],
-                        [[v.target, v.where, v.measured, v.status] for v in verdicts if v.issue == issue])
-    lines += ["## Machine and versions", ""]
-    lines += _table(["", ""], list(run.machine.items()) + list(run.versions.items()))
-    lines += ["## Workload", "",
-              "A trips-like table (`benchmarks/workload.py`): uuid-like string key `uuid`, ordering field `ts`, "
-              "date partition `dt` over 30 days, 10 payload columns of mixed types. Batches:", ""]
-    lines += [f"- **{v.name}**: {v.description}" for v in VARIANTS.values()] + [""]
+        lines += targets_section(title, [v for v in verdicts if v.issue == issue])
+    lines += machine_section(run) + workload_section(VARIANTS.values())
     for rows in sorted(results):
         lines += _size(results[rows], charts.get(rows, {}))
     if len(results) > 1:

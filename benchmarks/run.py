@@ -14,7 +14,7 @@ and its PNG charts; peers are the ``bench`` extra (pip install -e '.[bench]').
 from __future__ import annotations
 
 import logging
-import shlex
+import os
 import shutil
 import sys
 import tempfile
@@ -25,23 +25,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import charts, cli, machine, spark_session  # noqa: E402
+from benchmarks.cpu_time import CpuClock  # noqa: E402
+from benchmarks.markdown import Run  # noqa: E402
 from benchmarks.memory import PeakMemory  # noqa: E402
-from benchmarks.report import Run, render  # noqa: E402
-from benchmarks.suite import SizeResult, SizeSuite  # noqa: E402
+from benchmarks.report import render  # noqa: E402
+from benchmarks.size_result import SizeResult  # noqa: E402
+from benchmarks.suite import SizeSuite  # noqa: E402
 from benchmarks.targets import verdicts  # noqa: E402
 from benchmarks.workload import SEED, VARIANTS, upsert_batch  # noqa: E402
 
 logger = logging.getLogger("benchmarks")
-
-
-def _command(argv: list[str]) -> str:
-    """The command line that reproduces the run (the note is printed on its own)."""
-    shown, skip = [], False
-    for arg in argv:
-        if not skip and not arg.startswith("--note"):
-            shown.append(arg)
-        skip = arg == "--note"
-    return ("python benchmarks/run.py " + shlex.join(shown)).rstrip()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,15 +44,16 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     started, load_before, clock = datetime.now(timezone.utc), machine.load_average(), time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="hoodie-bench-", dir=args.work))
-    spark = spark_session.start()
+    spark = spark_session.start(driver_memory=args.driver_memory)
     memory = PeakMemory(spark_session.jvm_pid(spark))
+    cpu = CpuClock(os.getpid(), spark_session.jvm_pid(spark))
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     growth_batch = upsert_batch(args.rows[0], SEED)
     results: dict[int, SizeResult] = {}
     try:
         for rows in args.rows:
             suite = SizeSuite(spark, rows, work / str(rows), memory, args.runs, args.warmup,
-                              growth_batch if rows != args.rows[0] else None)
+                              growth_batch if rows != args.rows[0] else None, cpu)
             results[rows] = suite.run([VARIANTS[name] for name in args.variants])
     finally:
         spark.stop()
@@ -68,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     size_charts = {rows: charts.size_charts(result, args.out, args.name) for rows, result in results.items()}
     growth = charts.growth_chart(results, args.out, args.name)
-    run = Run(command=_command(argv if argv is not None else sys.argv[1:]),
+    run = Run(command=cli.command_line("run.py", argv if argv is not None else sys.argv[1:]),
               started=started.strftime("%Y-%m-%d %H:%M"), minutes=(time.perf_counter() - clock) / 60,
               load_before=load_before, load_after=machine.load_average(), note=args.note, runs=args.runs,
               warmup=args.warmup, machine=machine.facts(java), versions=machine.versions(),

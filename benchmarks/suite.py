@@ -9,7 +9,6 @@ baseline, pyiceberg and delta-rs with its change data feed among the writes, the
 
 from __future__ import annotations
 
-import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,31 +18,17 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks import floor, ours, peer_delta, peer_iceberg, reads
 from benchmarks.copies import restore
-from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, Tables, load, stage
+from benchmarks.cpu_time import CpuClock
+from benchmarks.fixtures import COW, DELTA, DELTA_CDF, ICEBERG, MOR, MOR_BUCKET, PLAIN, RELOAD, load
 from benchmarks.memory import PeakMemory
+from benchmarks.pristine import Tables, stage
+from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult, measure
 from benchmarks.spark_parquet import partitioned_write_case, reload_case
-from benchmarks.timing import Case, Measurement, interleave
+from benchmarks.timing import Case
 from benchmarks.workload import SEED, Variant, apply_batch, base_table, one_row, parquet_bytes, upsert_batch
 from hoodie_datasource import HoodieTable
 
-logger = logging.getLogger(__name__)
-
-WRITES, ONE_ROW, READS, GROWTH, FIRST_LOAD = "writes", "one_row", "reads", "growth", "first_load"
 MERGED = "merged.parquet"
-
-
-@dataclass
-class SizeResult:
-    rows: int
-    batch_rows: dict[str, int] = field(default_factory=dict)  # by variant, and GROWTH
-    batch_bytes: dict[str, int] = field(default_factory=dict)  # the batch as one parquet file
-    load_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # key style -> format -> s
-    table_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
-    groups: dict[str, dict[str, Measurement]] = field(default_factory=dict)  # "writes/<variant>", ...
-    checks: list[str] = field(default_factory=list)  # row counts verified before measuring reads
-
-    def writes(self, variant: str) -> dict[str, Measurement]:
-        return self.groups.get(f"{WRITES}/{variant}", {})
 
 
 @dataclass
@@ -55,15 +40,14 @@ class SizeSuite:
     runs: int
     warmup: int
     growth_batch: pa.Table | None  # the batch of the smallest size; None at that size
+    cpu: CpuClock | None = None  # the session's CPU time, read around every run
     result: SizeResult = field(init=False)
 
     def __post_init__(self) -> None:
         self.result = SizeResult(self.rows)
 
     def measure(self, group: str, cases: list[Case]) -> None:
-        logger.info("%s rows: measuring %s (%d cases x %d runs after %d warm-up)", f"{self.rows:,}", group,
-                    len(cases), self.runs, self.warmup)
-        self.result.groups[group] = interleave(group, cases, self.runs, self.warmup, self.memory)
+        measure(self.result, group, cases, self.runs, self.warmup, self.memory, self.cpu)
 
     def run(self, variants: list[Variant]) -> SizeResult:
         for time_prefixed in (False, True):
@@ -173,7 +157,9 @@ class SizeSuite:
             if found != expected_rows:
                 raise RuntimeError(f"{label} snapshot holds {found:,} rows, expected {expected_rows:,}")
             self.result.checks.append(f"{label} snapshot after the upsert: {found:,} rows, as expected")
-        self.measure(READS, reads.incremental_cases(self.spark, cow, delta, peer_delta.version(delta))
+        self.measure(READS, reads.incremental_cases(self.spark, cow)
+                     + [peer_delta.change_data_feed_case("delta_cdf", "delta-rs change data feed of the MERGE version "
+                                                         "(to Arrow)", delta, peer_delta.version(delta))]
                      + reads.snapshot_cases(self.spark, cow) + reads.merge_on_read_cases(self.spark, mor, compacted)
                      + [ours.compaction_case("compaction", "hoodie MOR compaction of the upsert", mor,
                                              tables.work("mor_compaction"))])

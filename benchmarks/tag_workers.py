@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from benchmarks import index_stats, ours, spark_session, workload
 from benchmarks.copies import restore
-from benchmarks.fixtures import stage
+from benchmarks.pristine import stage
 from hoodie_datasource.index import base_file_cache
 
 logger = logging.getLogger(__name__)

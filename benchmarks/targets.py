@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from benchmarks.suite import FIRST_LOAD, GROWTH, ONE_ROW, READS, SizeResult
+from benchmarks.peer_hudi import CONFIGS, VERSION, case_key
+from benchmarks.size_result import FIRST_LOAD, GROWTH, ONE_ROW, READS, WRITES, SizeResult
 from benchmarks.workload import SEED, UNIFORM
 
 TARGET_SIZE = 5_000_000
@@ -159,4 +160,42 @@ def issue5(results: dict[int, SizeResult]) -> list[Verdict]:
     for label, key in (("COW 1-row upsert into 5M rows < 2 s", "cow"), ("MOR 1-row upsert into 5M rows < 2 s", "mor")):
         found += _per_size(results, label, lambda r, k=key: _median(r, ONE_ROW, k), lambda v: v < 2,
                            "{:.2f} s".format, at=TARGET_SIZE)
+    return found
+
+
+HUDI_READS = (("COW snapshot full scan", "cow_scan"), ("COW snapshot count + sum(fare)", "cow_agg"),
+              ("COW incremental query of the last commit", "incremental"), ("MOR snapshot full scan", "mor_scan"),
+              ("MOR snapshot count + sum(fare)", "mor_agg"))
+
+
+def _cpu_ratio(result: SizeResult, group: str, ours: str, theirs: str) -> float | None:
+    top, bottom = (result.groups.get(group, {}).get(key) for key in (ours, theirs))
+    if top is None or bottom is None or top.median_cpu is None or not bottom.median_cpu:
+        return None
+    return top.median_cpu / bottom.median_cpu
+
+
+def against_hudi(results: dict[int, SizeResult], variants: tuple[str, ...] = (SEED.name, UNIFORM.name)) -> list[Verdict]:
+    """Issue 27: our time against Apache Hudi 0.15's on the same rows, in each of Hudi's configurations, judged
+    on the medians of wall time; the ratio of the medians of CPU time is shown beside it."""
+    found: list[Verdict] = []
+
+    def add(target: str, group: str, key: str, limit: float) -> None:
+        for config in CONFIGS:
+            for rows, result in results.items():
+                theirs = case_key(config, key)
+                wall, cpu = _ratio(result, (group, key), (group, theirs)), _cpu_ratio(result, group, key, theirs)
+                if wall is not None:
+                    shown = f"{wall:.2f}x" + ("" if cpu is None else f" (CPU {cpu:.2f}x)")
+                    found.append(Verdict(f"{target} <= {limit}x Hudi {VERSION}'s ({config.label})", f"{rows:,} rows",
+                                         shown, wall <= limit, issue=27))
+
+    for variant in variants:
+        for label, key in (("COW", "cow"), ("MOR", "mor")):
+            add(f"{label} upsert of the {variant} batch", f"{WRITES}/{variant}", key, 0.5)
+    add("COW bulk_insert of the base table", FIRST_LOAD, "cow", 1.0)
+    for label, key in HUDI_READS:
+        add(label, READS, key, 1.0)
+    for label, key in (("COW", "cow"), ("MOR", "mor")):
+        add(f"{label} upsert of 1 row", ONE_ROW, key, 0.25)
     return found

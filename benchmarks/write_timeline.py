@@ -31,7 +31,7 @@ from pyspark.sql import SparkSession
 import hoodie_datasource
 from benchmarks import ours, workload
 from benchmarks.copies import restore
-from benchmarks.fixtures import stage
+from benchmarks.pristine import stage
 
 logger = logging.getLogger(__name__)
 CORES = 2

@@ -35,17 +35,21 @@ class HoodieTable:
 
     @property
     def storage(self) -> Storage:
+        """The table's storage (opened with ``storage_options``): every file access goes through it."""
         return open_storage(self.path, self.storage_options)
 
     @property
     def base_path(self) -> str:
+        """The table's URI as the storage spells it."""
         return self.storage.uri
 
     @property
     def config(self) -> TableConfig:
+        """The table's ``hoodie.properties``: type, key fields, version."""
         return load_table_config(self.storage)
 
     def timeline(self) -> Timeline:
+        """The timeline as it is now: every instant, each in its latest state."""
         return Timeline.load(self.storage, self.config)
 
     def _timeline_to_change(self) -> Timeline:
@@ -58,6 +62,7 @@ class HoodieTable:
         return timeline if kept is timeline.config else self.timeline()
 
     def instants(self) -> list[Instant]:
+        """Every instant on the timeline (any action, any state), oldest first."""
         return list(self.timeline().instants)
 
     def completed_commits(self) -> list[str]:
@@ -65,10 +70,12 @@ class HoodieTable:
         return [i.timestamp for i in self.timeline().completed()]
 
     def latest_commit(self) -> str | None:
+        """The instant time of the latest completed write, or None while the table has none."""
         latest = self.timeline().last_completed_write()
         return latest.timestamp if latest else None
 
     def commit_metadata(self, instant_time: str) -> dict[str, Any]:
+        """The commit metadata of a completed instant (files written, counts, schema, ``extraMetadata``)."""
         timeline = self.timeline()
         instant = timeline.find(instant_time)
         if instant is None or not instant.is_completed:
@@ -100,10 +107,13 @@ class HoodieTable:
             return compact_now(timeline.storage, timeline.config, resolve_services_config(options), guard)
 
     def schedule_compaction(self, **options: str) -> str | None:
+        """Plan a compaction (MERGE_ON_READ) without running it; returns its instant, or None when no file
+        slice needs one."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
             return schedule_compaction(self._timeline_to_change(), resolve_services_config(options).compaction)
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
+        """Run the planned compaction ``instant_time`` (from ``schedule_compaction``, maybe in another process)."""
         with self._table_lock(options) as guard:
             with (guard or nullcontext)():
                 timeline = self._timeline_to_change()

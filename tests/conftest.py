@@ -72,10 +72,13 @@ def local_builder(app: str):
     """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC.
 
     The jvm-shim's jar (when built) is on every test JVM's classpath: the JVM starts once per process,
-    so the SQL tests can start their session after a classic one was stopped."""
+    so the SQL tests can start their session after a classic one was stopped. So is hadoop-aws, Hadoop's
+    S3A (when ``make hadoop-aws`` fetched it: ``tests/hadoop_aws.py``), on the JVM's own class path: as one
+    of ``spark.jars``, a local session would copy its 690 MB AWS SDK into a temporary folder at every start."""
     from pyspark.sql import SparkSession
 
     from hoodie_datasource.spark.shim import JAR
+    from tests.hadoop_aws import s3a_jars
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     builder = (
@@ -87,6 +90,9 @@ def local_builder(app: str):
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
     )
+    s3a = s3a_jars()
+    if s3a:
+        builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(map(str, s3a)))
     return builder.config("spark.jars", str(JAR)) if JAR.is_file() else builder
 
 

@@ -15,9 +15,17 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from tests.conftest import SHARED_TABLES, require_shared
+from tests.conftest import SHARED_TABLES, require_module, require_shared
 
 META_PREFIX = "_hoodie_"
+
+
+def hudi_rs(base: str, options=None) -> pa.Table:
+    """What hudi-rs reads (all columns), as one Arrow table."""
+    hudi = require_module("hudi")
+    built = hudi.HudiTableBuilder.from_base_uri(base).build()
+    batches = [b for b in (built.read(options) if options is not None else built.read()) if b.num_rows]
+    return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
 @dataclass(frozen=True)

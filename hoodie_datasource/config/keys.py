@@ -34,19 +34,32 @@ COMPRESSION_CODECS = ("snappy", "gzip", "zstd", "uncompressed", "lz4", "brotli")
 BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                           "PARTITION_PATH_REPARTITION_AND_SORT")
 
-TABLE_NAME = ConfigProperty("hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"))
+TABLE_NAME = ConfigProperty(
+    "hoodie.table.name", None, ("table.name", "hoodie.datasource.write.table.name"),
+    doc=("The table's name, recorded in `hoodie.properties`. Required to create a table; a later write may omit "
+         "it."),
+)
 RECORD_KEY = ConfigProperty(
-    "hoodie.datasource.write.recordkey.field", (), ("recordkey.field", "primaryKey"), parser=parse_field_list
+    "hoodie.datasource.write.recordkey.field", (), ("recordkey.field", "primaryKey"), parser=parse_field_list,
+    doc=("The record key column(s), comma separated. Several columns make a complex key, stored as `f1:v1,f2:v2`. "
+         "Required for every write but a bulk insert into a table that already records its key fields."),
 )
 PARTITION_PATH = ConfigProperty(
-    "hoodie.datasource.write.partitionpath.field", (), ("partitionpath.field",), parser=parse_field_list
+    "hoodie.datasource.write.partitionpath.field", (), ("partitionpath.field",), parser=parse_field_list,
+    doc=("The partition column(s), comma separated (several are joined by `/`). None: the table is not "
+         "partitioned. Null or empty values go to `__HIVE_DEFAULT_PARTITION__`."),
 )
 PRECOMBINE = ConfigProperty(
-    "hoodie.datasource.write.precombine.field", None, ("precombine.field", "hoodie.table.ordering.fields", "preCombineField")
+    "hoodie.datasource.write.precombine.field", None,
+    ("precombine.field", "hoodie.table.ordering.fields", "preCombineField"),
+    doc=("The ordering column: among records of one key in a batch the largest value wins, and with "
+         "`DefaultHoodieRecordPayload` it also decides against the stored record. Null values fail a write that "
+         "combines records by it."),
 )
 OPERATION = ConfigProperty(
     "hoodie.datasource.write.operation", WriteOperation.UPSERT, ("operation", "hoodie.operation"),
-    choices=tuple(WriteOperation)
+    choices=tuple(WriteOperation),
+    doc='What `mode("append")` (and a streaming sink) runs. `mode("<operation>")` picks it directly.',
 )
 TABLE_TYPE = ConfigProperty(
     "hoodie.datasource.write.table.type",
@@ -54,95 +67,245 @@ TABLE_TYPE = ConfigProperty(
     ("storage.type", "table.type", "hoodie.datasource.write.storage.type", "type"),
     choices=TABLE_TYPES,
     value_aliases=(("cow", "COPY_ON_WRITE"), ("mor", "MERGE_ON_READ")),  # Hudi SQL: TBLPROPERTIES (type = 'mor')
+    doc=("COPY_ON_WRITE (a write rewrites the base files it touches) or MERGE_ON_READ (updates go to log files, "
+         "compaction folds them in). Taken from the table once it exists; COPY_ON_WRITE for a new table when not "
+         "given. `cow` and `mor` are accepted (Hudi SQL's `type`)."),
 )
 HIVE_STYLE = ConfigProperty(
     "hoodie.datasource.write.hive_style_partitioning",
     None,
     ("hive_style_partitioning",),
     parser=parse_bool,
+    doc=("Partition folders named `city=sf` instead of `sf`. Taken from the table once it exists; false for a new "
+         "DataFrame table, true for a SQL table."),
 )
 URL_ENCODE = ConfigProperty(
-    "hoodie.datasource.write.partitionpath.urlencode", False, ("partitionpath.urlencode",), parser=parse_bool
+    "hoodie.datasource.write.partitionpath.urlencode", False, ("partitionpath.urlencode",), parser=parse_bool,
+    doc=("Escape partition values as Hudi's `PartitionPathEncodeUtils.escapePathName` does (`/`, `%`, `=`, `:` and "
+         "control characters become `%XX`)."),
 )
-KEYGEN_CLASS = ConfigProperty("hoodie.datasource.write.keygenerator.class", None, ("keygenerator.class",))
+KEYGEN_CLASS = ConfigProperty(
+    "hoodie.datasource.write.keygenerator.class", None, ("keygenerator.class",),
+    doc=("Hudi's key generator: `SimpleKeyGenerator`, `ComplexKeyGenerator` or `NonpartitionedKeyGenerator` (with "
+         "or without the `org.apache.hudi.keygen.` package). Inferred from the key and partition fields when not "
+         "given."),
+)
 PAYLOAD_CLASS = ConfigProperty(
-    "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES
+    "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES,
+    doc=("How an incoming record merges with the stored one. `OverwriteWithLatestAvroPayload` (the default): the "
+         "incoming record wins. `DefaultHoodieRecordPayload`: a stored record whose ordering value is larger "
+         "stays."),
 )
-INDEX_TYPE = ConfigProperty("hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES)
+INDEX_TYPE = ConfigProperty(
+    "hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES,
+    doc=("How a write finds the file group of each incoming key. BLOOM: key ranges and bloom filters in the base "
+         "files' footers, per partition. GLOBAL_BLOOM: keys unique across partitions (a key that changes partition "
+         "moves). SIMPLE: a join with the stored keys. BUCKET: the file group is the key's hash bucket (Hudi's "
+         "simple bucket index)."),
+)
 # HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
 # FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
 # BUCKET_INDEX_ENGINE_TYPE (default SIMPLE)
-BUCKET_NUM_BUCKETS = ConfigProperty("hoodie.bucket.index.num.buckets", 256, ("bucket.index.num.buckets",),
-                                    parser=parse_int)
-BUCKET_HASH_FIELD = ConfigProperty("hoodie.bucket.index.hash.field", (), ("bucket.index.hash.field",),
-                                   parser=parse_field_list)
-BUCKET_ENGINE = ConfigProperty("hoodie.index.bucket.engine", "SIMPLE", ("index.bucket.engine",),
-                               choices=BUCKET_ENGINES)
-BLOOM_NUM_ENTRIES = ConfigProperty("hoodie.index.bloom.num_entries", 60000, parser=parse_int)
-BLOOM_FPP = ConfigProperty("hoodie.index.bloom.fpp", 1e-9, parser=parse_float)
-BLOOM_FILTER_TYPE = ConfigProperty(
-    "hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=BLOOM_FILTER_TYPES
+BUCKET_NUM_BUCKETS = ConfigProperty(
+    "hoodie.bucket.index.num.buckets", 256, ("bucket.index.num.buckets",),
+    parser=parse_int,
+    doc=("BUCKET index: file groups per partition. Fixed once the table has file groups; a different count fails "
+         "before anything is written."),
 )
-BLOOM_MAX_ENTRIES = ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", 100000, parser=parse_int)
-PRUNE_BY_RANGES = ConfigProperty("hoodie.bloom.index.prune.by.ranges", True, parser=parse_bool)
+BUCKET_HASH_FIELD = ConfigProperty(
+    "hoodie.bucket.index.hash.field", (), ("bucket.index.hash.field",),
+    parser=parse_field_list,
+    doc="BUCKET index: the record key fields the bucket hashes. Default: all the record key fields.",
+)
+BUCKET_ENGINE = ConfigProperty(
+    "hoodie.index.bucket.engine", "SIMPLE", ("index.bucket.engine",),
+    choices=BUCKET_ENGINES,
+    doc="BUCKET index engine. Only SIMPLE is supported; CONSISTENT_HASHING is refused with an error.",
+)
+# HoodieIndexConfig.BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE
+GLOBAL_UPDATE_PARTITION_PATH = ConfigProperty(
+    "hoodie.bloom.index.update.partition.path", True, parser=parse_bool,
+    doc=("GLOBAL_BLOOM index: a key written with another partition moves there (deleted in its old partition). "
+         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
+         "error."),
+)
+BLOOM_NUM_ENTRIES = ConfigProperty(
+    "hoodie.index.bloom.num_entries", 60000, parser=parse_int,
+    doc="Keys a base file's bloom filter is sized for.",
+)
+BLOOM_FPP = ConfigProperty(
+    "hoodie.index.bloom.fpp", 1e-9, parser=parse_float,
+    doc="The bloom filter's false positive rate at `hoodie.index.bloom.num_entries` keys.",
+)
+BLOOM_FILTER_TYPE = ConfigProperty(
+    "hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=BLOOM_FILTER_TYPES,
+    doc=("The bloom filter's format: DYNAMIC_V0 (grows up to `hoodie.bloom.index.filter.dynamic.max.entries`) or "
+         "SIMPLE."),
+)
+BLOOM_MAX_ENTRIES = ConfigProperty(
+    "hoodie.bloom.index.filter.dynamic.max.entries", 100000, parser=parse_int,
+    doc="DYNAMIC_V0 bloom filters: the most keys the filter grows to.",
+)
+PRUNE_BY_RANGES = ConfigProperty(
+    "hoodie.bloom.index.prune.by.ranges", True, parser=parse_bool,
+    doc="Skip base files whose min/max record key cannot hold a key before probing their bloom filters.",
+)
 # HoodieStorageConfig.PARQUET_WITH_BLOOM_FILTER_ENABLED: base files carry a bloom filter unless this is false
 # and the index is no bloom index (HoodieFileWriterFactory.enableBloomFilter)
-PARQUET_BLOOM_FILTER = ConfigProperty("hoodie.parquet.bloom.filter.enabled", True, parser=parse_bool)
-MAX_FILE_SIZE = ConfigProperty("hoodie.parquet.max.file.size", 120 * MB, parser=parse_int)
-SMALL_FILE_LIMIT = ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB, parser=parse_int)
+PARQUET_BLOOM_FILTER = ConfigProperty(
+    "hoodie.parquet.bloom.filter.enabled", True, parser=parse_bool,
+    doc=("false: base files carry no bloom filter unless the index is BLOOM or GLOBAL_BLOOM (BUCKET and SIMPLE "
+         "never read it; filling it is about 40% of a bulk insert's CPU)."),
+)
+MAX_FILE_SIZE = ConfigProperty(
+    "hoodie.parquet.max.file.size", 120 * MB, parser=parse_int,
+    doc="Target size of a base file in bytes: writes roll over to a new file group past it.",
+)
+SMALL_FILE_LIMIT = ConfigProperty(
+    "hoodie.parquet.small.file.limit", 100 * MB, parser=parse_int,
+    doc="A base file smaller than this many bytes is a small file: inserts fill small files first.",
+)
 # merge-on-read under an index that cannot index log files: how many of a partition's small file slices
 # (smallest first) inserts may be packed into (HoodieWriteConfig.MERGE_SMALL_FILE_GROUP_CANDIDATES_LIMIT)
-SMALL_FILE_CANDIDATES = ConfigProperty("hoodie.merge.small.file.group.candidates.limit", 1, parser=parse_int)
-# unset: a new table's first write measures it on a sample of its input; Hudi's default is 1024
-RECORD_SIZE_ESTIMATE = ConfigProperty("hoodie.copyonwrite.record.size.estimate", None, parser=parse_int)
-COMPRESSION = ConfigProperty(
-    "hoodie.parquet.compression.codec", "snappy", ("compression",), choices=COMPRESSION_CODECS
+SMALL_FILE_CANDIDATES = ConfigProperty(
+    "hoodie.merge.small.file.group.candidates.limit", 1, parser=parse_int,
+    doc=("MERGE_ON_READ: how many of a partition's small files (smallest first, without log files) inserts may "
+         "fill; each is rewritten whole. 0 sends inserts to new file groups."),
 )
-COMBINE_BEFORE_UPSERT = ConfigProperty("hoodie.combine.before.upsert", True, parser=parse_bool)
-COMBINE_BEFORE_INSERT = ConfigProperty("hoodie.combine.before.insert", False, parser=parse_bool)
+RECORD_SIZE_ESTIMATE = ConfigProperty(
+    "hoodie.copyonwrite.record.size.estimate", None, parser=parse_int,
+    doc=("Bytes per record assumed for file sizing until a commit tells the real size. Unset (ours; Hudi's default "
+         "is 1024): a new table's first upsert or insert encodes its first 20,000 rows to learn it, as Hudi's 1024 "
+         "bytes cut a first insert of ~100-byte records into files of a tenth of the target."),
+)
+COMPRESSION = ConfigProperty(
+    "hoodie.parquet.compression.codec", "snappy", ("compression",), choices=COMPRESSION_CODECS,
+    doc="The parquet codec of base files and parquet log blocks.",
+)
+COMBINE_BEFORE_UPSERT = ConfigProperty(
+    "hoodie.combine.before.upsert", True, parser=parse_bool,
+    doc="Deduplicate an upsert's batch by record key (the precombine field decides) before writing.",
+)
+COMBINE_BEFORE_INSERT = ConfigProperty(
+    "hoodie.combine.before.insert", False, parser=parse_bool,
+    doc="Deduplicate an insert's or bulk insert's batch by record key before writing.",
+)
 # an insert packed into a small file appends its records to the stored ones (HoodieConcatHandle), a key it
 # brings again stays twice; false: it is merged into every stored copy of its key (HoodieMergeHandle). True
 # by default since Hudi 0.15 (HUDI-6089)
-ALLOW_DUPLICATE_ON_INSERTS = ConfigProperty("hoodie.merge.allow.duplicate.on.inserts", True, parser=parse_bool)
-LOG_BLOCK_FORMAT = ConfigProperty(
-    "hoodie.logfile.data.block.format", "parquet", ("log.block.format",), choices=("parquet", "avro")
+ALLOW_DUPLICATE_ON_INSERTS = ConfigProperty(
+    "hoodie.merge.allow.duplicate.on.inserts", True, parser=parse_bool,
+    doc=("An `insert` packed into a small file appends its records, so a key stored again is held twice (Hudi's "
+         "`HoodieConcatHandle`). false: each is merged into every stored copy of its key."),
 )
-CDC_ENABLED = ConfigProperty("hoodie.table.cdc.enabled", None, ("cdc.enabled",), parser=parse_bool)
+LOG_BLOCK_FORMAT = ConfigProperty(
+    "hoodie.logfile.data.block.format", "parquet", ("log.block.format",), choices=("parquet", "avro"),
+    doc="MERGE_ON_READ: the format of data blocks in log files, parquet (fast) or avro.",
+)
+CDC_ENABLED = ConfigProperty(
+    "hoodie.table.cdc.enabled", None, ("cdc.enabled",), parser=parse_bool,
+    doc=("At table creation: write CDC logs beside rewritten base files, so change data capture reads them instead "
+         "of comparing file slices."),
+)
 CDC_LOGGING_MODE = ConfigProperty(
     "hoodie.table.cdc.supplemental.logging.mode", None, ("cdc.supplemental.logging.mode",),
     choices=CDC_LOGGING_MODES,
     value_aliases=(("cdc_op_key", "OP_KEY_ONLY"), ("cdc_data_before", "DATA_BEFORE"),
                    ("cdc_data_before_after", "DATA_BEFORE_AFTER")),
+    doc=("At table creation: what CDC logs hold: DATA_BEFORE_AFTER (both images, the default), DATA_BEFORE (no "
+         "after image) or OP_KEY_ONLY (the operation and key). Hudi 0.13's `cdc_*` spellings are accepted."),
 )
 # each operation's tasks (HoodieWriteConfig's *_PARALLELISM_VALUE, 0 by default): 0 infers them from the input
-UPSERT_PARALLELISM = ConfigProperty("hoodie.upsert.shuffle.parallelism", 0, ("parallelism",), parser=parse_int)
-INSERT_PARALLELISM = ConfigProperty("hoodie.insert.shuffle.parallelism", 0, parser=parse_int)
-DELETE_PARALLELISM = ConfigProperty("hoodie.delete.shuffle.parallelism", 0, parser=parse_int)
+UPSERT_PARALLELISM = ConfigProperty(
+    "hoodie.upsert.shuffle.parallelism", 0, ("parallelism",), parser=parse_int,
+    doc=("upsert: tasks; 0: from the input's size, no more than the partitions the batch touches and the cores "
+         "(Hudi's 0 keeps the input's partition count)."),
+)
+INSERT_PARALLELISM = ConfigProperty(
+    "hoodie.insert.shuffle.parallelism", 0, parser=parse_int,
+    doc="insert and the overwrites: tasks, as `hoodie.upsert.shuffle.parallelism` for an upsert.",
+)
+DELETE_PARALLELISM = ConfigProperty(
+    "hoodie.delete.shuffle.parallelism", 0, parser=parse_int,
+    doc="delete: tasks, as `hoodie.upsert.shuffle.parallelism` for an upsert.",
+)
 BULK_INSERT_SORT_MODE = ConfigProperty(
-    "hoodie.bulkinsert.sort.mode", None, ("bulkinsert.sort.mode",), choices=BULK_INSERT_SORT_MODES
+    "hoodie.bulkinsert.sort.mode", None, ("bulkinsert.sort.mode",), choices=BULK_INSERT_SORT_MODES,
+    doc=("bulk_insert. Unset (ours; Hudi's default is NONE): size-balanced, the input is counted by partition and "
+         "each partition's rows cut into `ceil(bytes / (0.9 * hoodie.parquet.max.file.size))` file units by key "
+         "hash, spread over the tasks heaviest first, so any input partitioning writes files near the target size, "
+         "with no sort. Hudi's modes by name: NONE (each task writes its input as it is: a file per input partition "
+         "in each table partition), GLOBAL_SORT (sorted by partition path and key across tasks), PARTITION_SORT "
+         "(shuffled by partition path, sorted by path and key in each task), PARTITION_PATH_REPARTITION (shuffled "
+         "by partition path), PARTITION_PATH_REPARTITION_AND_SORT (shuffled and sorted by partition path)."),
 )
 BULK_INSERT_PARALLELISM = ConfigProperty(
-    "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int
+    "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int,
+    doc=("bulk_insert: tasks of every mode but NONE; 0: a file's worth of bytes a task and at least one per core "
+         "(Hudi's 0 keeps the input's partition count, which says nothing of its size)."),
 )
 # HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS: the partitions an insert_overwrite replaces besides those
 # its records fall in (set by SQL INSERT OVERWRITE ... PARTITION (...) in static mode, so an empty source
 # still empties them: SparkInsertOverwriteCommitActionExecutor.getPartitionToReplacedFileIds)
-STATIC_OVERWRITE_PARTITIONS = ConfigProperty("hoodie.static.overwrite.partition.paths", (), parser=parse_path_list)
-
-INLINE_COMPACT = ConfigProperty("hoodie.compact.inline", False, ("compact.inline",), parser=parse_bool)
-MAX_DELTA_COMMITS = ConfigProperty("hoodie.compact.inline.max.delta.commits", 5, parser=parse_int)
-COMPACTION_STRATEGY = ConfigProperty("hoodie.compaction.strategy", "LogFileSizeBasedCompactionStrategy")
-DAYBASED_PARTITIONS = ConfigProperty("hoodie.compaction.daybased.target.partitions", 10, parser=parse_int)
-TARGET_IO = ConfigProperty("hoodie.compaction.target.io", 500 * 1024, parser=parse_int)
-AUTO_CLEAN = ConfigProperty("hoodie.clean.automatic", True, ("clean.automatic",), parser=parse_bool)
-CLEANER_POLICY = ConfigProperty(
-    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
+STATIC_OVERWRITE_PARTITIONS = ConfigProperty(
+    "hoodie.static.overwrite.partition.paths", (), parser=parse_path_list,
+    doc=("insert_overwrite: partition paths (comma separated) it replaces even when no record falls in them. SQL "
+         "`INSERT OVERWRITE ... PARTITION (...)` sets it."),
 )
-COMMITS_RETAINED = ConfigProperty("hoodie.cleaner.commits.retained", 10, parser=parse_int)
-FILE_VERSIONS_RETAINED = ConfigProperty("hoodie.cleaner.fileversions.retained", 3, parser=parse_int)
-AUTO_ARCHIVE = ConfigProperty("hoodie.archive.automatic", True, parser=parse_bool)
-KEEP_MIN_COMMITS = ConfigProperty("hoodie.keep.min.commits", 20, parser=parse_int)
-KEEP_MAX_COMMITS = ConfigProperty("hoodie.keep.max.commits", 30, parser=parse_int)
+
+INLINE_COMPACT = ConfigProperty(
+    "hoodie.compact.inline", False, ("compact.inline",), parser=parse_bool,
+    doc=("MERGE_ON_READ: compact after every `hoodie.compact.inline.max.delta.commits` delta commits, in the "
+         "writing job."),
+)
+MAX_DELTA_COMMITS = ConfigProperty(
+    "hoodie.compact.inline.max.delta.commits", 5, parser=parse_int,
+    doc="Delta commits between inline compactions.",
+)
+COMPACTION_STRATEGY = ConfigProperty(
+    "hoodie.compaction.strategy", "LogFileSizeBasedCompactionStrategy",
+    doc=("Which file slices a compaction plan takes: `LogFileSizeBasedCompactionStrategy` (largest logs first, up "
+         "to `hoodie.compaction.target.io`), `DayBasedCompactionStrategy` (the latest "
+         "`hoodie.compaction.daybased.target.partitions` partitions) or `UnBoundedCompactionStrategy` (every slice "
+         "with logs)."),
+)
+DAYBASED_PARTITIONS = ConfigProperty(
+    "hoodie.compaction.daybased.target.partitions", 10, parser=parse_int,
+    doc="DayBasedCompactionStrategy: how many of the latest partitions a plan takes.",
+)
+TARGET_IO = ConfigProperty(
+    "hoodie.compaction.target.io", 500 * 1024, parser=parse_int,
+    doc="LogFileSizeBasedCompactionStrategy: the most megabytes of logs one plan reads.",
+)
+AUTO_CLEAN = ConfigProperty(
+    "hoodie.clean.automatic", True, ("clean.automatic",), parser=parse_bool,
+    doc="Clean after each commit (the cleaner policy below decides what goes).",
+)
+CLEANER_POLICY = ConfigProperty(
+    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+    doc=("KEEP_LATEST_COMMITS: keep the file versions the last `hoodie.cleaner.commits.retained` commits need. "
+         "KEEP_LATEST_FILE_VERSIONS: keep `hoodie.cleaner.fileversions.retained` versions of each file group."),
+)
+COMMITS_RETAINED = ConfigProperty(
+    "hoodie.cleaner.commits.retained", 10, parser=parse_int,
+    doc="KEEP_LATEST_COMMITS: how many commits stay readable by time travel and incremental reads.",
+)
+FILE_VERSIONS_RETAINED = ConfigProperty(
+    "hoodie.cleaner.fileversions.retained", 3, parser=parse_int,
+    doc="KEEP_LATEST_FILE_VERSIONS: file versions kept per file group.",
+)
+AUTO_ARCHIVE = ConfigProperty(
+    "hoodie.archive.automatic", True, parser=parse_bool,
+    doc="Archive old instants after each commit.",
+)
+KEEP_MIN_COMMITS = ConfigProperty(
+    "hoodie.keep.min.commits", 20, parser=parse_int,
+    doc="Archival keeps at least this many commits on the active timeline.",
+)
+KEEP_MAX_COMMITS = ConfigProperty(
+    "hoodie.keep.max.commits", 30, parser=parse_int,
+    doc="Archival starts once the active timeline holds more commits than this.",
+)
 SERVICE_PROPERTIES = (
     INLINE_COMPACT, MAX_DELTA_COMMITS, COMPACTION_STRATEGY, DAYBASED_PARTITIONS, TARGET_IO, AUTO_CLEAN,
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
@@ -158,30 +321,83 @@ ZOOKEEPER_LOCK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProv
 CONCURRENCY_MODE = ConfigProperty(
     "hoodie.write.concurrency.mode", "single_writer", ("concurrency.mode",), choices=CONCURRENCY_MODES,
     value_aliases=(("occ", "optimistic_concurrency_control"),),
+    doc=("single_writer, or optimistic_concurrency_control (`occ`): several writers (processes, machines) on one "
+         "table, each committing under the table lock after a conflict check."),
 )
 FAILED_WRITES_POLICY = ConfigProperty(
-    "hoodie.cleaner.policy.failed.writes", None, ("cleaner.policy.failed.writes",), choices=FAILED_WRITES_POLICIES
+    "hoodie.cleaner.policy.failed.writes", None, ("cleaner.policy.failed.writes",), choices=FAILED_WRITES_POLICIES,
+    doc=("Who rolls back failed writes: the next writer (EAGER, the default for a single writer) or also the "
+         "cleaner (LAZY, the default under optimistic concurrency control). A write whose heartbeat is alive is "
+         "never rolled back."),
 )
-HEARTBEAT_INTERVAL_MS = ConfigProperty("hoodie.client.heartbeat.interval_in_ms", 60_000, parser=parse_int)
-HEARTBEAT_MISSES = ConfigProperty("hoodie.client.heartbeat.tolerable.misses", 2, parser=parse_int)
+HEARTBEAT_INTERVAL_MS = ConfigProperty(
+    "hoodie.client.heartbeat.interval_in_ms", 60_000, parser=parse_int,
+    doc="How often a writer renews its heartbeat (`.hoodie/.heartbeat/<instant>`).",
+)
+HEARTBEAT_MISSES = ConfigProperty(
+    "hoodie.client.heartbeat.tolerable.misses", 2, parser=parse_int,
+    doc="A pending write whose heartbeat is older than interval x misses is a failed write.",
+)
 LOCK_PROVIDER = ConfigProperty(
     "hoodie.write.lock.provider", None, ("lock.provider",),
     choices=(IN_PROCESS_LOCK, STORAGE_LOCK, ZOOKEEPER_LOCK),
     value_aliases=(("in_process", IN_PROCESS_LOCK), ("storage", STORAGE_LOCK), (FILE_SYSTEM_LOCK, STORAGE_LOCK),
                    ("zookeeper", ZOOKEEPER_LOCK)),
+    doc=("The table lock under optimistic concurrency control. `storage` (Hudi's `StorageBasedLockProvider`; "
+         "`FileSystemBasedLockProvider` selects it too, the default): a lease under `.hoodie/.lock/`, no service "
+         "needed. `in_process` (`InProcessLockProvider`): writers of one Python process. `zookeeper` "
+         "(`ZookeeperBasedLockProvider`): a ZooKeeper mutex Hudi's Java writers share."),
 )
-LOCK_WAIT_MS = ConfigProperty("hoodie.write.lock.wait_time_ms", 60_000, parser=parse_int)
-LOCK_NUM_RETRIES = ConfigProperty("hoodie.write.lock.num_retries", 15, parser=parse_int)
-LOCK_RETRY_WAIT_MS = ConfigProperty("hoodie.write.lock.wait_time_ms_between_retry", 1_000, parser=parse_int)
-CONFLICT_RETRIES = ConfigProperty("hoodie.write.num.retries.on.conflict", 0, parser=parse_int)
-STORAGE_LOCK_VALIDITY_S = ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", 300, parser=parse_int)
-STORAGE_LOCK_RENEW_S = ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", 30, parser=parse_int)
-ZK_URL = ConfigProperty("hoodie.write.lock.zookeeper.url", None)
-ZK_PORT = ConfigProperty("hoodie.write.lock.zookeeper.port", None, parser=parse_int)
-ZK_BASE_PATH = ConfigProperty("hoodie.write.lock.zookeeper.base_path", None)
-ZK_LOCK_KEY = ConfigProperty("hoodie.write.lock.zookeeper.lock_key", None)
-ZK_SESSION_TIMEOUT_MS = ConfigProperty("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, parser=parse_int)
-ZK_CONNECTION_TIMEOUT_MS = ConfigProperty("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, parser=parse_int)
+LOCK_WAIT_MS = ConfigProperty(
+    "hoodie.write.lock.wait_time_ms", 60_000, parser=parse_int,
+    doc="Taking the lock: how long each attempt waits.",
+)
+LOCK_NUM_RETRIES = ConfigProperty(
+    "hoodie.write.lock.num_retries", 15, parser=parse_int,
+    doc="Taking the lock: attempts after the first; then `LockTimeoutError` naming the lock and its holder.",
+)
+LOCK_RETRY_WAIT_MS = ConfigProperty(
+    "hoodie.write.lock.wait_time_ms_between_retry", 1_000, parser=parse_int,
+    doc="Taking the lock: the pause between attempts.",
+)
+CONFLICT_RETRIES = ConfigProperty(
+    "hoodie.write.num.retries.on.conflict", 0, parser=parse_int,
+    doc="A write that loses a conflict (`HoodieWriteConflictError`) runs again from the start this many times.",
+)
+STORAGE_LOCK_VALIDITY_S = ConfigProperty(
+    "hoodie.write.lock.storage.validity.timeout.secs", 300, parser=parse_int,
+    doc="The storage lock's lease: a killed holder's lock is free after this many seconds.",
+)
+STORAGE_LOCK_RENEW_S = ConfigProperty(
+    "hoodie.write.lock.storage.renew.interval.secs", 30, parser=parse_int,
+    doc="The storage lock's holder renews its lease this often.",
+)
+ZK_URL = ConfigProperty(
+    "hoodie.write.lock.zookeeper.url", None,
+    doc=("The ZooKeeper lock: the server(s) to connect to (`pip install 'hoodie-datasource[zookeeper]'`). Required "
+         "with the zookeeper lock provider."),
+)
+ZK_PORT = ConfigProperty(
+    "hoodie.write.lock.zookeeper.port", None, parser=parse_int,
+    doc="The ZooKeeper lock: the servers' port. Required with the zookeeper lock provider.",
+)
+ZK_BASE_PATH = ConfigProperty(
+    "hoodie.write.lock.zookeeper.base_path", None,
+    doc=("The ZooKeeper lock: the parent znode of the lock (created if absent). Required with the zookeeper lock "
+         "provider."),
+)
+ZK_LOCK_KEY = ConfigProperty(
+    "hoodie.write.lock.zookeeper.lock_key", None,
+    doc="The ZooKeeper lock: the lock's znode under the base path. Default: the table name.",
+)
+ZK_SESSION_TIMEOUT_MS = ConfigProperty(
+    "hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, parser=parse_int,
+    doc="The ZooKeeper lock: session timeout; the lock is released when its holder's session expires.",
+)
+ZK_CONNECTION_TIMEOUT_MS = ConfigProperty(
+    "hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, parser=parse_int,
+    doc="The ZooKeeper lock: how long to wait for a connection.",
+)
 CONCURRENCY_PROPERTIES = (
     CONCURRENCY_MODE, FAILED_WRITES_POLICY, HEARTBEAT_INTERVAL_MS, HEARTBEAT_MISSES, LOCK_PROVIDER, LOCK_WAIT_MS,
     LOCK_NUM_RETRIES, LOCK_RETRY_WAIT_MS, CONFLICT_RETRIES, STORAGE_LOCK_VALIDITY_S, STORAGE_LOCK_RENEW_S, ZK_URL,
@@ -191,46 +407,95 @@ CONCURRENCY_PROPERTIES = (
 QUERY_TYPE = ConfigProperty(
     "hoodie.datasource.query.type", "snapshot", ("query", "query.type", "hoodie.datasource.view.type"),
     choices=QUERY_TYPES,
+    doc=("snapshot (the latest state: base files merged with logs), read_optimized (base files only: on "
+         "MERGE_ON_READ, misses what compaction has not folded in yet) or incremental (what changed after "
+         "`begin.instant`)."),
 )
 BEGIN_INSTANT = ConfigProperty(
-    "hoodie.datasource.read.begin.instanttime", None, ("begin.instant", "begin.instanttime")
+    "hoodie.datasource.read.begin.instanttime", None, ("begin.instant", "begin.instanttime"),
+    doc=("Incremental reads: the range is (begin, end]. An instant in any form `as.of.instant` takes, or `000` for "
+         "the start of the table; a begin after the end is an error."),
 )
-END_INSTANT = ConfigProperty("hoodie.datasource.read.end.instanttime", None, ("end.instant", "end.instanttime"))
-AS_OF_INSTANT = ConfigProperty("as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"))
-READ_SPLIT_SIZE = ConfigProperty("hoodie.read.split.size", 128 * MB, ("split.size",), parser=parse_int)
-READ_PARALLELISM = ConfigProperty("hoodie.read.parallelism", 0, ("read.parallelism",), parser=parse_int)
+END_INSTANT = ConfigProperty(
+    "hoodie.datasource.read.end.instanttime", None, ("end.instant", "end.instanttime"),
+    doc="Incremental reads: the end of the range (inclusive). Default: the latest commit.",
+)
+AS_OF_INSTANT = ConfigProperty(
+    "as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"),
+    doc=("Time travel: read the table as of an instant: `yyyyMMddHHmmss`, `yyyyMMddHHmmssSSS`, `yyyy-MM-dd`, "
+         "`yyyy-MM-dd HH:mm:ss[.SSS]` (`T` may replace the space). Before the table's first commit: no rows, with "
+         "a warning."),
+)
+READ_SPLIT_SIZE = ConfigProperty(
+    "hoodie.read.split.size", 128 * MB, ("split.size",), parser=parse_int,
+    hudi=False,
+    doc="Reads: file slices are coalesced into read partitions of at most this many bytes.",
+)
+READ_PARALLELISM = ConfigProperty(
+    "hoodie.read.parallelism", 0, ("read.parallelism",), parser=parse_int,
+    hudi=False,
+    doc=("Reads: a smaller table is split so that this many tasks read. 0: Spark's default parallelism (in a shim "
+         "session), else the driver's cores."),
+)
 INCREMENTAL_FORMAT = ConfigProperty(
     "hoodie.datasource.query.incremental.format", "latest_state", ("incremental.format",),
     choices=INCREMENTAL_FORMATS,
+    doc=("Incremental reads: latest_state (the latest version of each record changed in the range) or cdc (every "
+         "insert, update and delete, with before and after images)."),
 )
 INCR_FALLBACK_FULL_SCAN = ConfigProperty(
     "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, ("incr.fallback.fulltablescan.enable",),
     parser=parse_bool,
+    doc=("An incremental range past the read window (files cleaned, instants archived) is answered from the "
+         "current snapshot filtered on `_hoodie_commit_time`, with a warning, instead of failing with "
+         "`ReadWindowError`."),
 )
 # Structured Streaming reads (Hudi's DataSourceReadOptions.START_OFFSET and INCREMENTAL_READ_HANDLE_HOLLOW_COMMIT;
 # the two read limits are this library's: Hudi's Spark source has none)
-STREAMING_START_OFFSET = ConfigProperty("hoodie.datasource.streaming.startOffset", "earliest", ("startOffset",))
-STREAMING_MAX_INSTANTS = ConfigProperty("hoodie.datasource.streaming.max.instants.per.trigger", None,
-                                        ("maxInstantsPerTrigger",), parser=parse_int)
-STREAMING_MAX_ROWS = ConfigProperty("hoodie.datasource.streaming.max.rows.per.trigger", None,
-                                    ("maxRowsPerTrigger",), parser=parse_int)
-HOLLOW_COMMIT = ConfigProperty("hoodie.datasource.read.handle.hollow.commit", None, choices=HOLLOW_COMMIT_POLICIES,
-                               value_aliases=(("USE_STATE_TRANSITION_TIME", "USE_TRANSITION_TIME"),))
+STREAMING_START_OFFSET = ConfigProperty(
+    "hoodie.datasource.streaming.startOffset", "earliest", ("startOffset",),
+    doc=("Streaming reads: where a new query starts: earliest, latest or an instant. A restarted query resumes "
+         "from its checkpoint."),
+)
+STREAMING_MAX_INSTANTS = ConfigProperty(
+    "hoodie.datasource.streaming.max.instants.per.trigger", None, ("maxInstantsPerTrigger",), parser=parse_int,
+    hudi=False,
+    doc="Streaming reads: at most this many commits per micro-batch.",
+)
+STREAMING_MAX_ROWS = ConfigProperty(
+    "hoodie.datasource.streaming.max.rows.per.trigger", None, ("maxRowsPerTrigger",), parser=parse_int,
+    hudi=False,
+    doc=("Streaming reads: about this many rows per micro-batch (whole commits, at least one, counted from their "
+         "metadata)."),
+)
+HOLLOW_COMMIT = ConfigProperty(
+    "hoodie.datasource.read.handle.hollow.commit", None, choices=HOLLOW_COMMIT_POLICIES,
+    value_aliases=(("USE_STATE_TRANSITION_TIME", "USE_TRANSITION_TIME"),),
+    doc=("Reads past a write still in flight whose instant is earlier than a completed one: BLOCK (streams: wait "
+         "until it completes or is rolled back) or FAIL. USE_TRANSITION_TIME is refused (table version 6 records "
+         "no completion times)."),
+)
 
 # Structured Streaming sink (Hudi's DataSourceWriteOptions.STREAMING_*)
 STREAMING_CHECKPOINT_IDENTIFIER = ConfigProperty(
     "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
-    ("streaming.checkpoint.identifier",)
+    ("streaming.checkpoint.identifier",),
+    doc=("Streaming sink: this query's name in the commits' `_hudi_streaming_sink_checkpoint`; queries writing one "
+         "table need one each."),
 )
 STREAMING_RETRY_COUNT = ConfigProperty(
-    "hoodie.datasource.write.streaming.retry.count", 3, ("streaming.retry.count",), parser=parse_int
+    "hoodie.datasource.write.streaming.retry.count", 3, ("streaming.retry.count",), parser=parse_int,
+    doc="Streaming sink: attempts at a failing micro-batch (a bad option, schema or record fails at once).",
 )
 STREAMING_RETRY_INTERVAL_MS = ConfigProperty(
-    "hoodie.datasource.write.streaming.retry.interval.ms", 2000, ("streaming.retry.interval.ms",), parser=parse_int
+    "hoodie.datasource.write.streaming.retry.interval.ms", 2000, ("streaming.retry.interval.ms",), parser=parse_int,
+    doc="Streaming sink: wait before the second attempt, doubled before each later one.",
 )
 STREAMING_IGNORE_FAILED_BATCH = ConfigProperty(
     "hoodie.datasource.write.streaming.ignore.failed.batch", False, ("streaming.ignore.failed.batch",),
     parser=parse_bool,
+    doc=("Streaming sink: log a micro-batch that still fails and go on without its rows, instead of failing the "
+         "query."),
 )
 STREAMING_PROPERTIES = (
     STREAMING_CHECKPOINT_IDENTIFIER, STREAMING_RETRY_COUNT, STREAMING_RETRY_INTERVAL_MS, STREAMING_IGNORE_FAILED_BATCH,
@@ -239,7 +504,8 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
+    GLOBAL_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES,
+    PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,
     DELETE_PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,

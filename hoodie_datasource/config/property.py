@@ -54,7 +54,9 @@ def parse_path_list(key: str, value: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ConfigProperty:
-    """A declared option. ``key`` is the full Apache Hudi key; ``aliases`` are accepted too."""
+    """A declared option. ``key`` is the full Apache Hudi key (``hudi=False``: a key of this library's own,
+    where Hudi has none); ``aliases`` are accepted too. ``doc`` says what it does: the option reference
+    of the documentation is generated from it."""
 
     key: str
     default: Any = None
@@ -63,6 +65,7 @@ class ConfigProperty:
     parser: Callable[[str, str], Any] = parse_str
     doc: str = ""
     value_aliases: tuple[tuple[str, str], ...] = ()  # (alias, choice): other spellings of a choice
+    hudi: bool = True
 
     @property
     def names(self) -> tuple[str, ...]:

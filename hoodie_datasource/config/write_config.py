@@ -228,6 +228,10 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     )
     if index.is_bucket:
         _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))
+    if index.is_global and not get(k.GLOBAL_UPDATE_PARTITION_PATH):
+        raise HoodieConfigError(
+            f"{k.GLOBAL_UPDATE_PARTITION_PATH.key}=false (a key written with another partition updated in its old "
+            "partition) is not supported; valid values: true (Hudi's default: the key moves to the new partition)")
     if not 0 < index.bloom_fpp < 1 or index.bloom_num_entries <= 0:
         raise HoodieConfigError("hoodie.index.bloom.fpp must be in (0, 1) and hoodie.index.bloom.num_entries > 0")
     sizing = FileSizing(

@@ -461,10 +461,8 @@ def _record_bounds(content: bytes, count: int, where: str) -> tuple[np.ndarray, 
     return begin, end
 
 
-def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where: str = "<memory>") -> pa.Table:
-    """Decode AVRO_DATA content (version, count, length-prefixed datums) written with ``avro_schema``."""
-    schema, _ = schema_json(avro_schema)
-    root, arrow = _plan(schema)
+def _record_count(content: bytes, where: str) -> int:
+    """The record count of AVRO_DATA content, after checking its header."""
     if len(content) < 8:
         raise CorruptFileError(f"AVRO_DATA block in {where}: content of {len(content)} bytes has no header")
     version, count = struct.unpack_from(">ii", content, 0)
@@ -473,6 +471,14 @@ def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where
                                     f"(only {AVRO_CONTENT_VERSION})")
     if count < 0:
         raise CorruptFileError(f"AVRO_DATA block in {where}: negative record count {count}")
+    return count
+
+
+def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where: str = "<memory>") -> pa.Table:
+    """Decode AVRO_DATA content (version, count, length-prefixed datums) written with ``avro_schema``."""
+    schema, _ = schema_json(avro_schema)
+    root, arrow = _plan(schema)
+    count = _record_count(content, where)
     starts, ends = _record_bounds(content, count, where)
     if count == 0:
         return arrow.empty_table()
@@ -485,6 +491,35 @@ def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where
         raise CorruptFileError(f"AVRO_DATA block in {where}: record {i}: datum is {int(pos[i] - starts[i])} "
                                f"bytes but its length prefix says {int(ends[i] - starts[i])}")
     return pa.Table.from_arrays(columns, schema=arrow)
+
+
+def decode_avro_values(content: bytes, avro_schema: dict[str, Any] | str, where: str = "<memory>") -> list[Any]:
+    """AVRO_DATA content decoded a record at a time into Python values (fastavro): for the few, deeply
+    nested records of Hudi's archived timeline, which have no use for the columnar path's Arrow form."""
+    schema = fastavro.parse_schema(schema_json(avro_schema)[0])
+    starts, ends = _record_bounds(content, _record_count(content, where), where)
+    values = []
+    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        datum = io.BytesIO(content[start:end])
+        try:
+            values.append(fastavro.schemaless_reader(datum, schema, None))
+        except Exception as exc:  # fastavro raises several unrelated types on bad input
+            raise CorruptFileError(f"AVRO_DATA block in {where}: record {i} does not decode: {exc}") from None
+        if datum.tell() != end - start:
+            raise CorruptFileError(f"AVRO_DATA block in {where}: record {i}: datum is {datum.tell()} bytes but its "
+                                   f"length prefix says {end - start}")
+    return values
+
+
+def encode_avro_values(values: list[Any], avro_schema: dict[str, Any] | str) -> bytes:
+    """AVRO_DATA content of Python values (the counterpart of ``decode_avro_values``)."""
+    schema = fastavro.parse_schema(schema_json(avro_schema)[0])
+    parts = [struct.pack(">ii", AVRO_CONTENT_VERSION, len(values))]
+    for value in values:
+        datum = io.BytesIO()
+        fastavro.schemaless_writer(datum, schema, value)
+        parts += [struct.pack(">i", datum.tell()), datum.getvalue()]
+    return b"".join(parts)
 
 
 # ==================================================================================================

@@ -197,7 +197,8 @@ _SLICE = [("partition", pa.string()), ("file_id", pa.string()), ("base_instant",
           ("data_file_size", pa.int64()), ("num_delta_files", pa.int64()), ("total_delta_file_size", pa.int64())]
 
 FS_PROCEDURES = (
-    Procedure("show_fsview_all", _FSVIEW, pa.schema(_SLICE + [("delta_files", pa.string())]), _show_fsview_all),
+    Procedure("show_fsview_all", _FSVIEW, pa.schema(_SLICE + [("delta_files", pa.string())]), _show_fsview_all,
+              doc="Every file slice of every file group (up to `max_instant`), with its base file and log files."),
     Procedure("show_fsview_latest", (*_FSVIEW, Parameter("partition_path", default=_ALL_PARTITIONS),
                                      Parameter("merge", default=True, parse=parse_bool)),
               pa.schema(_SLICE + [("delta_size_compaction_scheduled", pa.int64()),
@@ -205,11 +206,15 @@ FS_PROCEDURES = (
                                   ("delta_to_base_radio_compaction_scheduled", pa.float64()),
                                   ("delta_to_base_radio_compaction_unscheduled", pa.float64()),
                                   ("delta_files_compaction_scheduled", pa.string()),
-                                  ("delta_files_compaction_unscheduled", pa.string())]), _show_fsview_latest),
+                                  ("delta_files_compaction_unscheduled", pa.string())]), _show_fsview_latest,
+              doc="The latest file slice of each file group, with the log files a pending compaction takes and "
+                  "those it does not."),
     Procedure("show_fs_path_detail", (
         Parameter("path", required=True), Parameter("is_sub", default=False, parse=parse_bool),
         Parameter("sort", default=True, parse=parse_bool), Parameter("limit", default=100, parse=parse_int),
     ), pa.schema([("path_num", pa.int64()), ("file_num", pa.int64()), ("storage_size", pa.int64()),
                   ("storage_size(unit)", pa.string()), ("storage_path", pa.string()), ("space_consumed", pa.int64()),
-                  ("quota", pa.int64()), ("space_quota", pa.int64())]), _show_fs_path_detail),
+                  ("quota", pa.int64()), ("space_quota", pa.int64())]), _show_fs_path_detail,
+              doc="Directories, files and bytes under a path of the table (a glob), or under each entry with "
+                  "`is_sub`; no quotas (-1)."),
 )

@@ -31,10 +31,14 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Procedure:
+    """``doc`` says what the procedure does for a user: the documentation's procedure reference is generated
+    from the registry."""
+
     name: str
     parameters: tuple[Parameter, ...]
     output: pa.Schema
     run: Callable[[HoodieTable, dict[str, Any], dict[str, str]], Rows]
+    doc: str = ""
 
     def bind(self, named: Mapping[str, str], positional: Sequence[str]) -> dict[str, Any]:
         """The arguments by parameter name, parsed, with defaults; a clear error for anything else."""

@@ -171,8 +171,10 @@ _COMMITS_METADATA = pa.schema(
 _COMPACTIONS = pa.schema([("timestamp", pa.string()), ("operation_size", pa.int32()), ("state", pa.string())])
 
 TIMELINE_PROCEDURES = (
-    Procedure("show_commits", (TABLE, LIMIT), _COMMITS, _show_commits),
-    Procedure("show_commits_metadata", (TABLE, LIMIT), _COMMITS_METADATA, _show_commits_metadata),
+    Procedure("show_commits", (TABLE, LIMIT), _COMMITS, _show_commits,
+              doc="The latest completed commits (writes and compactions), newest first, with their write counts."),
+    Procedure("show_commits_metadata", (TABLE, LIMIT), _COMMITS_METADATA, _show_commits_metadata,
+              doc="One row per file written by the latest completed commits: its partition, file id and counts."),
     Procedure("run_clean", (
         TABLE, Parameter("skip_locking", default=False, parse=parse_bool),
         Parameter("schedule_in_line", default=True, parse=parse_bool), Parameter("clean_policy"),
@@ -181,13 +183,18 @@ TIMELINE_PROCEDURES = (
         Parameter("trigger_max_commits", parse=parse_int), Parameter("options"),
     ), pa.schema([("start_clean_time", pa.string()), ("time_taken_in_millis", pa.int64()),
                   ("total_files_deleted", pa.int32()), ("earliest_commit_to_retain", pa.string()),
-                  ("bootstrap_part_metadata", pa.string()), ("version", pa.int32())]), _run_clean),
+                  ("bootstrap_part_metadata", pa.string()), ("version", pa.int32())]), _run_clean,
+              doc="Clean now with the given policy (`clean_policy`, `retain_commits`, `file_versions_retained`, or "
+                  "`options`); `hours_retained` and the trigger arguments are refused."),
     Procedure("run_compaction", (
         Parameter("op", required=True), Parameter("table"), Parameter("path"), Parameter("timestamp", parse=parse_int),
         Parameter("options"), Parameter("instants"), Parameter("limit", parse=parse_int),
-    ), _COMPACTIONS, _run_compaction),
+    ), _COMPACTIONS, _run_compaction,
+              doc="MERGE_ON_READ compaction: `op => 'schedule'` plans one, `'execute'` runs the pending plans (or "
+                  "`instants`), `'scheduleAndExecute'` (`'run'`) does both. Returns the plans."),
     Procedure("show_compaction", (Parameter("table"), Parameter("path"), Parameter("limit", default=20, parse=parse_int)),
-              _COMPACTIONS, _show_compaction),
+              _COMPACTIONS, _show_compaction, doc="The compactions on the timeline, newest first, with their state."),
     Procedure("rollback_to_instant", (TABLE, Parameter("instant_time", required=True)),
-              pa.schema([("rollback_result", pa.bool_())]), _rollback_to_instant),
+              pa.schema([("rollback_result", pa.bool_())]), _rollback_to_instant,
+              doc="Roll back the latest completed write, named by `instant_time`; older instants are refused."),
 )

@@ -71,8 +71,17 @@ class ReadPlan:
         return (pc.field(COMMIT_TIME_COLUMN) > begin) & (pc.field(COMMIT_TIME_COLUMN) <= end)
 
 
-def table_schema(timeline: Timeline) -> pa.Schema:
-    data = table_data_schema(timeline) or pa.schema([])
+# Key generators whose partition columns Hudi's Spark reads type as strings, whatever the commits' schemas
+# say (SparkHoodieTableFileIndex: the partition schema of a timestamp-based key generator is StringType)
+STRING_PARTITION_KEY_GENERATORS = ("TimestampBasedKeyGenerator", "TimestampBasedAvroKeyGenerator")
+
+
+def table_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema:
+    """Meta columns (when the table has them) and the data columns as of ``as_of`` (the latest: None)."""
+    data = table_data_schema(timeline, as_of) or pa.schema([])
+    if timeline.config.keygen_class.rsplit(".", 1)[-1] in STRING_PARTITION_KEY_GENERATORS:
+        data = pa.schema([f.with_type(pa.string()) if f.name in timeline.config.partition_fields else f
+                          for f in data])
     if not timeline.config.populate_meta_fields:
         return data
     return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
@@ -97,7 +106,9 @@ def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = Non
     if timeline is None:
         timeline = Timeline.load(storage, load_table_config(storage))
     table = timeline.config
-    schema = table_schema(timeline)
+    # a time travel has the schema of its instant; an incremental read the latest, as Hudi's IncrementalRelation
+    # (hoodie.datasource.read.schema.use.end.instanttime is false by default)
+    schema = table_schema(timeline, cfg.as_of_instant if cfg.query_type != "incremental" else None)
     view = FileSystemView(timeline)
     commit_range = None
     upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)

@@ -1,7 +1,7 @@
 """The read window: which past instants a time-travel or incremental read can still answer exactly.
 
-Why: the cleaner deletes the file slices only reads of the past need, and Apache Hudi's archival moves
-old instants into an archive log this library does not read. A read reaching past either would return
+Why: the cleaner deletes the file slices only reads of the past need, and Apache Hudi 1.x's archival moves
+old instants into an archived timeline this library does not read. A read reaching past either would return
 too little without a word; the planner asks this module first, and it raises ``ReadWindowError``
 naming the earliest instant that can still be read exactly.
 
@@ -18,10 +18,11 @@ How, exactly and cheaply:
   ``TimelineUtils.validateTimestampAsOf`` refuses a time travel before the latest clean's
   ``earliestCommitToRetain`` (later than needed), and under KEEP_LATEST_FILE_VERSIONS only one before
   the first active instant (letting through reads whose files are gone).
-* Archived instants. Instants this library archived stay readable (``Timeline.load`` reads its archive
-  folder). Once Apache Hudi has archived (``.hoodie/archived/.commits_.archive.*`` in timeline layout 1,
-  files under ``.hoodie/timeline/history/`` in layout 2), what came before the first instant on the
-  timeline is unknown; Hudi's incremental relation treats such a begin instant as archived
+* Archived instants. In timeline layout 1 archived instants stay readable (``Timeline.load`` reads the
+  archive log, ``.hoodie/archived/.commits_.archive.*``, whoever wrote it). Once instants were archived
+  where this library does not read them (files under ``.hoodie/timeline/history/`` in layout 2, or an
+  archive log block that does not decode), what came before the first instant on the timeline is unknown;
+  Hudi's incremental relation treats such a begin instant as archived
   (``HoodieTimeline.isBeforeTimelineStarts``), and so does this module.
 
 A read of the latest instant is always exact (the cleaner never removes a live group's latest slice),
@@ -52,7 +53,7 @@ Group = tuple[str, str]  # (partition path, file id)
 @dataclass(frozen=True)
 class ReadWindow:
     gaps: dict[Group, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # [start, end) per group
-    timeline_start: str | None = None  # first write on the timeline, when Apache Hudi archived before it
+    timeline_start: str | None = None  # first write on the timeline, when instants before it are unread
 
     def misses(self, instant: str, groups: Iterable[Group] | None = None) -> bool:
         """A read as of ``instant`` of these groups (all by default) needs a file the cleaner removed."""
@@ -158,14 +159,14 @@ def check_as_of(timeline: Timeline, view: FileSystemView, as_of: str) -> None:
     writes = timeline.completed()
     if not writes or as_of >= writes[-1].timestamp:
         return
-    start = writes[0].timestamp if timeline.hudi_archive else None
+    start = writes[0].timestamp if timeline.unread_archive else None
     if start is None and as_of < writes[0].timestamp:
         logger.warning("as.of.instant %s is before the table's first commit %s: the table had no rows then",
                        as_of, writes[0].timestamp)
         return
     window = load_read_window(timeline, view, start)
     if start is not None and as_of < start:
-        reason = f"the instants before {start} were archived by Apache Hudi into its archive log, which is not read"
+        reason = f"the instants before {start} were archived where this library does not read them"
     elif window.misses(as_of):
         reason = "the cleaner has removed files this read needs"
     else:
@@ -184,14 +185,14 @@ def is_exact_range(timeline: Timeline, view: FileSystemView, begin: str, end: st
     hoodie.datasource.read.incr.fallback.fulltablescan.enable) say so in a warning and return False,
     else raise ``ReadWindowError``."""
     writes = timeline.completed()
-    start = writes[0].timestamp if writes and timeline.hudi_archive else None
+    start = writes[0].timestamp if writes and timeline.unread_archive else None
     archived = start is not None and begin < start
     if not archived and (not writes or end >= writes[-1].timestamp):
         return True
     window = load_read_window(timeline, view, start)
     if archived:
-        reason = (f"the instants before {start} were archived by Apache Hudi into its archive log, "
-                  "which is not read, so commits in the range may be unknown")
+        reason = (f"the instants before {start} were archived where this library does not read them, "
+                  "so commits in the range may be unknown")
     elif window.misses(end, groups):
         reason = f"the cleaner has removed files of the table as of {end} that this read needs"
     else:
@@ -213,11 +214,11 @@ def check_cdc_range(timeline: Timeline, view: FileSystemView, begin: str, end: s
     """Raise ``ReadWindowError`` unless the CDC query (begin, end] is exact: it reads each file group as of
     the instants in ``needs`` (every commit that changed it, and the write before the first of them)."""
     writes = timeline.completed()
-    start = writes[0].timestamp if writes and timeline.hudi_archive else None
+    start = writes[0].timestamp if writes and timeline.unread_archive else None
     window = load_read_window(timeline, view, start)
     if start is not None and begin < start:
-        reason = (f"the instants before {start} were archived by Apache Hudi into its archive log, "
-                  "which is not read, so commits in the range may be unknown")
+        reason = (f"the instants before {start} were archived where this library does not read them, "
+                  "so commits in the range may be unknown")
     elif any(window.misses(t, [key]) for key, instants in needs.items() for t in instants):
         reason = "the cleaner has removed file versions this query needs to tell the records before each change"
     else:

@@ -1,16 +1,23 @@
 """Archival: keeping the active timeline short.
 
 When more than ``hoodie.keep.max.commits`` (default 30) completed writes are on the active
-timeline, the oldest are moved to ``.hoodie/archived/`` until ``hoodie.keep.min.commits``
-(default 20) remain, with their requested/inflight files and any clean/rollback instants before
-them. Never archived: anything at or after the earliest pending instant (a running write or
-compaction) or the cleaner's earliest retained instant, nor a replacecommit whose replaced file groups
-no completed clean has removed yet (readers, hudi-rs too, learn from it which file groups to skip:
-archived early, its replaced files would be read again beside the rows that replaced them).
+timeline, the oldest are archived until ``hoodie.keep.min.commits`` (default 20) remain; so are cleans, and
+rollbacks, each action on its own count (Hudi's ``HoodieTimelineArchiver.getCleanInstantsToArchive``: the
+latest ones stay on the active timeline, where Hudi's readers and ``CALL show_rollbacks`` look for them).
+Archived instants are written to Hudi's archive log (``timeline.archive_log``), every file of each
+instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
+archived: a write at or after the earliest pending instant (a running write or compaction), the
+cleaner's earliest retained instant or the first savepoint (a restore rolls back to it, as Hudi's
+``HoodieTimelineArchiver`` with ``hoodie.archive.beyond.savepoint`` false, its default), nor a
+replacecommit whose replaced file groups no completed clean has removed yet (readers, hudi-rs too, learn
+from it which file groups to skip: archived early, its replaced files would be read again beside the rows
+that replaced them); nor actions other than writes (compactions complete as commits), cleans and
+rollbacks (Hudi's ``MetadataConversionUtils`` archives no others: savepoints stay).
 
-This library still reads archived instants (time travel and incremental pulls across them keep
-working); hudi-rs reads only the active timeline, so there time travel is limited to the active
-window (files of archived commits are still read as part of the latest snapshot).
+Java Hudi reads the archive log (``CALL show_archived_commits``, its archived timeline), and so does this
+library: time travel and incremental pulls across archived instants keep working. hudi-rs reads only the
+active timeline, so there time travel is limited to the active window (files of archived commits are
+still read as part of the latest snapshot).
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table_config import METAFOLDER
-from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, State
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.archive_log import archive_entry, write_archive_file
+from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State
+from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content
 
 logger = logging.getLogger(__name__)
 
@@ -51,33 +59,39 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
     if len(completed) <= cfg.max_commits:
         return []
     cutoff = completed[len(completed) - cfg.min_commits].timestamp
-    pending = [i.timestamp for i in active if not i.is_completed]
-    if pending:
-        cutoff = min(cutoff, pending[0])
-    if earliest_retained:
-        cutoff = min(cutoff, earliest_retained)
-    replace = _oldest_replace_to_keep(timeline)
-    if replace:
-        cutoff = min(cutoff, replace)
+    bounds = [i.timestamp for i in active if not i.is_completed][:1]
+    bounds += [p.timestamp for p in timeline.savepoints[:1]]
+    bounds += [b for b in (earliest_retained, _oldest_replace_to_keep(timeline)) if b]
+    cutoff = min([cutoff, *bounds])
+    doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in WRITE_ACTIONS]
+    for action in (CLEAN, ROLLBACK):
+        done = [i for i in active if i.action == action and i.is_completed]
+        if len(done) > cfg.max_commits:
+            doomed += done[:len(done) - cfg.min_commits]
+    if not doomed:
+        return []
+    doomed.sort()
     storage = timeline.storage
-    source = timeline.directory
-    target = join(METAFOLDER, timeline.config.archive_folder)
-    storage.make_dirs(target)
-    present = set(storage.list_names(source))  # one listing, not a HEAD per instant file
-    moved = []
-    for instant in active:
-        if instant.timestamp >= cutoff or not instant.is_completed:
-            continue
-        layout = timeline.config.timeline_layout_version
-        names = {instant.with_state(s).file_name(layout) for s in (State.REQUESTED, State.INFLIGHT)}
-        names.add(instant.file_name(layout))
+    layout = timeline.config.timeline_layout_version
+    present = {f.name: f for f in storage.list_dir(timeline.directory).files}  # one listing, not a HEAD per file
+    folder = join(METAFOLDER, timeline.config.archive_folder)
+    files: dict[str, list[str]] = {}
+    entries = []
+    for instant in doomed:
+        names = [instant.with_state(s).file_name(layout) for s in (State.REQUESTED, State.INFLIGHT)]
         if timeline.is_compaction(instant):
-            names |= {f"{instant.timestamp}.compaction.requested", f"{instant.timestamp}.compaction.inflight"}
-        # the completed file last: an instant is never left on the active timeline as pending
-        for name in sorted(names, key=lambda n: 1 if n == instant.file_name(layout) else 0):
-            if name in present:
-                storage.move(join(source, name), join(target, name))
-        moved.append(instant.timestamp)
+            names += [f"{instant.timestamp}.compaction.requested", f"{instant.timestamp}.compaction.inflight"]
+        names.append(instant.file_name(layout))  # the completed file last: never left as a pending instant
+        files[instant.timestamp] = [n for n in names if n in present]
+        for name in files[instant.timestamp]:
+            path = join(timeline.directory, name)
+            content = decode_instant_content(storage.read(path), storage.uri_of(path))
+            entries.append(archive_entry(Instant.parse(name), content, present[name].modified_ns))
+    storage.make_dirs(folder)
+    written = write_archive_file(storage, folder, storage.list_names(folder), entries)
+    for instant in doomed:
+        for name in files[instant.timestamp]:
+            storage.delete(join(timeline.directory, name))
         fault_points.reach(fault_points.MID_ARCHIVAL, storage=storage, instant=instant.timestamp)
-    logger.info("Archived %d instants older than %s", len(moved), cutoff)
-    return moved
+    logger.info("Archived %d instants older than %s into %s", len(doomed), cutoff, storage.uri_of(written))
+    return [i.timestamp for i in doomed]

@@ -9,8 +9,10 @@ Policies (``hoodie.cleaner.policy``):
   slices of each file group.
 
 Never removed: the latest slice of a live file group, any slice a pending compaction reads, files
-of pending instants. File groups replaced by an overwrite are removed once the replace is older
-than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerPlan) ->
+of pending instants, a slice a savepoint holds (its base file or a log file is among the savepoint's
+files: a restore to the savepoint needs them; Hudi's ``CleanPlanner.isFileSliceExistInSavepointedFiles``,
+replaced file groups included). File groups replaced by an overwrite are removed once the replace is
+older than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerPlan) ->
 ``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata).
 """
 
@@ -34,10 +36,23 @@ from hoodie_datasource.write.rollback import rollback_failed_writes
 
 logger = logging.getLogger(__name__)
 
+# CleanPlanner.SAVEPOINTED_TIMESTAMPS: the plan's and the clean's extraMetadata key listing the savepoints
+# the clean kept; Hudi's incremental cleaner rescans the partitions of those deleted since
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
+
+
 def earliest_retained(timeline: Timeline, cfg: CleanConfig) -> str:
     """The earliest completed write the cleaner retains ("" on a table without one)."""
     completed = timeline.completed()
     return completed[max(0, len(completed) - cfg.commits_retained)].timestamp if completed else ""
+
+
+def savepointed_files(timeline: Timeline) -> frozenset[str]:
+    """The names of the files the table's savepoints hold (``HoodieSavepointMetadata``: per partition, the
+    base and log files of the latest slices as of the savepointed commit)."""
+    return frozenset(name for savepoint in timeline.savepoints
+                     for partition in (timeline.read_metadata(savepoint).get("partitionMetadata") or {}).values()
+                     for name in partition.get("savepointDataFile") or ())
 
 
 def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
@@ -50,6 +65,7 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
         return {}, retained_from
     view = FileSystemView(timeline)
     pending_compaction = timeline.pending_compactions()
+    savepointed = savepointed_files(timeline)
     committed = {i.timestamp for i in completed}
     replaced_at: dict[tuple[str, str], str] = {}
     for instant in timeline.completed(("replacecommit",)):
@@ -81,12 +97,13 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
         if key in pending_compaction:
             continue
         for base in bases:
-            if base.instant_time not in keep:
-                doomed[group.partition_path].append(base.name)
-                # the slice's CDC logs too, as Hudi's CleanPlanner.getCleanFileInfoForSlice does with CDC on
-                doomed[group.partition_path].extend(
-                    log.name for log in (*group.log_files, *group.cdc_log_files)
-                    if log.instant_time == base.instant_time)
+            if base.instant_time in keep:
+                continue
+            # the slice's CDC logs too, as Hudi's CleanPlanner.getCleanFileInfoForSlice does with CDC on
+            names = [base.name, *(log.name for log in (*group.log_files, *group.cdc_log_files)
+                                  if log.instant_time == base.instant_time)]
+            if savepointed.isdisjoint(names):
+                doomed[group.partition_path].extend(names)
     return dict(doomed), retained_from
 
 
@@ -124,6 +141,7 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
             for p, names in doomed.items()
         },
         "partitionsToBeDeleted": None,
+        "extraMetadata": _extra_metadata(timeline),
     }
     requested = create_requested(timeline, instant_time, CLEAN, encode(CLEANER_PLAN, plan))
     total = _execute(timeline, requested, plan, started)
@@ -131,11 +149,20 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
     return instant_time
 
 
+def _extra_metadata(timeline: Timeline) -> dict[str, str]:
+    """Hudi's ``CleanPlanActionExecutor.prepareExtraMetadata``: the savepoints' times, on a partitioned table."""
+    if not timeline.savepoints or not timeline.config.is_partitioned:
+        return {}
+    return {SAVEPOINTED_TIMESTAMPS: ",".join(s.timestamp for s in timeline.savepoints)}
+
+
 def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -> int:
     """Delete the files ``plan`` lists and complete the clean ``instant`` (requested or inflight); returns
     the files deleted."""
     storage = timeline.storage
-    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
+    # the inflight file holds the plan too, as Hudi's CleanActionExecutor writes it (its archiver reads it there)
+    inflight = (instant if instant.state is State.INFLIGHT
+                else transition_to_inflight(timeline, instant, encode(CLEANER_PLAN, plan)))
     partition_metadata = {}
     total = 0
     # version 2 plans list paths; version 1 plans (older Hudi) list file names
@@ -159,7 +186,7 @@ def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -
         "startCleanTime": instant.timestamp, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
         "totalFilesDeleted": total, "earliestCommitToRetain": retained.get("timestamp") or "",
         "lastCompletedCommitTimestamp": plan.get("lastCompletedCommitTimestamp"),
-        "partitionMetadata": partition_metadata, "version": 2,
+        "partitionMetadata": partition_metadata, "version": 2, "extraMetadata": plan.get("extraMetadata"),
     }
     transition_to_completed(timeline, inflight, encode(CLEAN_METADATA, metadata))
     return total

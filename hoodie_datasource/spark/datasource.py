@@ -15,8 +15,10 @@ again on every action, so an unpinned plan is checked against one listing of the
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 
+import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -31,7 +33,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planned_files import planned_files
-from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.read.planner import ReadPlan, plan_read, table_schema
 from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.cdc_reader import CDC_SPARK_SCHEMA, CDCReader, cdc_listing
 from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
@@ -80,6 +82,15 @@ _NOT_IN_KEY = frozenset({PLAN_FILES_OPTION, PLAN_INSTANT_OPTION, FILE_GROUPS_OPT
 def _read_key(options: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The options that shape a plan (not those saying what to do with it)."""
     return tuple(sorted((k, str(v)) for k, v in options.items() if k not in _NOT_IN_KEY))
+
+
+def _with_later_columns(plan: ReadPlan, unknown: list[str]) -> tuple[ReadPlan, list[str]]:
+    """A time travel's plan with the columns the table gained after its instant that ``.schema(...)`` asks for
+    (a catalog table's schema is the latest), read as nulls; and the columns the table never had."""
+    latest = table_schema(Timeline.load(plan.storage, plan.table))
+    added = [latest.field(name) for name in unknown if name in latest.names]
+    schema = pa.schema(list(plan.schema) + added)
+    return dataclasses.replace(plan, schema=schema), [name for name in unknown if name not in latest.names]
 
 
 def _remember(key: tuple[tuple[str, str], ...], pinned: str | None, plan: ReadPlan) -> None:
@@ -168,7 +179,7 @@ class HoodieDataSource(DataSource):
             return listing_schema(cdc_listing(cdc[0])) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
         plan, _ = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
-            return listing_schema(planned_files(plan))
+            return listing_schema(planned_files(plan), plan.storage, table_path(self.options))
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -184,6 +195,8 @@ class HoodieDataSource(DataSource):
         plan, cfg = self._planned()
         changes = self.options.get(LOG_CHANGES_OPTION) or None
         unknown = [name for name in schema.names if name not in plan.schema.names]
+        if unknown and cfg.as_of_instant:
+            plan, unknown = _with_later_columns(plan, unknown)
         if unknown and changes != "replaced":  # the shim's replaced rows: base file ordinal and row index
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "

@@ -8,6 +8,11 @@ column. (Measured on a 30-file table: ~30 ms, where a one-task read job returnin
 rows took ~200 ms on every query.) Spark metadata arrays hold no nulls: a slice without a base file
 has the path "". The properties are asked for only where Spark's Hadoop file system cannot read the
 table (an object store without the Hadoop connector on the JVM's classpath), so the table's storage reads them.
+
+Base files are named in the scheme the read named the table by: our storage names an S3 table ``s3://``
+whichever spelling it was given, and Hadoop picks its file system by the scheme (``s3a://`` is hadoop-aws's
+S3A). A table on S3 also lists the S3A settings that reach its store (``storage.s3a.s3a_identity``): the shim
+lets Spark read the files only where the session's Hadoop configuration has them.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from __future__ import annotations
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodie_datasource.read.planned_files import PlannedFiles
+from hoodie_datasource.storage.object_store import ObjectStorage
+from hoodie_datasource.storage.s3a import s3a_identity
 from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.storage.uri import scheme_of
 from hoodie_datasource.table.properties import parse_properties
 from hoodie_datasource.table.table_config import PROPERTIES_PATH
 
@@ -23,18 +31,25 @@ LISTING_FIELD = "planned_files"
 PROPERTIES_FIELD = "table_properties"
 
 
-def listing_schema(planned: PlannedFiles) -> StructType:
+def listing_schema(planned: PlannedFiles, storage: Storage | None = None, table_path: str = "") -> StructType:
+    """``planned`` as schema metadata; with ``storage``, the table's, read as ``table_path``."""
     files = planned.files
+    on_s3 = isinstance(storage, ObjectStorage) and storage.table.backend == "s3"
+    s3a = s3a_identity(storage.options) if on_s3 else {}
+    written = (scheme_of(table_path) if on_s3 else None) or ""
+    spelled = (lambda path: written + path[len(storage.scheme):]) if written else (lambda path: path)
     metadata = {
         "count": len(files),
         "instant": planned.instant or "",
         "begin": planned.begin or "",
         "group": [f.group for f in files],
-        "path": [f.path or "" for f in files],
+        "path": [spelled(f.path) if f.path else "" for f in files],
         "size": [f.size for f in files],
         "native": [f.native for f in files],
         "changes": [f.changes for f in files],
     }
+    if s3a:  # never an empty list: Spark reads one back from the metadata JSON as an array of longs
+        metadata.update({"s3a.keys": list(s3a), "s3a.values": list(s3a.values())})
     return StructType([StructField(LISTING_FIELD, StringType(), True, metadata)])
 
 

@@ -58,10 +58,14 @@ _formats: frozenset[str] = frozenset({"hoodie"})
 
 
 class InvalidSaveModeError(HoodieConfigError, PySparkValueError, AnalysisException):
-    """A Hudi operation was used as the save mode of a write that is not a hoodie ``save()``.
+    """``.mode()`` got a mode that is neither Spark's nor a Hudi operation, or a Hudi operation was used as the
+    save mode of a write that is not a hoodie ``save()``.
 
     It is also the kind of error plain PySpark raises for an unknown save mode (AnalysisException
     INVALID_SAVE_MODE on classic, PySparkValueError on Connect), so existing ``except`` clauses still catch it.
+
+    What to do: the message lists the valid modes (with a "did you mean"); Hudi operations work only with
+    ``format("hoodie")`` and ``save()``.
     """
 
     def getSqlState(self) -> str:

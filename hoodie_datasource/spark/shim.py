@@ -26,7 +26,10 @@ CATALOG_CLASS = "org.apache.spark.sql.hoodie.HoodieCatalog"
 
 
 class ShimBuildError(HoodieError):
-    """The jvm-shim could not be built or is missing."""
+    """The jvm-shim (the jar SQL needs) could not be built or is missing, at ``hoodie_datasource.session()``.
+
+    What to do: run ``make install`` (it compiles ``jvm-shim/`` with the Scala compiler inside pyspark), or
+    ``python -m hoodie_datasource.spark.shim``; the message gives the compiler's output."""
 
 
 def pyspark_jars() -> Path:

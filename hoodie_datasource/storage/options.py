@@ -25,30 +25,30 @@ from dataclasses import dataclass
 from hoodie_datasource.config.property import ConfigProperty, parse_bool
 from hoodie_datasource.storage.uri import TableUri
 
-S3_ENDPOINT = ConfigProperty("hoodie.storage.s3.endpoint", None, doc="S3 endpoint URL (an S3-compatible server)")
-S3_REGION = ConfigProperty("hoodie.storage.s3.region", None, doc="S3 region")
-S3_ACCESS_KEY = ConfigProperty("hoodie.storage.s3.access.key", None, doc="S3 access key id")
-S3_SECRET_KEY = ConfigProperty("hoodie.storage.s3.secret.key", None, doc="S3 secret access key")
-S3_SESSION_TOKEN = ConfigProperty("hoodie.storage.s3.session.token", None, doc="S3 session token")
-S3_PATH_STYLE = ConfigProperty("hoodie.storage.s3.path.style.access", None, parser=parse_bool,
+S3_ENDPOINT = ConfigProperty("hoodie.storage.s3.endpoint", None, hudi=False, doc="S3 endpoint URL (an S3-compatible server)")
+S3_REGION = ConfigProperty("hoodie.storage.s3.region", None, hudi=False, doc="S3 region")
+S3_ACCESS_KEY = ConfigProperty("hoodie.storage.s3.access.key", None, hudi=False, doc="S3 access key id")
+S3_SECRET_KEY = ConfigProperty("hoodie.storage.s3.secret.key", None, hudi=False, doc="S3 secret access key")
+S3_SESSION_TOKEN = ConfigProperty("hoodie.storage.s3.session.token", None, hudi=False, doc="S3 session token")
+S3_PATH_STYLE = ConfigProperty("hoodie.storage.s3.path.style.access", None, hudi=False, parser=parse_bool,
                                doc="address buckets by path (true) or by virtual host (false)")
-AZURE_ACCOUNT_NAME = ConfigProperty("hoodie.storage.azure.account.name", None, doc="Azure storage account")
-AZURE_ACCOUNT_KEY = ConfigProperty("hoodie.storage.azure.account.key", None, doc="Azure storage account key")
-AZURE_CONNECTION_STRING = ConfigProperty("hoodie.storage.azure.connection.string", None,
+AZURE_ACCOUNT_NAME = ConfigProperty("hoodie.storage.azure.account.name", None, hudi=False, doc="Azure storage account")
+AZURE_ACCOUNT_KEY = ConfigProperty("hoodie.storage.azure.account.key", None, hudi=False, doc="Azure storage account key")
+AZURE_CONNECTION_STRING = ConfigProperty("hoodie.storage.azure.connection.string", None, hudi=False,
                                          doc="Azure storage connection string")
-AZURE_ENDPOINT = ConfigProperty("hoodie.storage.azure.endpoint", None, doc="Azure blob endpoint URL (Azurite)")
-GCS_SERVICE_ACCOUNT = ConfigProperty("hoodie.storage.gcs.service.account.path", None,
+AZURE_ENDPOINT = ConfigProperty("hoodie.storage.azure.endpoint", None, hudi=False, doc="Azure blob endpoint URL (Azurite)")
+GCS_SERVICE_ACCOUNT = ConfigProperty("hoodie.storage.gcs.service.account.path", None, hudi=False,
                                      doc="path of a GCS service account JSON key")
-ALLOW_HTTP = ConfigProperty("hoodie.storage.allow.http", None, parser=parse_bool,
+ALLOW_HTTP = ConfigProperty("hoodie.storage.allow.http", None, hudi=False, parser=parse_bool,
                             doc="allow a plain-http endpoint (an emulator on loopback)")
-HDFS_USER = ConfigProperty("hoodie.storage.hdfs.user", None,
+HDFS_USER = ConfigProperty("hoodie.storage.hdfs.user", None, hudi=False,
                            doc="the user HDFS sees (else HADOOP_USER_NAME or the login user)")
-HDFS_KERBEROS_TICKET_CACHE = ConfigProperty("hoodie.storage.hdfs.kerberos.ticket.cache.path", None,
+HDFS_KERBEROS_TICKET_CACHE = ConfigProperty("hoodie.storage.hdfs.kerberos.ticket.cache.path", None, hudi=False,
                                             doc="path of the Kerberos ticket cache (kinit's) to connect with")
 HDFS_CONF_PREFIX = "hoodie.storage.hdfs.conf."
 """``hoodie.storage.hdfs.conf.<hadoop key>``: one Hadoop configuration key for the HDFS client."""
 UNSAFE_CONDITIONAL_CREATE = ConfigProperty(
-    "hoodie.storage.conditional.create.unsafe", False, parser=parse_bool,
+    "hoodie.storage.conditional.create.unsafe", False, parser=parse_bool, hudi=False,
     doc="commit on a store that cannot create an object only if absent, by check-then-put: two racing "
         "writers may then silently overwrite each other's instant files")
 STORAGE_PROPERTIES = (

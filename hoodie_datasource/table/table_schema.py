@@ -89,13 +89,15 @@ def _base_file_schema(timeline: Timeline, stat: dict) -> pa.Schema | None:
         return None
 
 
-def table_data_schema(timeline: Timeline) -> pa.Schema | None:
-    """The table's data schema as of the latest completed write.
+def table_data_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema | None:
+    """The table's data schema as of the latest completed write (at or before ``as_of``, when given: a time
+    travel reads the table with the columns and types it had then, as Hudi's ``HoodieBaseRelation`` takes
+    ``TableSchemaResolver.getTableAvroSchema(timestamp)`` for ``as.of.instant``).
 
     The Avro schema in the commit metadata is authoritative for which columns exist; the parquet
     schema of a base file keeps the exact Arrow types Avro cannot express (tinyint and smallint
     are ``int`` in Avro), so it is used for every column it has."""
-    for instant in reversed(timeline.completed()):
+    for instant in reversed(timeline.completed_writes_upto(as_of)):
         metadata = timeline.read_metadata(instant)
         avro = (metadata.get("extraMetadata") or {}).get("schema")
         parquet = next(filter(None, (_base_file_schema(timeline, s) for s in write_stats_of(metadata))), None)

@@ -1,4 +1,5 @@
-"""Avro-encoded instant contents (compaction plans, clean plans and clean metadata).
+"""Avro-encoded instant contents (compaction plans, clean plans and clean metadata), and the Avro form of
+commit metadata that Hudi's archived timeline stores.
 
 Hudi stores table-service plans and results as Avro object container files with one record,
 whatever the table version. These writer schemas carry the fields Hudi's readers resolve by name
@@ -63,6 +64,7 @@ CLEANER_PLAN = {
         {"name": "filePathsToBeDeletedPerPartition", "type": _opt({"type": "map", "values": {
             "type": "array", "items": CLEAN_FILE_INFO}}), "default": None},
         {"name": "partitionsToBeDeleted", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
     ],
 }
 CLEAN_PARTITION_METADATA = {
@@ -86,6 +88,7 @@ CLEAN_METADATA = {
         {"name": "lastCompletedCommitTimestamp", "type": _opt("string"), "default": None},
         {"name": "partitionMetadata", "type": {"type": "map", "values": CLEAN_PARTITION_METADATA}},
         {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
     ],
 }
 
@@ -130,6 +133,58 @@ ROLLBACK_METADATA = {
         {"name": "version", "type": ["int", "null"], "default": 1},
         {"name": "instantsRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
     ],
+}
+
+# The Avro form of commit metadata (hudi-common HoodieCommitMetadata.avsc): what Hudi's archiver converts a
+# commit's JSON into (MetadataConversionUtils.convertCommitMetadata). Hudi 0.15's HoodieWriteStat stops at
+# fileSizeInBytes; the later fields are Hudi 1.x's, which Hudi 0.15's reader skips (resolution by name).
+RUNTIME_STATS = {
+    "type": "record", "name": "HoodieRuntimeStats", "namespace": NAMESPACE,
+    "fields": [{"name": name, "type": _opt("long"), "default": None}
+               for name in ("totalScanTime", "totalCreateTime", "totalUpsertTime")],
+}
+WRITE_STAT = {
+    "type": "record", "name": "HoodieWriteStat", "namespace": NAMESPACE,
+    "fields": [
+        *({"name": name, "type": _opt(kind), "default": None} for name, kind in (
+            ("fileId", "string"), ("path", "string"), ("prevCommit", "string"), ("numWrites", "long"),
+            ("numDeletes", "long"), ("numUpdateWrites", "long"), ("totalWriteBytes", "long"),
+            ("totalWriteErrors", "long"), ("partitionPath", "string"), ("totalLogRecords", "long"),
+            ("totalLogFiles", "long"), ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"),
+            ("totalLogBlocks", "long"), ("totalCorruptLogBlock", "long"), ("totalRollbackBlocks", "long"),
+            ("fileSizeInBytes", "long"), ("logVersion", "int"), ("logOffset", "long"), ("baseFile", "string"))),
+        {"name": "logFiles", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "cdcStats", "type": _opt({"type": "map", "values": "long"}), "default": None},
+        {"name": "prevBaseFile", "type": _opt("string"), "default": None},
+        {"name": "minEventTime", "type": _opt("long"), "default": None},
+        {"name": "maxEventTime", "type": _opt("long"), "default": None},
+        {"name": "runtimeStats", "type": _opt(RUNTIME_STATS), "default": None},
+        {"name": "totalLogFilesCompacted", "type": _opt("long"), "default": None},
+        {"name": "totalLogSizeCompacted", "type": _opt("long"), "default": None},
+    ],
+}
+
+
+def _commit_fields(write_stat: dict[str, Any] | str) -> list[dict[str, Any]]:
+    return [
+        {"name": "partitionToWriteStats", "type": _opt({"type": "map", "values": {"type": "array",
+                                                                                  "items": write_stat}}),
+         "default": None},
+        {"name": "compacted", "type": _opt("boolean"), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": _opt("string"), "default": None},
+    ]
+
+
+COMMIT_METADATA = {"type": "record", "name": "HoodieCommitMetadata", "namespace": NAMESPACE,
+                   "fields": _commit_fields(WRITE_STAT)}
+# used beside COMMIT_METADATA, so it names HoodieWriteStat instead of defining it again
+REPLACE_COMMIT_METADATA = {
+    "type": "record", "name": "HoodieReplaceCommitMetadata", "namespace": NAMESPACE,
+    "fields": [*_commit_fields(f"{NAMESPACE}.HoodieWriteStat"),
+               {"name": "partitionToReplaceFileIds", "type": _opt({"type": "map", "values": {
+                   "type": "array", "items": "string"}}), "default": None}],
 }
 
 

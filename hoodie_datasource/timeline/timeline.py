@@ -1,12 +1,19 @@
 """Loading the active timeline and asking it questions.
 
 A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
-state. Queries return plain lists; nothing here writes (see ``timeline.transitions``).
+state. A savepoint is the one action Apache Hudi files under the time of another instant (the commit it
+keeps, ``<t>.savepoint`` beside ``<t>.commit``): savepoints are kept apart, in ``savepoints``. Queries
+return plain lists; nothing here writes (see ``timeline.transitions``).
 
 On an object store every listing and every instant file read is a request, so a load lists the timeline
 folder once (the archive folder only when that listing shows it), and a ``Timeline`` decodes each
 instant file at most once (its instants' files never change once written): an operation that loads the
 timeline once and passes it down reads each instant file once, however many questions it asks.
+
+In timeline layout 1 the timeline holds the archived instants too: Hudi's archive log
+(``timeline.archive_log``, whoever wrote it; each file decoded once per process) and plain instant files
+that earlier versions of this library moved to the archive folder. Layout 2's archived timeline (Hudi 1.x's
+LSM history) is not read.
 """
 
 from __future__ import annotations
@@ -25,10 +32,12 @@ from hoodie_datasource.errors import CorruptFileError, TimelineError
 from hoodie_datasource.storage.storage import Listing, Storage, join
 from hoodie_datasource.table.metadata_table import METADATA_FOLDER
 from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
+from hoodie_datasource.timeline.archive_log import ArchivedFile, is_archive_file, read_archive_file
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,
     COMPACTION,
     REPLACE_COMMIT,
+    SAVEPOINT,
     WRITE_ACTIONS,
     Instant,
     State,
@@ -37,7 +46,6 @@ from hoodie_datasource.timeline.instant import (
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 AVRO_MAGIC = b"Obj\x01"
 HUDI_HISTORY_FOLDER = "history"  # layout 2: Hudi's LSM archived timeline (hoodie.timeline.history.path)
-HUDI_ARCHIVE_LOG_PREFIX = ".commits_.archive"  # layout 1: Hudi's archive log files
 _STARTS_TIMELINE = WRITE_ACTIONS | {COMPACTION, CLUSTERING}
 
 
@@ -74,44 +82,60 @@ class Timeline:
     # every timeline file seen per instant time, to tell compaction commits apart
     actions_seen: tuple[tuple[str, frozenset[str]], ...] = ()
 
-    archived: frozenset[str] = frozenset()  # instant times whose files were moved to the archive folder
-    hudi_archive: bool = False  # Apache Hudi archived instants into its archive log (not read here)
+    archived: frozenset[str] = frozenset()  # instant times of the archived timeline (not on the active one)
+    # instants were archived where this library does not read them (layout 2's history, a damaged archive log)
+    unread_archive: bool = False
     metadata_folder: bool = False  # the listing of .hoodie shows Apache Hudi's metadata table folder
+    savepoints: tuple[Instant, ...] = ()  # the completed savepoints, oldest first
     # instant file path -> decoded content, filled by reads (not part of the timeline's identity)
     _decoded: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def load(storage: Storage, config: TableConfig) -> Timeline:
-        """The active timeline plus instants archived by this library (plain instant files moved to
-        ``.hoodie/<archive folder>/``; Hudi's own archive log files there are not read)."""
+        """The active timeline plus, in layout 1, the archived one."""
         directory = timeline_dir(config)
         latest: dict[str, Instant] = {}
         seen: dict[str, set[str]] = {}
         listing = storage.list_dir(directory)
-        archived_names: list[str] = []
+        archived_files: list[ArchivedFile] = []
+        unread_archive = False
         if config.timeline_layout_version < 2:
             archive = join(METAFOLDER, config.archive_folder)
             # object stores have no empty folders: an archive folder absent from the listing holds nothing
             if posixpath.relpath(archive, directory).split("/", 1)[0] in listing.dirs:
-                archived_names = storage.list_names(archive)
-            hudi_archive = any(name.startswith(HUDI_ARCHIVE_LOG_PREFIX) for name in archived_names)
+                for info in storage.list_dir(archive).files:
+                    if is_archive_file(info.name):
+                        files, whole = read_archive_file(storage, join(archive, info.name), info.size)
+                        archived_files += files
+                        unread_archive |= not whole
+                    elif (instant := Instant.parse(info.name)) is not None:
+                        archived_files.append(ArchivedFile(instant, None))
         else:
-            hudi_archive = HUDI_HISTORY_FOLDER in listing.dirs and _holds_anything(
+            unread_archive = HUDI_HISTORY_FOLDER in listing.dirs and _holds_anything(
                 storage.list_dir(join(directory, HUDI_HISTORY_FOLDER)))
-        archived = {i.timestamp for i in map(Instant.parse, archived_names) if i is not None}
-        for name in [f.name for f in listing.files] + archived_names:
-            instant = Instant.parse(name)
-            if instant is None:
+        active = [i for i in map(Instant.parse, (f.name for f in listing.files)) if i is not None]
+        savepoints: list[Instant] = []
+        for instant in active + [f.instant for f in archived_files]:
+            if instant.action == SAVEPOINT:
+                # not an instant of its own time: it would hide the commit it savepoints
+                if instant.is_completed:
+                    savepoints.append(instant)
                 continue
             seen.setdefault(instant.timestamp, set()).add(instant.action)
             current = latest.get(instant.timestamp)
             if current is None or _STATE_RANK[instant.state] > _STATE_RANK[current.state]:
                 latest[instant.timestamp] = instant
+        # an instant on the active timeline too (an archival died before deleting its files) is an active one
+        archived = {f.instant.timestamp for f in archived_files} - {i.timestamp for i in active}
         # A pending compaction whose completed file exists is recorded as the completed commit.
         ordered = tuple(sorted(latest.values(), key=lambda i: i.timestamp))
-        return Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
-                        frozenset(archived), hudi_archive, config.timeline_layout_version < 2
-                        and METADATA_FOLDER in listing.dirs)
+        timeline = Timeline(storage, config, ordered, tuple((t, frozenset(a)) for t, a in seen.items()),
+                            frozenset(archived), unread_archive, config.timeline_layout_version < 2
+                            and METADATA_FOLDER in listing.dirs, tuple(sorted(savepoints)))
+        for file in archived_files:  # a plain instant file (no content here) is read when asked for
+            if file.content is not None and file.instant.timestamp in archived:
+                timeline._decoded[timeline.path_of(file.instant)] = file.content
+        return timeline
 
     @property
     def base_path(self) -> str:
@@ -139,8 +163,8 @@ class Timeline:
     @cached_property
     def start(self) -> str | None:
         """The first write on the timeline, in any state (Hudi's ``firstNonSavepointCommit`` of the write
-        timeline). Files of an earlier instant belong to commits Apache Hudi archived into its archive log:
-        they count as committed (``HoodieDefaultTimeline.containsOrBeforeTimelineStarts``)."""
+        timeline). Files of an earlier instant belong to commits archived where this library does not read them
+        (``unread_archive``): they count as committed (``HoodieDefaultTimeline.containsOrBeforeTimelineStarts``)."""
         return next((i.timestamp for i in self.instants if i.action in _STARTS_TIMELINE), None)
 
     def committed_upto(self, as_of: str | None) -> Callable[[str], bool]:

@@ -86,12 +86,7 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
     storage = timeline.storage
     if target.is_completed:
         storage.delete(timeline.path_of(target))  # readers stop seeing the instant here
-    partition_metadata = {}
-    for partition, names in by_partition.items():
-        ok = [n for n in names if _delete(storage, rollback_time, join(partition, n))]
-        partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
-                                         "failedDeleteFiles": [n for n in names if n not in ok],
-                                         "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
+    partition_metadata = _delete_planned(storage, rollback_time, by_partition, absent_is_deleted=False)
     delete_pending_files(timeline, target)
     # a task attempt that found the instant still pending wrote its files before the line above, so
     # their markers are listed now; one ending later finds it gone and removes its own (``write.task_attempt``)
@@ -99,16 +94,35 @@ def _rollback(timeline: Timeline, target: Instant, files: list[str]) -> str:
         if storage.delete(late):
             logger.info("Removed %s: written by a task attempt of %s during its rollback", late, target.timestamp)
     delete_marker_dir(storage, target.timestamp)
+    _complete(timeline, inflight, info, partition_metadata, started)
+    return rollback_time
+
+
+def _delete_planned(storage: Storage, rollback_time: str, by_partition: dict[str, list[str]],
+                    absent_is_deleted: bool) -> dict[str, dict]:
+    """Delete the planned files (names per partition); HoodieRollbackPartitionMetadata per partition. A file
+    this call did not find counts as deleted when ``absent_is_deleted``."""
+    partition_metadata = {}
+    for partition, names in by_partition.items():
+        ok = [n for n in names if _delete(storage, rollback_time, join(partition, n)) or absent_is_deleted]
+        partition_metadata[partition] = {"partitionPath": partition, "successDeleteFiles": ok,
+                                         "failedDeleteFiles": [n for n in names if n not in ok],
+                                         "rollbackLogFiles": None, "logFilesFromFailedCommit": None}
+    return partition_metadata
+
+
+def _complete(timeline: Timeline, inflight: Instant, target: dict[str, str], partition_metadata: dict[str, dict],
+              started: float) -> None:
+    """Complete the rollback ``inflight`` of ``target`` (HoodieInstantInfo) with its HoodieRollbackMetadata."""
     metadata = {
-        "startRollbackTime": rollback_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "startRollbackTime": inflight.timestamp, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
         "totalFilesDeleted": sum(len(m["successDeleteFiles"]) for m in partition_metadata.values()),
-        "commitsRollback": [target.timestamp], "partitionMetadata": partition_metadata, "version": 1,
-        "instantsRollback": [info],
+        "commitsRollback": [target["commitTime"]], "partitionMetadata": partition_metadata, "version": 1,
+        "instantsRollback": [target],
     }
     transition_to_completed(timeline, inflight, encode(ROLLBACK_METADATA, metadata))
-    logger.info("Rolled back %s %s as rollback %s (%d files removed)", target.action, target.timestamp,
-                rollback_time, metadata["totalFilesDeleted"])
-    return rollback_time
+    logger.info("Rolled back %s %s as rollback %s (%d files removed)", target["action"], target["commitTime"],
+                inflight.timestamp, metadata["totalFilesDeleted"])
 
 
 def _delete(storage: Storage, rollback_time: str, relative: str) -> bool:
@@ -124,23 +138,23 @@ def rollback_pending(timeline: Timeline, instant: Instant) -> str:
 
 
 def _finish_pending_rollback(timeline: Timeline, instant: Instant) -> None:
-    """A rollback that died midway: delete what its plan lists and the target's markers, then complete it."""
+    """A rollback that died midway: execute its plan again, delete the target's markers and instant files,
+    then complete it. Its metadata lists every planned file as deleted, also one the first attempt removed,
+    as Hudi's ``BaseRollbackHelper`` counts a file already gone (a plan Hudi wrote names full paths)."""
+    started = time.monotonic()
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
+    by_partition: dict[str, list[str]] = defaultdict(list)
     for request in plan.get("RollbackRequests") or ():
-        partition = request["partitionPath"]
-        for name in request.get("filesToBeDeleted") or ():
-            timeline.storage.delete(join(partition, name))
+        by_partition[request["partitionPath"]] += [posixpath.basename(f) for f in request.get("filesToBeDeleted") or ()]
+    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
+    partition_metadata = _delete_planned(timeline.storage, instant.timestamp, by_partition, absent_is_deleted=True)
     target = plan["instantToRollback"]
     delete_marker_dir(timeline.storage, target["commitTime"])
     delete_heartbeat(timeline.storage, target["commitTime"])
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
         timeline.storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
-    inflight = instant if instant.state is State.INFLIGHT else transition_to_inflight(timeline, instant)
-    metadata = {"startRollbackTime": instant.timestamp, "timeTakenInMillis": 0, "totalFilesDeleted": 0,
-                "commitsRollback": [target["commitTime"]], "partitionMetadata": {}, "version": 1,
-                "instantsRollback": [target]}
-    transition_to_completed(timeline, inflight, encode(ROLLBACK_METADATA, metadata))
+    _complete(timeline, inflight, target, partition_metadata, started)
 
 
 def rollback_failed_writes(timeline: Timeline, heartbeat_expiry_ms: int) -> list[str]:
@@ -171,13 +185,18 @@ def rollback_failed_writes(timeline: Timeline, heartbeat_expiry_ms: int) -> list
 
 
 def rollback_completed(timeline: Timeline, instant_time: str) -> str:
-    """Undo the latest completed write; older ones cannot be rolled back out of order."""
+    """Undo the latest completed write; older ones cannot be rolled back out of order, nor a savepointed
+    one (its files are what a restore to the savepoint returns to)."""
     latest = timeline.last_completed_write()
     if latest is None or latest.timestamp != instant_time:
         raise TimelineError(
             f"Only the latest completed write can be rolled back; latest is "
             f"{latest.timestamp if latest else 'none'}, asked for {instant_time}"
         )
+    if any(s.timestamp == instant_time for s in timeline.savepoints):
+        # Hudi's BaseRollbackActionExecutor.validateSavepointRollbacks
+        raise TimelineError(f"Cannot roll back {instant_time} of {timeline.base_path}: it is savepointed; delete the "
+                            f"savepoint first (Apache Hudi's CALL delete_savepoint)")
     stats = list(write_stats_of(timeline.read_metadata(latest)))
     written = [s["path"] for s in stats if s.get("path")] + [p for s in stats for p in s.get("cdcStats") or ()]
     return _rollback(timeline, latest, instant_data_files(timeline, latest, written))

@@ -55,7 +55,7 @@ def test_a_slow_attempt_writing_after_the_commit_leaves_no_file_and_no_marker(li
     batch = pa.concat_tables([records(range(600), 2, bump=0.5), records(range(3000, 3600), 2, bump=0.5)])
     spark_cluster.clear_hook_log()
     earlier = latest_stage(lingering_spark)  # no attempt of an earlier write takes the action
-    with spark_cluster.arm(partition=FAULTY, attempt=0, after_stage=earlier, action="sleep", seconds=SLEEP_SECONDS,
+    with spark_cluster.arm(partition=FAULTY, after_stage=earlier, action="sleep", seconds=SLEEP_SECONDS,
                            once=True):
         instant = write(lingering_spark, path, batch, options("t"), "upsert")
         apply(model, batch)

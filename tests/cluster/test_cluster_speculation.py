@@ -53,7 +53,7 @@ def test_a_speculative_duplicate_wins_and_the_commit_holds_only_its_files(specul
     spark_cluster.clear_hook_log()
     started = time.monotonic()
     earlier = latest_stage(speculating_spark)  # no attempt of an earlier write takes the action
-    with spark_cluster.arm(partition=FAULTY, attempt=0, after_stage=earlier, action="sleep", seconds=SLOW_SECONDS,
+    with spark_cluster.arm(partition=FAULTY, after_stage=earlier, action="sleep", seconds=SLOW_SECONDS,
                            once=True):
         instant = write(speculating_spark, path, upsert_batch(), options("t", table_type), "upsert")
     assert time.monotonic() - started < SLOW_SECONDS, "the write waited for the slow attempt"

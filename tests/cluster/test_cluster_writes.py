@@ -105,7 +105,7 @@ def test_an_executor_killed_mid_write_is_retried_elsewhere_and_the_commit_is_exa
 
     earlier = latest_stage(cluster_spark)  # no attempt of an earlier write takes the action
 
-    with spark_cluster.arm(partition=FAULTY, attempt=0, after_stage=earlier, action="sleep", seconds=120, once=True):
+    with spark_cluster.arm(partition=FAULTY, after_stage=earlier, action="sleep", seconds=120, once=True):
         writer = threading.Thread(target=upsert)
         writer.start()
         sleeping = wait_for(lambda: [e for e in spark_cluster.hook_log() if e["action"] == "sleep"]

@@ -3,8 +3,8 @@ the tables our tests compare with ours.
 
 ``make oracle`` fetches the bundles (Maven) into ``.tools/hudi-oracle/jars`` and creates the venv
 ``.tools/hudi-oracle/venv`` (pyspark 3.5: Hudi 0.15 needs Spark 3.5 and Scala 2.12, our venv has
-pyspark 4). ``HudiOracle`` starts ``driver.py`` under that venv once per test module and sends it one
-JSON command per call; results come back as parquet that Spark 3.5 wrote, read here with pyarrow.
+pyspark 4). ``HudiOracle`` starts ``driver.py`` under that venv (once per Hudi version: conftest) and sends
+it one JSON command per call; results come back as parquet that Spark 3.5 wrote, read here with pyarrow.
 Without the bundle or the venv the tests skip saying so, and fail under ``CI=true``
 (``tests.conftest._missing``, as for the shared tables).
 """

@@ -6,8 +6,6 @@ Hudi tables in ../shared."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,14 @@ from pyspark.sql import functions as F
 
 from hoodie_datasource import HoodieTable
 from tests.conftest import shared_zips, unzip_table
-from tests.sql.helpers import assert_rows, create_trips, insert_trips
+from tests.sql.helpers import (
+    assert_rows,
+    assert_same_as_python_reads,
+    create_trips,
+    insert_trips,
+    physical_plan,
+    scans,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -27,41 +32,6 @@ COLUMNS = ["uuid", "ts", "fare", "city"]
 
 def write(sql, path: str, rows: list[tuple], mode: str = "upsert", **extra: str) -> None:
     sql.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **extra).mode(mode).save(path)
-
-
-@contextlib.contextmanager
-def python_reads(sql):
-    """Every row read by the Python reader, as before native reads."""
-    sql.conf.set("spark.hoodie.read.native", "false")
-    try:
-        yield
-    finally:
-        sql.conf.unset("spark.hoodie.read.native")
-
-
-def physical_plan(df) -> str:
-    return df._jdf.queryExecution().executedPlan().toString()
-
-
-def scans(df) -> dict[str, int]:
-    """How many parquet scans and Python scans the executed plan has."""
-    plan = physical_plan(df)
-    return {"parquet": plan.count("FileScan parquet"), "python": plan.count("BatchScan ")}
-
-
-def canonical(df) -> list[str]:
-    """The rows as sorted JSON (maps and nested values included, which chispa cannot sort)."""
-    return sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=repr) for r in df.collect())
-
-
-def assert_same_as_python_reads(sql, make) -> None:
-    """``make()`` (a DataFrame) returns the same rows natively as with the Python reader alone."""
-    with python_reads(sql):
-        expected = make()
-        rows, schema = canonical(expected), expected.schema
-    actual = make()
-    assert actual.schema == schema
-    assert canonical(actual) == rows
 
 
 @pytest.fixture(scope="module", params=["COPY_ON_WRITE", "MERGE_ON_READ"])

@@ -1,17 +1,15 @@
 """A table on S3 (moto's S3 server on loopback) through Spark: the endpoint and credentials come from the
 session's ``spark.hadoop.fs.s3a.*`` keys, which the save handler, the reader check and the jvm-shim carry
-into the Python source's options. Spark's Hadoop file system has no s3:// here (no hadoop-aws jar), so the
-shim reads ``hoodie.properties`` through the Python source and reads every base file with the Python
-reader instead of Spark's parquet scan."""
+into the Python source's options. The shim reads ``hoodie.properties`` of an object store through the Python
+source, and here every base file with the Python reader instead of Spark's parquet scan: the reads below
+run as without hadoop-aws (Spark's S3A reads are ``test_s3a_reads.py``'s)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from tests.conftest import require_module
+from tests.sql.helpers import jvm_log
 
 pytestmark = pytest.mark.spark
 
@@ -19,31 +17,8 @@ OPTS = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field":
         "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "city"}
 SCHEMA = "uuid string, ts bigint, fare double, city string"
 BUCKET = "hoodie-tests"
-
-
-@contextmanager
-def jvm_log(spark, logger: str) -> Iterator:
-    """What the JVM logger ``logger`` logs at INFO and above meanwhile, in a ``java.io.StringWriter`` (the
-    JVM's own stderr is not this process's)."""
-    jvm = spark._jvm
-    core = jvm.org.apache.logging.log4j.core
-    context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
-    config = context.getConfiguration()
-    writer = jvm.java.io.StringWriter()
-    appender = core.appender.WriterAppender.createAppender(
-        core.layout.PatternLayout.createDefaultLayout(), None, writer, "hoodie-test-capture", False, True)
-    appender.start()
-    info = jvm.org.apache.logging.log4j.Level.INFO
-    logger_config = core.config.LoggerConfig(logger, info, True)
-    logger_config.addAppender(appender, info, None)
-    config.addLogger(logger, logger_config)
-    context.updateLoggers()
-    try:
-        yield writer
-    finally:
-        config.removeLogger(logger)
-        context.updateLoggers()
-        appender.stop()
+NO_S3A = {"fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystemNotOnTheClasspath"}
+"""What Hadoop sees without hadoop-aws on the classpath: core-default.xml names S3A's class, which is missing."""
 
 
 def rows(df) -> list[tuple]:
@@ -90,10 +65,12 @@ def test_dataframe_and_sql_writes_and_reads_of_an_s3_table(sql, s3, name):
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_an_s3_table_is_read_by_the_python_reader_and_equals_the_local_table(sql, s3, name, tmp_path, table_type):
-    """Spark's Hadoop file system cannot read s3:// here: the jvm-shim plans no parquet scan for the table
-    and logs why, once per read, at INFO on the ``HoodieReads`` logger; the rows equal those of the same
-    writes to a local table, read natively (and without that line)."""
+    """Without S3A, Spark's Hadoop file system cannot read s3:// (nor s3a://): the jvm-shim plans no parquet
+    scan for the table and logs why, once per read, at INFO on the ``HoodieReads`` logger; the rows equal those
+    of the same writes to a local table, read natively (and without that line)."""
     plans, found, logged = {}, {}, {}
+    for key, value in NO_S3A.items():
+        sql.conf.set(key, value)
     for where, path in (("s3", f"s3://{BUCKET}/{name}"), ("local", str(tmp_path / name))):
         for batch in ([("a", 1, 10.0, "sf"), ("b", 1, 20.0, "nyc")], [("a", 2, 11.0, "sf")]):
             sql.createDataFrame(batch, SCHEMA).write.format("hoodie").options(**OPTS) \
@@ -102,6 +79,8 @@ def test_an_s3_table_is_read_by_the_python_reader_and_equals_the_local_table(sql
             df = sql.read.format("hoodie").load(path).select("uuid", "ts", "fare", "city")
             found[where], plans[where] = rows(df), df._jdf.queryExecution().executedPlan().toString()
         logged[where] = log.toString()
+    for key in NO_S3A:
+        sql.conf.unset(key)
     assert found["s3"] == found["local"] == [("a", 2, 11.0, "sf"), ("b", 1, 20.0, "nyc")]
     assert "FileScan parquet" not in plans["s3"] and "BatchScan " in plans["s3"], plans["s3"]
     assert "FileScan parquet" in plans["local"], plans["local"]  # the same table, local, is read natively

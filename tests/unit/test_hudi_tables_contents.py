@@ -17,7 +17,7 @@ import pytest
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
 from tests.conftest import MISSING_SHARED, require_module, unzip_table
-from tests.hudi_tables import data_rows, matches_readme, non_lance_zips, readme_tables
+from tests.hudi_tables import data_rows, hudi_rs, matches_readme, non_lance_zips, readme_tables
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +30,6 @@ def table(tmp_path_factory):
         return str(unzip_table(zip_rel, root / zip_rel.replace("/", "__")))
 
     return base
-
-
-def hudi_rs(base: str, options=None) -> pa.Table:
-    """What hudi-rs reads (all columns), as one Arrow table."""
-    hudi = require_module("hudi")
-    built = hudi.HudiTableBuilder.from_base_uri(base).build()
-    batches = [b for b in (built.read(options) if options is not None else built.read()) if b.num_rows]
-    return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
 def as_of(instant: str):

@@ -20,7 +20,8 @@ PACKAGE = REPO / "hoodie_datasource"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "dependencies", "schema", "config.property", "fault_points"),
     ("storage",),
-    ("table", "timeline"),
+    # the log files' framing and Avro record codec too: timeline layout 1 archives into a log file
+    ("table", "timeline", "log.log_format", "log.avro_codec"),
     ("config",),
     ("index", "log"),
     ("write",),

@@ -1,4 +1,4 @@
-"""Reads of the past the cleaner or Hudi's archival put out of reach fail with ``ReadWindowError``
+"""Reads of the past the cleaner or an unread archive put out of reach fail with ``ReadWindowError``
 (or, for incremental pulls with Hudi's fallback, read the current snapshot); every other read of the
 past is exactly what an uncleaned twin of the table gives. Local engine, no JVM."""
 
@@ -143,21 +143,28 @@ def test_incremental_fallback_reads_the_current_snapshot_filtered_on_commit_time
                       incr_fallback_full_scan=True) == [("d", 4)]
 
 
-def test_instants_archived_by_hudi_are_out_of_reach(tmp_path, caplog):
-    """Hudi's archive log is not read: a range or time travel before the timeline's first instant fails."""
+def _archive_out_of_reach(path: str) -> None:
+    """The first commit's instant files removed, and an archive log that does not decode in their place: what
+    came before the timeline's first instant is unknown (as for Hudi 1.x's LSM history, which is not read)."""
+    meta = os.path.join(path, ".hoodie")
+    for name in sorted(n for n in os.listdir(meta) if n[:1].isdigit())[:3]:  # t1's requested, inflight, commit
+        os.remove(os.path.join(meta, name))
+    with open(os.path.join(meta, "archived", ".commits_.archive.1_1-0-1"), "wb") as damaged:
+        damaged.write(b"#HUDI#" + b"\x00" * 40)
+
+
+def test_instants_archived_out_of_reach(tmp_path, caplog):
+    """A range or time travel before the timeline's first instant fails when the archive does not say what
+    came before it."""
     path = str(tmp_path / "t")
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
     t2 = write_local(path, batch([("a", 2, "x", 10)]), OPTS)
     t3 = write_local(path, batch([("b", 3, "y", 20)]), OPTS)
-    meta = os.path.join(path, ".hoodie")
-    first = sorted(n for n in os.listdir(meta) if n[:1].isdigit())[:3]  # t1's requested, inflight, commit
-    for name in first:
-        os.remove(os.path.join(meta, name))
-    open(os.path.join(meta, "archived", ".commits_.archive.1_1-0-1"), "wb").close()
+    _archive_out_of_reach(path)
     earliest = f"earliest instant that can still be read exactly is {t2}"
-    with pytest.raises(ReadWindowError, match=f"archived by Apache Hudi.*{earliest}"):
+    with pytest.raises(ReadWindowError, match=f"archived where this library does not read them.*{earliest}"):
         read_pairs(path, query_type="incremental", begin_instant="000")
-    with pytest.raises(ReadWindowError, match="archived by Apache Hudi"):
+    with pytest.raises(ReadWindowError, match="archived where this library does not read them"):
         read_pairs(path, as_of_instant="20000101000000")
     assert read_pairs(path, query_type="incremental", begin_instant=t2) == [("b", 20)]
     assert read_pairs(path, query_type="incremental", begin_instant="000", incr_fallback_full_scan=True) == [
@@ -165,19 +172,31 @@ def test_instants_archived_by_hudi_are_out_of_reach(tmp_path, caplog):
     assert read_pairs(path, as_of_instant=t3) == [("a", 10), ("b", 20)]
 
 
-def test_files_of_instants_archived_by_hudi_are_committed(tmp_path):
-    """A file group last written by a commit Apache Hudi archived stays in every snapshot from the timeline's
+def test_files_of_instants_archived_out_of_reach_are_committed(tmp_path):
+    """A file group last written by a commit archived out of reach stays in every snapshot from the timeline's
     start (Hudi's ``containsOrBeforeTimelineStarts``); it was silently dropped."""
     path = str(tmp_path / "t")
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
     t2 = write_local(path, batch([("b", 2, "y", 20)]), OPTS)
-    meta = os.path.join(path, ".hoodie")
-    for name in sorted(n for n in os.listdir(meta) if n[:1].isdigit())[:3]:  # t1's requested, inflight, commit
-        os.remove(os.path.join(meta, name))
-    open(os.path.join(meta, "archived", ".commits_.archive.1_1-0-1"), "wb").close()
+    _archive_out_of_reach(path)
     assert read_pairs(path) == [("a", 1), ("b", 20)]
     assert read_pairs(path, as_of_instant=t2) == [("a", 1), ("b", 20)]
     assert read_pairs(path, query_type="incremental", begin_instant=t2) == []
+
+
+def test_archived_instants_stay_readable(tmp_path):
+    """Instants in the archive log (Hudi's format, which Hudi's archiver writes too) are read: time travel and
+    incremental pulls across them answer as before the archival."""
+    path = str(tmp_path / "t")
+    instants = [write_local(path, batch([(f"k{i}", i, "xy"[i % 2], i)]), {**OPTS, **NO_CLEAN}) for i in range(5)]
+    before = {t: read_pairs(path, as_of_instant=t) for t in instants}
+    pulled = read_pairs(path, query_type="incremental", begin_instant=instants[0], end_instant=instants[2])
+    archived = HoodieTable(path).archive(**{"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    assert archived == instants[:3]
+    assert not [n for n in os.listdir(os.path.join(path, ".hoodie")) if n.startswith(tuple(archived))]
+    assert {t: read_pairs(path, as_of_instant=t) for t in instants} == before
+    assert read_pairs(path, query_type="incremental", begin_instant=instants[0], end_instant=instants[2]) == pulled
+    assert HoodieTable(path).completed_commits() == instants
 
 
 def test_time_travel_before_the_first_commit_is_the_empty_table_with_a_warning(tmp_path, caplog):

@@ -158,8 +158,10 @@ def test_automatic_cleaning_and_archival(tmp_path):
             "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"}
     instants = [write_local(path, batch([("a", i, "x", i)]), opts) for i in range(7)]
     active = [n for n in os.listdir(os.path.join(path, ".hoodie")) if n.endswith(".commit")]
-    archived = [n for n in os.listdir(os.path.join(path, ".hoodie", "archived")) if n.endswith(".commit")]
+    archived = HoodieTable(path).timeline().archived & set(instants)
     assert 0 < len(archived) and len(active) <= 4 and len(active) + len(archived) == 7
+    # Hudi's archive log, one version per archival run (timeline.archive_log)
+    assert all(n.startswith(".commits_.archive.") for n in os.listdir(os.path.join(path, ".hoodie", "archived")))
     assert HoodieTable(path).completed_commits() == instants  # archived instants are still ours to read
     assert rows(path) == [("a", 6)]
     assert len([n for n in os.listdir(os.path.join(path, "x")) if n.endswith(".parquet")]) <= 3
@@ -304,3 +306,9 @@ def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
     write_local(mor, batch([("c", 4, "y", 30)]), MOR)
     assert rows(mor) == [("a", 1), ("b", 2), ("c", 30)]
     assert not HoodieTable(mor).timeline().pending()
+    # its metadata says what the plan deleted, as Hudi's BaseRollbackHelper records a rollback run again
+    timeline = HoodieTable(mor).timeline()
+    finished = timeline.read_metadata(timeline.find(str(int(t3) + 1)))
+    assert finished["commitsRollback"] == [t3] and finished["totalFilesDeleted"] == len(files) > 0
+    assert sorted(finished["partitionMetadata"]["x"]["successDeleteFiles"]) == sorted(
+        f.split("/")[-1] for f in files)

@@ -17,6 +17,7 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.index import bloom_probe, lookup
 from hoodie_datasource.index.bloom_probe import positives
 from hoodie_datasource.read.table_reader import read_table
@@ -207,6 +208,20 @@ def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, t
         assert rows == [("k0", part, ts), ("k1", "a", -ts)], (ts, part)
     logs = [n for n in os.listdir(os.path.join(path, "a")) if ".log." in n]
     assert bool(logs) == (table_type == "MERGE_ON_READ"), logs  # merge-on-read: the deletes are log blocks
+
+
+def test_a_global_index_keeping_keys_in_their_old_partition_is_refused(tmp_path):
+    """hoodie.bloom.index.update.partition.path=false would update a key in its old partition (Hudi's
+    HoodieIndexUtils.tagGlobalLocationBackToRecords); it is refused, naming the option and the valid value,
+    before anything is written, rather than ignored (a moved key would land where the user did not ask)."""
+    path = str(tmp_path / "t")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+            "hoodie.index.type": "GLOBAL_BLOOM"}
+    data = pa.table({"id": ["k0"], "p": ["a"], "ts": [1], "v": [1]})
+    write_local(path, data, {**opts, "hoodie.bloom.index.update.partition.path": "true"})
+    with pytest.raises(HoodieConfigError, match="hoodie.bloom.index.update.partition.path=false.*valid values: true"):
+        write_local(path, data, {**opts, "hoodie.bloom.index.update.partition.path": "false"})
+    assert len(HoodieTable(path).completed_commits()) == 1 and not HoodieTable(path).timeline().pending()
 
 
 @pytest.mark.parametrize("ordered", [False, True], ids=["random-keys", "ordered-keys"])

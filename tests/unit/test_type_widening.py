@@ -53,3 +53,20 @@ def test_mor_log_only_commit_keeps_the_widened_type(tmp_path):
     assert table_data_schema(HoodieTable(path).timeline()).field("n").type == pa.int64()
     out = read_table(path, ReadConfig())
     assert sorted(zip(out.column("id").to_pylist(), out.column("n").to_pylist())) == [("a", 2**40), ("b", 2)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_time_travel_reads_the_schema_of_its_instant(tmp_path, table_type):
+    """A read as of an instant has the columns and types the table had then (Hudi's HoodieBaseRelation reads
+    ``TableSchemaResolver.getTableAvroSchema(as.of.instant)``); an incremental read has the latest schema."""
+    path = str(tmp_path / "t")
+    opts = {"table.name": "t", "recordkey.field": "id", "precombine.field": "ts", "storage.type": table_type}
+    first = write_local(path, pa.table({"id": ["a", "b"], "ts": [1, 1], "n": pa.array([1, 2], pa.int32())}), opts)
+    second = write_local(path, pa.table({"id": ["a"], "ts": [2], "n": pa.array([2**40], pa.int64()), "added": ["x"]}),
+                         opts)
+    then = read_table(path, ReadConfig(as_of_instant=first))
+    assert then.schema.field("n").type == pa.int32() and "added" not in then.schema.names
+    assert sorted(zip(then.column("id").to_pylist(), then.column("n").to_pylist())) == [("a", 1), ("b", 2)]
+    for out in (read_table(path, ReadConfig(as_of_instant=second)), read_table(path, ReadConfig()),
+                read_table(path, ReadConfig(query_type="incremental", begin_instant="0", end_instant=first))):
+        assert out.schema.field("n").type == pa.int64() and "added" in out.schema.names

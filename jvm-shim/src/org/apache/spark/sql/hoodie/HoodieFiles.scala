@@ -22,28 +22,80 @@ object HoodieFiles {
    * reader adding the log records that win), else a slice the Python reader merges. */
   case class Planned(group: String, path: String, size: Long, native: Boolean, changes: Boolean)
 
-  /** What a read plans: its file slices, the newest completed write it shows, and for an incremental
-   * pull the commit time its rows come after. */
-  case class Listing(files: Seq[Planned], instant: String, begin: Option[String])
+  /** What a read plans: its file slices, the newest completed write it shows, for an incremental pull the
+   * commit time its rows come after, and for a table on S3 the S3A settings that reach its store
+   * (`hoodie_datasource.storage.s3a.s3a_identity`: `fs.s3a.*` keys). */
+  case class Listing(files: Seq[Planned], instant: String, begin: Option[String], s3a: Map[String, String])
 
   /** A planned file's Hadoop path: local files are plain absolute paths, others full URIs. */
   def path(planned: String): Path = if (planned.startsWith("/")) new Path("file", null, planned) else new Path(planned)
 
-  /** Spark's Hadoop file system can read this planned file (local files always; an object store only with
-   * its Hadoop connector, e.g. hadoop-aws's S3AFileSystem, on the classpath). */
-  def hadoopReads(planned: String, hadoopConf: Configuration): Boolean = {
-    val scheme = path(planned).toUri.getScheme
-    scheme == "file" || Try(FileSystem.getFileSystemClass(scheme, hadoopConf)).isSuccess
+  private val S3Spellings = Set("s3", "s3n")
+  private val S3AFileSystemClass = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+  private def fileSystemClass(scheme: String, conf: Configuration): Option[Class[_]] =
+    Try(FileSystem.getFileSystemClass(scheme, conf)).toOption
+
+  /** How Spark's Hadoop file system reads the listed files, given one of them: `Right(respell)` (their names as
+   * Spark opens them), or `Left(why not)`. Local files always; an object store with its Hadoop connector on the
+   * classpath (hadoop-aws's S3A for `s3a://`; `s3://` and `s3n://` files, which Apache Hadoop has no file system
+   * for unless `fs.s3.impl` names one, are opened as `s3a://`: S3A reads any bucket, from its `fs.s3a.*` settings).
+   * S3A is made once per bucket from the session's Hadoop configuration and kept (Hadoop's `FileSystem.CACHE`),
+   * so a read cannot hand it settings: Spark reads only when the configuration's settings for the bucket are
+   * the table storage's (`listing.s3a`), else a read's `hoodie.storage.s3.*` options would reach our storage and
+   * Spark would read the bucket of another endpoint, or with other credentials. */
+  def sparkReads(planned: String, listing: Listing, conf: Configuration): Either[String, String => String] = {
+    if (planned.startsWith("/")) return Right(identity)
+    val uri = path(planned).toUri
+    val scheme = uri.getScheme
+    val candidates = scheme +: (if (S3Spellings.contains(scheme)) Seq("s3a") else Nil)
+    candidates.flatMap(s => fileSystemClass(s, conf).map(s -> _)).headOption match {
+      case None => Left(s"Spark's Hadoop file system cannot read $scheme:// files (no connector such as hadoop-aws " +
+        "on the classpath)")
+      case Some((readAs, fsClass)) =>
+        val respell = (p: String) => if (readAs == scheme || p.isEmpty) p else readAs + p.substring(scheme.length)
+        val differing = if (fsClass.getName != S3AFileSystemClass) Nil else s3aDiffers(uri.getAuthority, listing.s3a, conf)
+        if (differing.isEmpty) Right(respell)
+        else Left(s"Spark's S3A settings for bucket ${uri.getAuthority} are not those of the table's storage " +
+          s"(${differing.mkString(", ")}; set them as spark.hadoop.fs.s3a.* or spark.hadoop.fs.s3a.bucket.<bucket>.* " +
+          "when the session starts: Hadoop makes S3A once per bucket from the session's settings, so a read's " +
+          "hoodie.storage.s3.* options and AWS_* variables set after the JVM started never reach it)")
+    }
+  }
+
+  /** The keys of `expected` (`fs.s3a.*`) whose value S3A takes for `bucket` (its per-bucket key
+   * `fs.s3a.bucket.<bucket>.*` over the global one, as `S3AUtils.propagateBucketOptions`) differs from it; "" is
+   * unset. Endpoints compare with their scheme (a bare host is https unless `fs.s3a.connection.ssl.enabled`
+   * is false) and without a trailing slash; path-style access is false unless set; without an access key S3A's
+   * default provider chain takes the JVM's `AWS_ACCESS_KEY_ID` (`EnvironmentVariableCredentialsProvider`). */
+  private def s3aDiffers(bucket: String, expected: Map[String, String], conf: Configuration): Seq[String] = {
+    def setting(key: String): String =
+      Option(conf.getTrimmed(s"fs.s3a.bucket.$bucket.${key.stripPrefix("fs.s3a.")}"))
+        .orElse(Option(conf.getTrimmed(key))).getOrElse("")
+    val ssl = !setting("fs.s3a.connection.ssl.enabled").equalsIgnoreCase("false")
+    def endpoint(value: String): String =
+      if (value.isEmpty) "" else ((if (value.contains("://")) value else (if (ssl) "https://" else "http://") + value)
+        .stripSuffix("/").toLowerCase)
+    def same(key: String, value: String): Boolean = key match {
+      case "fs.s3a.endpoint" => endpoint(setting(key)) == endpoint(value)
+      case "fs.s3a.path.style.access" => setting(key).equalsIgnoreCase("true") == value.equalsIgnoreCase("true")
+      case "fs.s3a.access.key" => Some(setting(key)).filter(_.nonEmpty).orElse(sys.env.get("AWS_ACCESS_KEY_ID"))
+        .getOrElse("") == value
+      case _ => setting(key) == value
+    }
+    expected.keys.toSeq.sorted.filterNot(key => same(key, expected(key)))
   }
 
   def list(options: Map[String, String]): Listing = {
     val schema = HoodieSource.inferSchema(options + (HoodieSource.PlanFilesOption -> "true"))
     val m = schema.fields.head.metadata
-    if (m.getLong("count") == 0) return Listing(Nil, "", None)
+    if (m.getLong("count") == 0) return Listing(Nil, "", None, Map.empty)
     val (ids, paths, sizes, native, changes) = (m.getStringArray("group"), m.getStringArray("path"),
       m.getLongArray("size"), m.getBooleanArray("native"), m.getBooleanArray("changes"))
+    val s3a = if (m.contains("s3a.keys")) m.getStringArray("s3a.keys").zip(m.getStringArray("s3a.values")).toMap
+      else Map.empty[String, String]
     Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i), changes(i))), m.getString("instant"),
-      Option(m.getString("begin")).filter(_.nonEmpty))
+      Option(m.getString("begin")).filter(_.nonEmpty), s3a)
   }
 }
 

@@ -55,16 +55,16 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
 
   private def native(relation: DataSourceV2Relation, readable: StructType, options: Map[String, String],
                      floatPredicates: => Boolean): LogicalPlan = {
-    val listing = HoodieFiles.list(options)
-    if (listing.files.isEmpty) return LocalRelation(relation.output)
+    val listed = HoodieFiles.list(options)
+    if (listed.files.isEmpty) return LocalRelation(relation.output)
     val hadoopConf = session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
-    val spark = listing.files.find(f => f.native || f.changes) match {
-      case Some(base) if !HoodieFiles.hadoopReads(base.path, hadoopConf) =>
-        HoodieReads.log.info(s"hoodie read of ${relation.table.name()}: Spark's Hadoop file system cannot read " +
-          s"${HoodieFiles.path(base.path).toUri.getScheme}:// files (no connector such as hadoop-aws on the " +
-          "classpath), so the Python reader reads all its files")
-        false
-      case _ => true
+    val (spark, listing) = listed.files.find(f => f.native || f.changes)
+        .map(base => HoodieFiles.sparkReads(base.path, listed, hadoopConf)) match {
+      case Some(Left(whyNot)) =>
+        HoodieReads.log.info(s"hoodie read of ${relation.table.name()}: $whyNot, so the Python reader reads all its files")
+        (false, listed)
+      case Some(Right(respell)) => (true, listed.copy(files = listed.files.map(f => f.copy(path = respell(f.path)))))
+      case None => (true, listed)
     }
     val parquet = if (spark) listing.files.filter(_.native) else Nil
     val changed = if (spark) listing.files.filter(f => !f.native && f.changes) else Nil

@@ -116,12 +116,21 @@ object HoodieSource {
   def dataSchema(path: String): StructType =
     StructType(inferSchema(Map("path" -> path)).filterNot(f => MetaColumns.contains(f.name)))
 
-  /** Hadoop's file system of `location` when Spark has one for its scheme (local files; s3a:// only with
-   * hadoop-aws on the classpath), else None: then the Python source, which reads every store the table
-   * format supports, answers. */
+  /** Schemes whose Hadoop file system takes its settings where the table's storage takes them: local files,
+   * and HDFS (our HDFS storage loads the same Hadoop configuration). */
+  private val HadoopConfigured = Set("file", "hdfs", "viewfs")
+
+  /** Hadoop's file system of `location` when it reads the table as the table's storage does, else None: then
+   * the Python source, which reads every store the table format supports, answers. Not object stores even with
+   * their connector on the classpath (hadoop-aws's S3A): a table's storage may take their endpoint and
+   * credentials from its options or the environment, which a file system Hadoop made for the bucket from the
+   * session's settings (and keeps for the JVM's life) never sees, and a listing that failed there would read
+   * as a location without a table. */
   def hadoopFileSystem(location: String): Option[FileSystem] = {
+    val path = new Path(location)
+    if (!HadoopConfigured.contains(Option(path.toUri.getScheme).getOrElse("file"))) return None
     val conf = SparkSession.active.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
-    Try(new Path(location).getFileSystem(conf)).toOption
+    Try(path.getFileSystem(conf)).toOption
   }
 
   /** `.hoodie/hoodie.properties` of the table at `location`, empty when there is no table there yet. */
