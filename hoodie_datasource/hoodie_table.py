@@ -10,6 +10,7 @@ from typing import Any
 
 from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
 from hoodie_datasource.config.services_config import resolve_services_config
+from hoodie_datasource.config.table_config import TableConfig, load_table_config
 from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
@@ -18,7 +19,6 @@ from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.metadata_table import drop_metadata_table
-from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.transaction_manager import TransactionManager

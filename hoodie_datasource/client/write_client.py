@@ -31,7 +31,15 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
+from hoodie_datasource.config.properties_file import format_properties
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
+from hoodie_datasource.config.table_config import (
+    METAFOLDER,
+    TableConfig,
+    load_table_config,
+    table_exists,
+    write_table_config,
+)
 from hoodie_datasource.config.write_config import WriteConfig, resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import (
@@ -50,14 +58,6 @@ from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.metadata_table import drop_metadata_table
-from hoodie_datasource.table.properties import format_properties
-from hoodie_datasource.table.table_config import (
-    METAFOLDER,
-    TableConfig,
-    load_table_config,
-    table_exists,
-    write_table_config,
-)
 from hoodie_datasource.table.table_schema import evolve_schema, table_data_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant

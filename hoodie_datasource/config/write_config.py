@@ -7,15 +7,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
-from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.table.keygen import KeyGenerator
-from hoodie_datasource.table.table_config import (
+from hoodie_datasource.config.table_config import (
     CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
     TableConfig,
     orders_by_event_time,
 )
+from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.table.keygen import KeyGenerator
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # the option giving each operation's tasks (the overwrites take the insert's, as in Hudi's executors)

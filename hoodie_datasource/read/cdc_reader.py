@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.log.cdc_block import (
     AFTER,
@@ -68,7 +69,6 @@ from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, META_COLUMNS, RECORD_KEY_COLUMN, conform
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.timeline import Timeline
 
 CDC_SCHEMA = pa.schema([pa.field(OP, pa.string()), pa.field("ts_ms", pa.string()),

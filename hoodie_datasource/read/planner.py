@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.config.table_config import TableConfig, load_table_config
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.hollow_commits import readable_end
 from hoodie_datasource.read.merged_reader import MergeRule
@@ -31,7 +32,6 @@ from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, META_COLUMNS, meta_schema
-from hoodie_datasource.table.table_config import TableConfig, load_table_config
 from hoodie_datasource.table.table_schema import table_data_schema
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline

@@ -26,8 +26,8 @@ import logging
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
+from hoodie_datasource.config.table_config import METAFOLDER
 from hoodie_datasource.storage.storage import join
-from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.archive_log import archive_entry, write_archive_file
 from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content

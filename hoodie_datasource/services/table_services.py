@@ -6,6 +6,7 @@ import logging
 from contextlib import nullcontext
 
 from hoodie_datasource.config.services_config import ServicesConfig
+from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean, earliest_retained
 from hoodie_datasource.services.compaction import (
@@ -16,7 +17,6 @@ from hoodie_datasource.services.compaction import (
     schedule_compaction,
 )
 from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.table_config import TableConfig
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)

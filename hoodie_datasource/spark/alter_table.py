@@ -13,9 +13,9 @@ import json
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_type
 from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.table.table_schema import table_data_schema
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write.alter_schema import alter_table_schema

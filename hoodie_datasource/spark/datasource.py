@@ -29,6 +29,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
+from hoodie_datasource.config.table_config import load_table_config, table_exists
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
@@ -55,7 +56,6 @@ from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.stream_reader import HoodieStreamReader, stream_view
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config, table_exists
 from hoodie_datasource.timeline.timeline import Timeline
 
 

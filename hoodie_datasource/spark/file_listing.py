@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hoodie_datasource.config.properties_file import parse_properties
+from hoodie_datasource.config.table_config import PROPERTIES_PATH
 from hoodie_datasource.read.planned_files import PlannedFiles
 from hoodie_datasource.storage.object_store import ObjectStorage
 from hoodie_datasource.storage.s3a import s3a_identity
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.storage.uri import scheme_of
-from hoodie_datasource.table.properties import parse_properties
-from hoodie_datasource.table.table_config import PROPERTIES_PATH
 
 LISTING_FIELD = "planned_files"
 PROPERTIES_FIELD = "table_properties"

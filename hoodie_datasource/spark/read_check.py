@@ -21,10 +21,10 @@ from typing import Any
 from pyspark.sql.utils import to_str
 
 from hoodie_datasource.config.read_config import resolve_read_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.spark.datasource import table_path
 from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config
 
 _PATCHED = ("format", "option", "options", "load")
 _ORIGINALS = "_hoodie_read_check_originals"  # class attribute: the unpatched methods; marks a patched class

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.table_config import table_exists
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 from hoodie_datasource.spark import read_check, save_modes, stream_start
@@ -24,7 +25,6 @@ from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.worker_python import preload_in_daemon, use_driver_python_locally
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import table_exists
 
 logger = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import create_table
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.table_config import METAFOLDER, load_table_config, table_exists
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
@@ -36,7 +37,6 @@ from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.fs_view import list_table_files, partitions_of
 from hoodie_datasource.table.keygen import KeyGenerator
-from hoodie_datasource.table.table_config import METAFOLDER, load_table_config, table_exists
 
 
 @dataclass

@@ -31,6 +31,7 @@ from pyspark.sql.streaming.datasource import (
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.stream_config import resolve_stream_read_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import StreamingCheckpointError
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planner import ReadPlan, plan_read
@@ -41,7 +42,6 @@ from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.timeline import Timeline
 
 

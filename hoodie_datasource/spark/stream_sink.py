@@ -44,6 +44,7 @@ from pyspark.sql import DataFrame
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.streaming_config import StreamingSinkConfig
+from hoodie_datasource.config.table_config import load_table_config, table_exists
 from hoodie_datasource.errors import (
     HoodieConfigError,
     InvalidRecordError,
@@ -54,7 +55,6 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config, table_exists
 from hoodie_datasource.timeline.sink_checkpoint import latest_sink_checkpoint, sink_metadata
 from hoodie_datasource.timeline.timeline import Timeline
 

@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.streaming_config import resolve_streaming_config
+from hoodie_datasource.config.table_config import load_table_config, table_exists
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
@@ -35,7 +36,6 @@ from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.stream_sink import UNNAMED_QUERY, HoodieStreamSink
 from hoodie_datasource.spark.writer_recording import recording_setters
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config, table_exists
 
 CHECKPOINT_OPTION = "checkpointlocation"
 _PATCHED = ("format", "option", "options", "partitionBy", "outputMode", "queryName", "start")

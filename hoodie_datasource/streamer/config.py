@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.properties_file import parse_properties
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.streamer.file_source import FORMATS
-from hoodie_datasource.table.properties import parse_properties
 
 SOURCES = {"JsonDFSSource": "json", "CsvDFSSource": "csv", "ParquetDFSSource": "parquet", "AvroDFSSource": "avro",
            "HoodieIncrSource": "hoodie"}

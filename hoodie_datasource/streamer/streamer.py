@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hoodie_datasource.config.stream_config import StreamReadConfig
+from hoodie_datasource.config.table_config import load_table_config, table_exists
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
@@ -34,7 +35,6 @@ from hoodie_datasource.streamer.checkpoint import commit_metadata, resume_point
 from hoodie_datasource.streamer.config import StreamerConfig
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, parse_file, select_new_files
 from hoodie_datasource.table.meta_columns import META_COLUMNS
-from hoodie_datasource.table.table_config import load_table_config, table_exists
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hoodie_datasource.config.table_config import METAFOLDER
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, PARTITION_METAFILE, BaseFileName, LogFileName
-from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.timeline.timeline import Timeline
 
 

@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.config.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE, METAFOLDER
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
-from hoodie_datasource.table.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE, METAFOLDER
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_PART = "__null__"

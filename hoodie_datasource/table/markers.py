@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hoodie_datasource.config.table_config import METAFOLDER
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.table_config import METAFOLDER
 
 MARKER_SUFFIX = ".marker."
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import logging
 
+from hoodie_datasource.config.table_config import METADATA_FOLDER, METAFOLDER, TableConfig, update_table_properties
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.table_config import METAFOLDER, TableConfig, update_table_properties
 
 logger = logging.getLogger(__name__)
 
-METADATA_FOLDER = "metadata"
 METADATA_TABLE = join(METAFOLDER, METADATA_FOLDER)
 # HoodieTableConfig.TABLE_METADATA_PARTITIONS and TABLE_METADATA_PARTITIONS_INFLIGHT
 PARTITIONS_KEY = "hoodie.table.metadata.partitions"

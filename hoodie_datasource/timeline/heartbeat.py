@@ -16,8 +16,8 @@ import logging
 import threading
 import time
 
+from hoodie_datasource.config.table_config import METAFOLDER
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.table_config import METAFOLDER
 
 logger = logging.getLogger(__name__)
 HEARTBEAT_FOLDER = join(METAFOLDER, ".heartbeat")

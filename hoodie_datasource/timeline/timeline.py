@@ -28,10 +28,9 @@ from typing import Any
 
 import fastavro
 
+from hoodie_datasource.config.table_config import METADATA_FOLDER, METAFOLDER, TableConfig
 from hoodie_datasource.errors import CorruptFileError, TimelineError
 from hoodie_datasource.storage.storage import Listing, Storage, join
-from hoodie_datasource.table.metadata_table import METADATA_FOLDER
-from hoodie_datasource.table.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.timeline.archive_log import ArchivedFile, is_archive_file, read_archive_file
 from hoodie_datasource.timeline.instant import (
     CLUSTERING,

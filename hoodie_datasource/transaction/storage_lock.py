@@ -41,9 +41,9 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from hoodie_datasource.config.table_config import METAFOLDER
 from hoodie_datasource.errors import CommitConflictError
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.table_config import METAFOLDER
 from hoodie_datasource.transaction.lock_provider import LockProvider
 
 logger = logging.getLogger(__name__)

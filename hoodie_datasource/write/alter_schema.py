@@ -19,10 +19,10 @@ import logging
 
 import pyarrow as pa
 
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, avro_record_name_and_namespace, to_avro_json
 from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.table.table_schema import allowed_widenings, is_widening, storable_type, table_data_schema, type_name
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT

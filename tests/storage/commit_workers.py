@@ -21,9 +21,9 @@ import pyarrow as pa
 
 from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import CommitConflictError
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import COMMIT, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import transition_to_completed

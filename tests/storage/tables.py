@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import BaseFileName
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
 

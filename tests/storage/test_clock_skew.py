@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.timeline import instant_time
 from hoodie_datasource.timeline.timeline import Timeline
 from tests.server_process import join_or_kill

@@ -16,8 +16,8 @@ import queue
 from collections.abc import Callable
 
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.table.markers import marker_dir
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.instant import COMMIT, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.table.table_config import load_table_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.table.markers import MARKER_SUFFIX, marker_dir
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import ROLLBACK, Instant, State
 from hoodie_datasource.timeline.timeline import Timeline

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hoodie_datasource.config.properties_file import parse_properties
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, SchemaMismatchError, UnsupportedTableError
 from hoodie_datasource.schema.avro_schema import (
     META_FIELDS,
@@ -29,7 +30,6 @@ from hoodie_datasource.schema.avro_schema import (
     to_avro_json,
     with_meta_fields,
 )
-from hoodie_datasource.table.properties import parse_properties
 from tests.conftest import MISSING_SHARED, SHARED_TABLES, shared_zips, unzip_table
 
 ZIPS = shared_zips()

@@ -22,6 +22,7 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.log.log_format import BlockType, read_log_blocks
 from hoodie_datasource.read.cdc_reader import image_json
@@ -29,7 +30,6 @@ from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import LOG_FILE
 from hoodie_datasource.table.meta_columns import META_COLUMNS
-from hoodie_datasource.table.table_config import load_table_config
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
 MODES = ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER")

@@ -14,11 +14,11 @@ from hoodie_datasource.client.local_engine import _run, write_local
 from hoodie_datasource.client.write_client import run_write, start_write
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockError, LockTimeoutError
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.local import LocalStorage
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.heartbeat import heartbeat_path, is_heartbeat_expired, write_heartbeat
 from hoodie_datasource.timeline.instant import State
 from hoodie_datasource.timeline.timeline import Timeline

@@ -3,10 +3,10 @@ the ones below, and no two modules import each other, even lazily inside a funct
 structure, checked rather than described; no JVM).
 
 Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping, option parsing),
-storage, the table's files and timeline, resolved configs, index and log formats, write primitives,
-reads, table services, write clients, the ``HoodieTable`` facade and SQL procedures, Spark, the ingestion
-utility (``streamer``), and the
-package's front door."""
+storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
+view, schema and the ``Table`` handle), resolved configs, index and log formats, write primitives, reads,
+table services, write clients, the ``HoodieTable`` facade and SQL procedures, Spark, the ingestion
+utility (``streamer``), and the package's front door."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ PACKAGE = REPO / "hoodie_datasource"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "dependencies", "schema", "config.property", "fault_points"),
     ("storage",),
+    # what a table is (hoodie.properties, as hudi-rs's config/table.rs): it says how the timeline is laid out
+    ("config.table_config", "config.properties_file"),
     # the log files' framing and Avro record codec too: timeline layout 1 archives into a log file
-    ("table", "timeline", "log.log_format", "log.avro_codec"),
+    ("timeline", "log.log_format", "log.avro_codec"),
+    ("table",),  # the table's files and the handle holding its config and timeline
     ("config",),
     ("index", "log"),
     ("write",),

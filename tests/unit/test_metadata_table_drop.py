@@ -11,14 +11,14 @@ import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.metadata_table import INFLIGHT_KEY, METADATA_TABLE, PARTITIONS_KEY
-from hoodie_datasource.table.table_config import (
+from hoodie_datasource.config.table_config import (
     BACKUP_PATH,
     PROPERTIES_PATH,
     load_table_config,
     update_table_properties,
 )
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.metadata_table import INFLIGHT_KEY, METADATA_TABLE, PARTITIONS_KEY
 from tests.conftest import table_listing
 from tests.unit.small_tables import batch, read_pairs
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from hoodie_datasource.config.properties_file import format_properties, parse_properties
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.properties import format_properties, parse_properties
-from hoodie_datasource.table.table_config import load_table_config
 from tests.conftest import unzip_table
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.streaming_config import StreamingSinkConfig, resolve_streaming_config
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, InvalidRecordError, StreamingSinkError
 from hoodie_datasource.spark.stream_sink import HoodieStreamSink
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.sink_checkpoint import (
     SINK_CHECKPOINT_KEY,
     SinkCheckpoint,

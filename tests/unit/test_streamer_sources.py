@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.streamer.checkpoint import CHECKPOINT_KEY, CHECKPOINT_RESET_KEY, resume_point
 from hoodie_datasource.streamer.config import parse_config
 from hoodie_datasource.streamer.file_source import parse_file, select_new_files
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.timeline import Timeline
 
 SECOND_MS = 1000

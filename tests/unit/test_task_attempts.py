@@ -11,10 +11,10 @@ import pytest
 from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import WriteSession, start_write
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import StaleTaskAttemptError
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.markers import create_marker, marker_dir
-from hoodie_datasource.table.table_config import load_table_config
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.instant import Instant, State
 from hoodie_datasource.timeline.timeline import Timeline

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hoodie_datasource.config.table_config import load_table_config, table_checksum
 from hoodie_datasource.errors import CommitConflictError, TimelineError
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.table_config import load_table_config, table_checksum
 from hoodie_datasource.timeline.instant import Instant, State, validate_instant_time
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
@@ -73,7 +73,7 @@ def test_checksum_matches_a_real_table(tmp_path):
 
 
 def test_transitions_are_create_once(tmp_path):
-    from hoodie_datasource.table.table_config import TableConfig, write_table_config
+    from hoodie_datasource.config.table_config import TableConfig, write_table_config
 
     config = TableConfig("t", "COPY_ON_WRITE", 6, 1, ("id",), (), None, "", False, False, True, "PARQUET", "p")
     storage = open_storage(str(tmp_path))

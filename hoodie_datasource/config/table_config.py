@@ -1,4 +1,8 @@
-"""The typed view of ``.hoodie/hoodie.properties``: what a table is, fixed at creation."""
+"""The typed view of ``.hoodie/hoodie.properties``: what a table is, fixed at creation, and where its
+meta folder keeps things.
+
+Below the timeline in the layers (as hudi-rs keeps ``config/table.rs`` under its timeline): the timeline
+is laid out as the table's config says (its folder, its layout version, the archive folder)."""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hoodie_datasource.config.properties_file import format_properties, parse_properties
 from hoodie_datasource.errors import CorruptFileError, TableNotFoundError, UnsupportedTableError
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.properties import format_properties, parse_properties
 
 METAFOLDER = ".hoodie"
 PROPERTIES_FILE = "hoodie.properties"
+METADATA_FOLDER = "metadata"  # Apache Hudi's metadata table, in the meta folder (``table.metadata_table``)
 
 KEYGEN_SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
 KEYGEN_COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"
