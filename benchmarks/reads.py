@@ -16,7 +16,7 @@ from benchmarks.timing import Case
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
-from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 
 COMMIT_TIME = "_hoodie_commit_time"
 
@@ -31,7 +31,7 @@ def incremental(spark: SparkSession, path: Path, begin: str) -> DataFrame:
 
 def base_files(path: Path) -> list[str]:
     """The base files a snapshot of the table reads (latest file slices)."""
-    return [os.path.join(path, s.base_relative_path) for s in plan_read(open_storage(str(path)), ReadConfig()).slices
+    return [os.path.join(path, s.base_relative_path) for s in plan_read(Table.load(str(path)), ReadConfig()).slices
             if s.base_relative_path]
 
 

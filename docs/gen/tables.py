@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import Instant
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("fare", pa.float64())])
@@ -64,7 +64,7 @@ def _log_writers(table: HoodieTable) -> dict[str, str]:
 def facts(path: str) -> TableFacts:
     table = HoodieTable(path)
     timeline = table.timeline()
-    view = FileSystemView(timeline)
+    view = Table.load(path).fs_view
     writers = _log_writers(table)
     versions = []
     for group in view.file_groups():

@@ -154,7 +154,7 @@ class WriteSession:
         )
 
     def file_system_view(self) -> FileSystemView:
-        return FileSystemView(self.timeline)
+        return FileSystemView(self.storage, self.table, self.timeline)
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
         """What tagging, planning and writing need, in a picklable object (for Spark tasks too). The
@@ -437,7 +437,7 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     timeline = Timeline.load(storage, existing) if existing else None
     if timeline is not None:
         check_bucket_count(timeline, config.index)
-    table_schema = table_data_schema(timeline) if timeline else None
+    table_schema = table_data_schema(storage, existing, timeline) if timeline else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
@@ -497,7 +497,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
         timeline = Timeline.load(storage, table) if concurrency.is_occ or not checked.timeline else checked.timeline
         if (kept := drop_metadata_table(storage, table, timeline.metadata_folder)) is not table:
             table = kept
-            timeline = replace(timeline, config=table, metadata_folder=False)
+            timeline = replace(timeline, _config=table, metadata_folder=False)
         if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
             rollback_failed_writes(timeline, concurrency.heartbeat_expiry_ms)
             timeline = Timeline.load(storage, table)

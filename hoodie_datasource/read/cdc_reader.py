@@ -36,7 +36,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.log.cdc_block import (
     AFTER,
@@ -63,13 +62,11 @@ from hoodie_datasource.read.cdc_splits import (
 )
 from hoodie_datasource.read.hollow_commits import readable_end
 from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
-from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.read.read_window import check_cdc_range
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, META_COLUMNS, RECORD_KEY_COLUMN, conform
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.table.table import Table
 
 CDC_SCHEMA = pa.schema([pa.field(OP, pa.string()), pa.field("ts_ms", pa.string()),
                         pa.field(BEFORE, pa.string()), pa.field(AFTER, pa.string())])
@@ -110,11 +107,11 @@ def _images(table: pa.Table) -> list[str | None]:
 class _FileGroupStates:
     """The records of a file group as of an instant (its merged slice), kept for the next split."""
 
-    def __init__(self, storage: Storage, timeline: Timeline, partitions: list[str]):
-        self.storage, self.timeline = storage, timeline
-        self.schema = table_schema(timeline)
-        self.view = FileSystemView(timeline, partitions=partitions)
-        self.writes = [i.timestamp for i in timeline.completed()]
+    def __init__(self, table: Table, partitions: list[str]):
+        self.table = table
+        self.schema = table.schema
+        self.view = table.file_system_view(partitions)
+        self.writes = [i.timestamp for i in table.timeline.completed()]
         self._key: FileGroupKey | None = None
         self._cached: dict[str, pa.Table] = {}  # the current file group's states, by instant
 
@@ -130,7 +127,7 @@ class _FileGroupStates:
             return self._cached[instant]
         slices = self.view.latest_file_slices(as_of=instant, partitions=[key[0]], file_ids={key})
         visible = frozenset(t for t in self.writes if t <= instant)
-        table = (read_merged_slice(self.storage, slices[0], self.schema, visible, MergeRule.of(self.timeline.config))
+        table = (read_merged_slice(self.table.storage, slices[0], self.schema, visible, MergeRule.of(self.table.config))
                  if slices else self.schema.empty_table())
         self._cached[instant] = table
         return table
@@ -208,20 +205,18 @@ def _changes(storage: Storage, split: CDCSplit, mode: str, states: _FileGroupSta
 class CDCPlan:
     """The file groups a CDC query reads and their splits (picklable: Spark tasks read groups of it)."""
 
-    storage: Storage
-    timeline: Timeline
+    table: Table
     end: str  # the range's end (inclusive): the newest write the query shows
     groups: tuple[tuple[FileGroupKey, tuple[CDCSplit, ...]], ...]
 
 
-def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> CDCPlan:
-    """The splits of the CDC query ``cfg`` (an incremental read, format ``cdc``)."""
-    if timeline is None:
-        timeline = Timeline.load(storage, load_table_config(storage))
-    if not timeline.config.populate_meta_fields:
+def plan_cdc(table: Table, cfg: ReadConfig) -> CDCPlan:
+    """The splits of the CDC query ``cfg`` (an incremental read, format ``cdc``) of ``table``."""
+    if not table.config.populate_meta_fields:
         raise UnsupportedTableError(
             "CDC queries need the record key and commit time meta columns, which this table does not store "
             "(hoodie.populate.meta.fields=false); use an incremental query with the default format")
+    timeline = table.timeline
     latest = timeline.last_completed_write()
     begin = cfg.begin_instant or "0"
     end = readable_end(timeline, cfg.hollow_commits, begin, cfg.end_instant or (latest.timestamp if latest else begin))
@@ -230,25 +225,25 @@ def plan_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None
         writes = [i.timestamp for i in timeline.completed()]
         needs = {key: {s.instant for s in found} | set([w for w in writes if w < found[0].instant][-1:])
                  for key, found in splits.items()}
-        view = FileSystemView(timeline, partitions=sorted({p for p, _ in splits}))
+        view = table.file_system_view(sorted({p for p, _ in splits}))
         check_cdc_range(timeline, view, begin, end, needs)
-    return CDCPlan(storage, timeline, end, tuple((key, tuple(found)) for key, found in splits.items()))
+    return CDCPlan(table, end, tuple((key, tuple(found)) for key, found in splits.items()))
 
 
 def read_cdc_groups(plan: CDCPlan, groups: Sequence[tuple[FileGroupKey, tuple[CDCSplit, ...]]]) -> pa.Table:
     """The changes of ``groups`` (some of ``plan.groups``), file group by file group, commit by commit."""
-    states = _FileGroupStates(plan.storage, plan.timeline, sorted({p for (p, _), _ in groups}))
-    mode = plan.timeline.config.cdc_logging_mode
+    states = _FileGroupStates(plan.table, sorted({p for (p, _), _ in groups}))
+    mode = plan.table.config.cdc_logging_mode
     columns: list[list[str | None]] = [[], [], [], []]
     for key, group_splits in groups:
         for split in group_splits:
-            for op, before, after in _changes(plan.storage, split, mode, states, key):
+            for op, before, after in _changes(plan.table.storage, split, mode, states, key):
                 for column, value in zip(columns, (op, split.instant, before, after)):
                     column.append(value)
     return pa.Table.from_arrays([pa.array(c, pa.string()) for c in columns], schema=CDC_SCHEMA)
 
 
-def read_cdc(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> pa.Table:
-    """The CDC query ``cfg`` as one table of ``CDC_SCHEMA``."""
-    plan = plan_cdc(storage, cfg, timeline)
+def read_cdc(table: Table, cfg: ReadConfig) -> pa.Table:
+    """The CDC query ``cfg`` of ``table`` as one table of ``CDC_SCHEMA``."""
+    plan = plan_cdc(table, cfg)
     return read_cdc_groups(plan, plan.groups)

@@ -23,26 +23,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.config.table_config import TableConfig, load_table_config
+from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.hollow_commits import readable_end
 from hoodie_datasource.read.merged_reader import MergeRule
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.table.fs_view import FileSystemView
-from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN, META_COLUMNS, meta_schema
-from hoodie_datasource.table.table_schema import table_data_schema
+from hoodie_datasource.table.meta_columns import COMMIT_TIME_COLUMN
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
-from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class ReadPlan:
+    """What a read reads (picklable: Spark tasks read slices of it). It keeps the table's storage and config,
+    not the ``Table`` it was planned from, whose timeline no task needs."""
+
     storage: Storage
-    table: TableConfig
+    config: TableConfig
     schema: pa.Schema  # meta columns (when the table has them) + data columns
     slices: tuple[FileSlice, ...]
     commit_range: tuple[str, str] | None  # (begin exclusive, end inclusive) for incremental
@@ -53,7 +54,7 @@ class ReadPlan:
 
     @property
     def merge_rule(self) -> MergeRule:
-        return MergeRule.of(self.table)
+        return MergeRule.of(self.config)
 
     def needs_merge(self, file_slice: FileSlice) -> bool:
         """The slice is read by merging its log blocks into its base file, not from its base file alone."""
@@ -71,22 +72,6 @@ class ReadPlan:
         return (pc.field(COMMIT_TIME_COLUMN) > begin) & (pc.field(COMMIT_TIME_COLUMN) <= end)
 
 
-# Key generators whose partition columns Hudi's Spark reads type as strings, whatever the commits' schemas
-# say (SparkHoodieTableFileIndex: the partition schema of a timestamp-based key generator is StringType)
-STRING_PARTITION_KEY_GENERATORS = ("TimestampBasedKeyGenerator", "TimestampBasedAvroKeyGenerator")
-
-
-def table_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema:
-    """Meta columns (when the table has them) and the data columns as of ``as_of`` (the latest: None)."""
-    data = table_data_schema(timeline, as_of) or pa.schema([])
-    if timeline.config.keygen_class.rsplit(".", 1)[-1] in STRING_PARTITION_KEY_GENERATORS:
-        data = pa.schema([f.with_type(pa.string()) if f.name in timeline.config.partition_fields else f
-                          for f in data])
-    if not timeline.config.populate_meta_fields:
-        return data
-    return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
-
-
 def _written_in_range(slices: Sequence[FileSlice], written: set[str]) -> list[FileSlice]:
     """The slices with only their files the writes in the range wrote: Hudi's ``MergeOnReadIncrementalRelation``
     builds its file-system view from those files alone, so a base file (or log file) written before the range
@@ -101,15 +86,13 @@ def _written_in_range(slices: Sequence[FileSlice], written: set[str]) -> list[Fi
     return kept
 
 
-def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = None) -> ReadPlan:
-    """The plan of ``cfg``'s read; ``timeline``: the table's timeline, when the caller has just loaded it."""
-    if timeline is None:
-        timeline = Timeline.load(storage, load_table_config(storage))
-    table = timeline.config
+def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
+    """The plan of ``cfg``'s read of ``table``."""
+    timeline, config = table.timeline, table.config
     # a time travel has the schema of its instant; an incremental read the latest, as Hudi's IncrementalRelation
     # (hoodie.datasource.read.schema.use.end.instanttime is false by default)
-    schema = table_schema(timeline, cfg.as_of_instant if cfg.query_type != "incremental" else None)
-    view = FileSystemView(timeline)
+    schema = table.as_of(cfg.as_of_instant if cfg.query_type != "incremental" else None).schema
+    view = table.fs_view
     commit_range = None
     upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)
     visible_upto = upto  # the newest write whose log blocks the slices merge
@@ -123,7 +106,7 @@ def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = Non
         commit_range, upto, visible_upto = (begin, end), end, end
         if is_exact_range(timeline, view, begin, end, touched, cfg.incr_fallback_full_scan):
             slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
-            if table.is_mor:
+            if config.is_mor:
                 slices = _written_in_range(slices, {posixpath.basename(s.get("path") or "") for s in stats})
         else:  # Hudi's IncrementalRelation.fullTableScanDataFrame: the latest snapshot, filtered on commit time
             slices, visible_upto = view.latest_file_slices(), None
@@ -138,8 +121,8 @@ def plan_read(storage: Storage, cfg: ReadConfig, timeline: Timeline | None = Non
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
     visible = timeline.completed_writes_upto(visible_upto)
-    return ReadPlan(storage, table, schema, tuple(slices), commit_range,
+    return ReadPlan(table.storage, config, schema, tuple(slices), commit_range,
                     merge_logs=cfg.query_type != "read_optimized",
                     visible_instants=frozenset(i.timestamp for i in visible),
-                    ordering_field=table.precombine_field,
+                    ordering_field=config.precombine_field,
                     instant=upto or max((i.timestamp for i in visible), default=None))

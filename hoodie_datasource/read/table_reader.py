@@ -10,7 +10,7 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
-from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 
 
 def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mapping[str, str] | None = None) -> pa.Table:
@@ -18,10 +18,10 @@ def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mappin
     ``hoodie.storage.*`` keys (credentials, endpoints). A CDC query (incremental, format ``cdc``) returns
     Hudi's CDC schema (``read.cdc_reader``)."""
     cfg = cfg or ReadConfig()
-    storage = open_storage(path, storage_options)
+    table = Table.load(path, storage_options)
     if cfg.is_cdc:
-        return read_cdc(storage, cfg)
-    plan = plan_read(storage, cfg)
+        return read_cdc(table, cfg)
+    plan = plan_read(table, cfg)
     row_filter = plan.commit_filter()
     batches = [b for s in plan.slices for b in read_file_slice(plan, s, row_filter)]
     return pa.Table.from_batches(batches, schema=plan.schema) if batches else plan.schema.empty_table()

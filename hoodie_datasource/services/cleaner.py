@@ -63,7 +63,7 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
         # every committed file version and replacement is at or after the first retained write:
         # nothing to delete, and no listing of the table to find that out
         return {}, retained_from
-    view = FileSystemView(timeline)
+    view = FileSystemView(timeline.storage, timeline.config, timeline)
     pending_compaction = timeline.pending_compactions()
     savepointed = savepointed_files(timeline)
     committed = {i.timestamp for i in completed}

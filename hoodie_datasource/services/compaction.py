@@ -32,7 +32,6 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
-from hoodie_datasource.read.planner import table_schema
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
@@ -40,6 +39,7 @@ from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName,
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import create_marker, delete_marker_dir
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, data_schema_of
+from hoodie_datasource.table.table_schema import read_schema, table_data_schema
 from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie_datasource.timeline.heartbeat import Heartbeat, is_heartbeat_expired
@@ -94,7 +94,7 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
     if _pending_writes(timeline):
         logger.info("Not scheduling compaction: writes %s are in flight", _pending_writes(timeline))
         return None
-    view = FileSystemView(timeline)
+    view = FileSystemView(timeline.storage, timeline.config, timeline)
     pending = timeline.pending_compactions()
     candidates = [s for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
     selected = _select(candidates, cfg)
@@ -165,7 +165,7 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
 def _execute(timeline: Timeline, instant: Instant, cfg: CompactionConfig, guard: Guard) -> None:
     instant_time = instant.timestamp
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
-    schema = table_schema(timeline)
+    schema = read_schema(timeline.config, table_data_schema(timeline.storage, timeline.config, timeline))
     data_schema = data_schema_of(schema)
     visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
     stats = []

@@ -13,18 +13,15 @@ import json
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_type
-from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.table_schema import table_data_schema
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.write.alter_schema import alter_table_schema
 
 
-def alter_table(storage: Storage, requested_json: str) -> str | None:
+def alter_table(table: Table, requested_json: str) -> str | None:
     """Commit the columns ``requested_json`` (a Spark ``StructType`` as JSON) as the table's schema."""
     requested = StructType.fromJson(json.loads(requested_json))
-    current = table_data_schema(Timeline.load(storage, load_table_config(storage))) or pa.schema([])
+    current = table.data_schema or pa.schema([])
     stored = {f.name: f.type for f in current}
     as_arrow = spark_arrow_schema(requested)
     fields = [
@@ -32,4 +29,4 @@ def alter_table(storage: Storage, requested_json: str) -> str | None:
         if f.name in stored and spark_type(stored[f.name]) == f.dataType else as_arrow.field(f.name)
         for f in requested.fields
     ]
-    return alter_table_schema(storage, pa.schema(fields))
+    return alter_table_schema(table, pa.schema(fields))

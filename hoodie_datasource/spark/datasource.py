@@ -8,15 +8,15 @@ so they are correct whatever their input partitioning; except when the jvm-shim 
 the input by the table's partition columns: then each task writes its partitions itself.
 
 A read is planned once per data source: PySpark calls ``schema()`` and hands the same instance, pickled,
-to ``reader()``, so the plan made for the schema travels with it (planning lists the timeline and the
-table, and reads instant files: on an object store each of those is a request). A DataFrame is read
-again on every action, so an unpinned plan is checked against one listing of the timeline first.
+to ``reader()``, so the table and the plan made for the schema travel with it (planning lists the timeline
+and the table, and reads instant files: on an object store each of those is a request), and so do its
+options, resolved once. A DataFrame is read again on every action, so an unpinned plan is checked against
+one listing of the timeline first. Nothing is kept between data sources: each plans its own read.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -34,7 +34,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planned_files import planned_files
-from hoodie_datasource.read.planner import ReadPlan, plan_read, table_schema
+from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.cdc_reader import CDC_SPARK_SCHEMA, CDCReader, cdc_listing
 from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
@@ -56,7 +56,7 @@ from hoodie_datasource.spark.staged_writer import StagedWriter
 from hoodie_datasource.spark.stream_reader import HoodieStreamReader, stream_view
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.table.table import Table
 
 
 def table_path(options: dict[str, str]) -> str:
@@ -67,98 +67,64 @@ def table_path(options: dict[str, str]) -> str:
     return path
 
 
-# Recent plans by (read options, instant or None), newest last. A shim read plans three times: the
-# DataFrame's schema, the listing of its files (PySpark runs both in one Python worker: the second takes
-# the first's plan), and the read pinned to the listing's instant (in another worker: it plans again).
-# A plan pinned to an instant shows the same files and commits whenever it is made, so it is reused as it
-# is; an unpinned one once a listing of the timeline shows the same completed writes (a DataFrame is read
-# again on every action, after commits too).
-_recent_plans: OrderedDict[tuple[tuple[tuple[str, str], ...], str | None], ReadPlan] = OrderedDict()
-_RECENT_PLANS = 8
-_NOT_IN_KEY = frozenset({PLAN_FILES_OPTION, PLAN_INSTANT_OPTION, FILE_GROUPS_OPTION, PUSHDOWN_OPTION,
-                         LOG_CHANGES_OPTION})
-
-
-def _read_key(options: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """The options that shape a plan (not those saying what to do with it)."""
-    return tuple(sorted((k, str(v)) for k, v in options.items() if k not in _NOT_IN_KEY))
-
-
-def _with_later_columns(plan: ReadPlan, unknown: list[str]) -> tuple[ReadPlan, list[str]]:
+def _with_later_columns(table: Table, plan: ReadPlan, unknown: list[str]) -> tuple[ReadPlan, list[str]]:
     """A time travel's plan with the columns the table gained after its instant that ``.schema(...)`` asks for
     (a catalog table's schema is the latest), read as nulls; and the columns the table never had."""
-    latest = table_schema(Timeline.load(plan.storage, plan.table))
+    latest = table.as_of(None).schema
     added = [latest.field(name) for name in unknown if name in latest.names]
     schema = pa.schema(list(plan.schema) + added)
     return dataclasses.replace(plan, schema=schema), [name for name in unknown if name not in latest.names]
 
 
-def _remember(key: tuple[tuple[str, str], ...], pinned: str | None, plan: ReadPlan) -> None:
-    """Keep ``plan`` for reads with these options, and for reads pinned to the instant it shows."""
-    instants = [pinned] if pinned else [None] + ([plan.instant] if plan.instant else [])
-    for instant in instants:
-        _recent_plans[(key, instant)] = plan
-        _recent_plans.move_to_end((key, instant))
-    while len(_recent_plans) > _RECENT_PLANS:
-        _recent_plans.popitem(last=False)
-
-
-def _newer_timeline(plan: ReadPlan, cfg: ReadConfig) -> Timeline | None:
-    """The table's timeline (one listing) when its completed writes are no longer those the plan shows;
-    None while they are."""
+def _shows_the_same_writes(table: Table, plan: ReadPlan, cfg: ReadConfig) -> bool:
+    """Whether ``table``'s completed writes are those the plan shows (up to the read's end, when it has one)."""
     upto = cfg.end_instant if cfg.query_type == "incremental" else cfg.as_of_instant
-    timeline = Timeline.load(plan.storage, plan.table)
-    current = frozenset(i.timestamp for i in timeline.completed_writes_upto(upto)) == plan.visible_instants
-    return None if current else timeline
-
-
-def _plan(options: dict[str, str]) -> tuple[ReadPlan, ReadConfig]:
-    """The whole read plan of the options, pinned as the jvm-shim asks (see ``spark.shim_options``)."""
-    cfg = resolve_read_config(options)
-    pinned = options.get(PLAN_INSTANT_OPTION) or None
-    if pinned:
-        cfg = cfg.pinned_to(pinned)
-    key = _read_key(options)
-    plan = _recent_plans.get((key, pinned))
-    timeline = None
-    if plan is not None:
-        timeline = None if pinned else _newer_timeline(plan, cfg)
-        if timeline is None:
-            _recent_plans.move_to_end((key, pinned))
-            return plan, cfg
-    plan = plan_read(timeline.storage if timeline else open_storage(table_path(options), options), cfg, timeline)
-    _remember(key, pinned, plan)
-    return plan, cfg
+    return frozenset(i.timestamp for i in table.timeline.completed_writes_upto(upto)) == plan.visible_instants
 
 
 class HoodieDataSource(DataSource):
     """Hudi tables as ``format("hoodie")``."""
 
-    def _planned(self) -> tuple[ReadPlan, ReadConfig]:
-        """The read plan, restricted to the file groups the jvm-shim asks for. The plan ``schema()`` made
-        travels with this instance (PySpark pickles it for ``reader()``, maybe in another worker)."""
-        made: ReadPlan | None = getattr(self, "_made_plan", None)
-        if made is not None:
-            _remember(_read_key(self.options), self.options.get(PLAN_INSTANT_OPTION) or None, made)
-        plan, cfg = _plan(self.options)
-        self._made_plan = plan
+    def _read_config(self) -> ReadConfig:
+        """The read's options, resolved once (the result travels with this instance to ``reader()``), pinned as
+        the jvm-shim asks (see ``spark.shim_options``)."""
+        cfg: ReadConfig | None = getattr(self, "_resolved", None)
+        if cfg is None:
+            cfg = resolve_read_config(self.options)
+            pinned = self.options.get(PLAN_INSTANT_OPTION) or None
+            self._resolved = cfg = cfg.pinned_to(pinned) if pinned else cfg
+        return cfg
+
+    def _planned(self) -> tuple[Table, ReadPlan]:
+        """The table and the read plan made from it, the plan restricted to the file groups the jvm-shim asks for.
+        Both travel with this instance from ``schema()`` to ``reader()`` (PySpark pickles it, maybe into another
+        worker); a DataFrame is read again on every action, so an unpinned plan is made again when one listing
+        of the timeline shows other completed writes than it does."""
+        cfg = self._read_config()
+        made: tuple[Table, ReadPlan] | None = getattr(self, "_made", None)
+        if made is None:
+            table = Table.load(table_path(self.options), self.options)
+            made = table, plan_read(table, cfg)
+        elif not self.options.get(PLAN_INSTANT_OPTION):  # a pinned plan shows the same files whenever it is made
+            table = made[0].refresh()
+            if not _shows_the_same_writes(table, made[1], cfg):
+                made = table, plan_read(table, cfg)
+        self._made = made
+        table, plan = made
         if self.options.get(FILE_GROUPS_OPTION):
             plan = plan.only(frozenset(self.options[FILE_GROUPS_OPTION].split("\n")))
-        return plan, cfg
+        return table, plan
 
-    def _cdc(self) -> tuple[CDCPlan, ReadConfig] | None:
+    def _cdc(self) -> CDCPlan | None:
         """A CDC query's plan (made once: it travels with this instance to ``reader()``); None for other reads."""
-        cfg = resolve_read_config(self.options)
+        cfg = self._read_config()
         if not cfg.is_cdc:
             return None
-        pinned = self.options.get(PLAN_INSTANT_OPTION) or None
-        if pinned:
-            cfg = cfg.pinned_to(pinned)
         made: CDCPlan | None = getattr(self, "_made_cdc_plan", None)
         if made is None or made.end != (cfg.end_instant or made.end):
-            made = plan_cdc(open_storage(table_path(self.options), self.options), cfg)
+            made = plan_cdc(Table.load(table_path(self.options), self.options), cfg)
             self._made_cdc_plan = made
-        return made, cfg
+        return made
 
     @classmethod
     def name(cls) -> str:
@@ -170,14 +136,17 @@ class HoodieDataSource(DataSource):
         if is_set(self.options, TABLE_PROPERTIES_OPTION):
             return properties_schema(open_storage(table_path(self.options), self.options))
         if self.options.get(ALTER_SCHEMA_OPTION):
-            alter_table(open_storage(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
+            alter_table(Table.load(table_path(self.options), self.options), self.options[ALTER_SCHEMA_OPTION])
         view = stream_view(self.options)
         if view is not None:  # a stream's columns (a batch read of these options fails in reader())
-            return CDC_SPARK_SCHEMA if view.incremental_format == "cdc" else spark_schema(_plan(view.options)[0].schema)
+            if view.incremental_format == "cdc":
+                return CDC_SPARK_SCHEMA
+            as_of = resolve_read_config(view.options).as_of_instant
+            return spark_schema(Table.load(table_path(view.options), view.options).as_of(as_of).schema)
         cdc = self._cdc()
         if cdc is not None:
-            return listing_schema(cdc_listing(cdc[0])) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
-        plan, _ = self._planned()
+            return listing_schema(cdc_listing(cdc)) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
+        _, plan = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
             return listing_schema(planned_files(plan), plan.storage, table_path(self.options))
         return spark_schema(plan.schema)
@@ -187,16 +156,17 @@ class HoodieDataSource(DataSource):
             return ProcedureReader(self.options)
         cdc = self._cdc()
         if cdc is not None:
-            return CDCReader(cdc[0], cdc[1].parallelism, spark_arrow_schema(schema))
+            return CDCReader(cdc, self._read_config().parallelism, spark_arrow_schema(schema))
         if stream_view(self.options) is not None:
             raise HoodieConfigError(
                 "hoodie.datasource.query.incremental.format=cdc applies to incremental queries: set "
                 "query.type=incremental and begin.instant, or read the changes as a stream (readStream)")
-        plan, cfg = self._planned()
+        table, plan = self._planned()
+        cfg = self._read_config()
         changes = self.options.get(LOG_CHANGES_OPTION) or None
         unknown = [name for name in schema.names if name not in plan.schema.names]
         if unknown and cfg.as_of_instant:
-            plan, unknown = _with_later_columns(plan, unknown)
+            plan, unknown = _with_later_columns(table, plan, unknown)
         if unknown and changes != "replaced":  # the shim's replaced rows: base file ordinal and row index
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "

@@ -161,9 +161,9 @@ class FilteringReader(HoodieReader):
 
     def _paths_spell_values(self) -> bool:
         """Partition paths hold the column values as they are (not time-formatted, not url-encoded)."""
-        table = self.plan.table
-        keygen = (table.keygen_class or "SimpleKeyGenerator").rsplit(".", 1)[-1]
-        return keygen in self.VERBATIM_KEY_GENERATORS and not table.url_encode_partitions
+        config = self.plan.config
+        keygen = (config.keygen_class or "SimpleKeyGenerator").rsplit(".", 1)[-1]
+        return keygen in self.VERBATIM_KEY_GENERATORS and not config.url_encode_partitions
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         for f in filters:
@@ -177,8 +177,8 @@ class FilteringReader(HoodieReader):
         """The slices of the partitions whose paths hold a value the filters may keep. The filters run on the
         values each path may stand for (every combination, ``partition_candidates``); rows are filtered
         again as they are read, so a partition kept for one of its candidates costs a read, never a row."""
-        table, slices = self.plan.table, self.plan.slices
-        fields = [f for f in table.partition_fields if f in self.plan.schema.names]
+        config, slices = self.plan.config, self.plan.slices
+        fields = [f for f in config.partition_fields if f in self.plan.schema.names]
         usable = [f for f in self.filters if f.columns <= set(fields)]
         if not usable or not slices or not self._paths_spell_values():
             return slices
@@ -188,7 +188,7 @@ class FilteringReader(HoodieReader):
         values: dict[str, list[str | None]] = {name: [] for name in named}
         candidate_paths: list[str] = []
         for path in paths:
-            candidates = partition_candidates(path, table.partition_fields, table.hive_style_partitioning,
+            candidates = partition_candidates(path, config.partition_fields, config.hive_style_partitioning,
                                               self.plan.schema)
             if candidates is None:
                 wanted.add(path)

@@ -31,7 +31,6 @@ from pyspark.sql.streaming.datasource import (
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.stream_config import resolve_stream_read_config
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import StreamingCheckpointError
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planner import ReadPlan, plan_read
@@ -42,6 +41,7 @@ from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
 
 
@@ -94,8 +94,10 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return open_storage(self.path, self.options)
 
     def _timeline(self) -> Timeline:
-        storage = self._storage()
-        return Timeline.load(storage, load_table_config(storage))
+        return self._table().timeline
+
+    def _table(self) -> Table:
+        return Table.load(self._storage())
 
     def _offset(self, instant: str) -> dict:
         """An offset names its table too, so a checkpoint taken on another table is refused, not misread."""
@@ -135,9 +137,9 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         cfg = dataclasses.replace(self.read_cfg, query_type="incremental", begin_instant=begin,
                                   end_instant=end_instant, as_of_instant=None)
         if cfg.is_cdc:  # changes with before and after images, file group by file group
-            changes = plan_cdc(self._storage(), cfg)
+            changes = plan_cdc(self._table(), cfg)
             return [_CDCSplit(changes, p.value) for p in CDCReader(changes, cfg.parallelism, self.arrow_schema).partitions()]
-        plan = plan_read(self._storage(), cfg)
+        plan = plan_read(self._table(), cfg)
         return [_Split(plan, files) for files in split_slices(plan.slices, cfg.split_size, cfg.parallelism)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

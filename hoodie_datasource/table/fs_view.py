@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hoodie_datasource.config.table_config import METAFOLDER
+from hoodie_datasource.config.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, PARTITION_METAFILE, BaseFileName, LogFileName
@@ -43,10 +43,12 @@ def partitions_of(by_dir: Mapping[str, Sequence[FileInfo]]) -> list[str]:
 
 @dataclass
 class FileSystemView:
-    """The table's file groups. Without ``partitions`` the whole table is listed once; with them, one
-    listing per partition asked for, unless ``listed`` (from ``list_table_files``) already holds the
-    table's files."""
+    """The table's file groups (made by ``table.table.Table``). Without ``partitions`` the whole table is
+    listed once; with them, one listing per partition asked for, unless ``listed`` (from
+    ``list_table_files``) already holds the table's files."""
 
+    storage: Storage
+    config: TableConfig
     timeline: Timeline
     partitions: list[str] | None = None
     listed: Mapping[str, Sequence[FileInfo]] | None = None
@@ -56,17 +58,13 @@ class FileSystemView:
     def __post_init__(self) -> None:
         if self.partitions is not None:
             return
-        if not self.timeline.config.is_partitioned:
+        if not self.config.is_partitioned:
             self.partitions = [""]
             return
         by_dir = list_table_files(self.storage)
         self.partitions = partitions_of(by_dir)
         for partition in self.partitions:
             self._add_files(partition, by_dir[partition])
-
-    @property
-    def storage(self) -> Storage:
-        return self.timeline.storage
 
     def _load_partition(self, partition: str) -> None:
         if partition in self._loaded:
@@ -120,9 +118,9 @@ class FileSystemView:
         """The newest committed slice of every live file group, as of ``as_of`` (inclusive)."""
         committed = self.timeline.committed_upto(as_of)
         replaced = self.timeline.replaced_file_ids(as_of)
-        layout = self.timeline.config.timeline_layout_version
+        layout = self.config.timeline_layout_version
         # logs written while a compaction of their file group is pending are named after it
-        pending = self.timeline.pending_compactions() if self.timeline.config.is_mor else {}
+        pending = self.timeline.pending_compactions() if self.config.is_mor else {}
         slices: list[FileSlice] = []
         for group in self.file_groups(partitions):
             key = (group.partition_path, group.file_id)

@@ -21,10 +21,12 @@ import logging
 
 import pyarrow as pa
 
+from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet_schema
-from hoodie_datasource.table.meta_columns import data_schema_of
+from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.meta_columns import META_COLUMNS, data_schema_of, meta_schema
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.timeline import Timeline
 
@@ -75,7 +77,7 @@ def nullable(schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, storable_type(f.type), True) for f in schema], metadata=None)
 
 
-def _base_file_schema(timeline: Timeline, stat: dict) -> pa.Schema | None:
+def _base_file_schema(storage: Storage, stat: dict) -> pa.Schema | None:
     """The parquet schema of the base file a write stat names (its path, or a log's base file)."""
     path = stat.get("path") or ""
     if not path.endswith(".parquet") and stat.get("baseFile"):
@@ -84,12 +86,13 @@ def _base_file_schema(timeline: Timeline, stat: dict) -> pa.Schema | None:
     if not path.endswith(".parquet"):
         return None
     try:
-        return data_schema_of(read_parquet_schema(timeline.storage, path)).remove_metadata()
+        return data_schema_of(read_parquet_schema(storage, path)).remove_metadata()
     except FileNotFoundError:  # cleaned since (the commit's metadata still names it)
         return None
 
 
-def table_data_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema | None:
+def table_data_schema(storage: Storage, config: TableConfig, timeline: Timeline,
+                      as_of: str | None = None) -> pa.Schema | None:
     """The table's data schema as of the latest completed write (at or before ``as_of``, when given: a time
     travel reads the table with the columns and types it had then, as Hudi's ``HoodieBaseRelation`` takes
     ``TableSchemaResolver.getTableAvroSchema(timestamp)`` for ``as.of.instant``).
@@ -100,7 +103,7 @@ def table_data_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema
     for instant in reversed(timeline.completed_writes_upto(as_of)):
         metadata = timeline.read_metadata(instant)
         avro = (metadata.get("extraMetadata") or {}).get("schema")
-        parquet = next(filter(None, (_base_file_schema(timeline, s) for s in write_stats_of(metadata))), None)
+        parquet = next(filter(None, (_base_file_schema(storage, s) for s in write_stats_of(metadata))), None)
         if parquet is None and avro is None:
             continue
         if avro is None:
@@ -113,9 +116,25 @@ def table_data_schema(timeline: Timeline, as_of: str | None = None) -> pa.Schema
         exact = {f.name: f for f in parquet
                  if f.name not in declared_types or not is_widening(f.type, declared_types[f.name])}
         return pa.schema([exact.get(f.name, f) for f in declared])
-    if timeline.config.create_schema:
-        return avro_to_arrow_schema(timeline.config.create_schema)
+    if config.create_schema:
+        return avro_to_arrow_schema(config.create_schema)
     return None
+
+
+# Key generators whose partition columns Hudi's Spark reads type as strings, whatever the commits' schemas
+# say (SparkHoodieTableFileIndex: the partition schema of a timestamp-based key generator is StringType)
+STRING_PARTITION_KEY_GENERATORS = ("TimestampBasedKeyGenerator", "TimestampBasedAvroKeyGenerator")
+
+
+def read_schema(config: TableConfig, data: pa.Schema | None) -> pa.Schema:
+    """What a reader of the table reads: the meta columns (when the table has them) and the data columns
+    ``data`` (``table_data_schema``), the partition columns of a timestamp-based key generator as strings."""
+    data = data or pa.schema([])
+    if config.keygen_class.rsplit(".", 1)[-1] in STRING_PARTITION_KEY_GENERATORS:
+        data = pa.schema([f.with_type(pa.string()) if f.name in config.partition_fields else f for f in data])
+    if not config.populate_meta_fields:
+        return data
+    return pa.schema(list(meta_schema()) + [f for f in data if f.name not in META_COLUMNS])
 
 
 def evolve_schema(table: pa.Schema | None, incoming: pa.Schema, allow_missing: bool = False) -> pa.Schema:

@@ -3,7 +3,8 @@
 A ``Timeline`` is an immutable, sorted list of instants, one per instant time, each in its latest
 state. A savepoint is the one action Apache Hudi files under the time of another instant (the commit it
 keeps, ``<t>.savepoint`` beside ``<t>.commit``): savepoints are kept apart, in ``savepoints``. Queries
-return plain lists; nothing here writes (see ``timeline.transitions``).
+return plain lists; nothing here writes (see ``timeline.transitions``). It holds the storage and the table
+config only to read its instant files when asked: the table (``table.table.Table``) is what carries them.
 
 On an object store every listing and every instant file read is a request, so a load lists the timeline
 folder once (the archive folder only when that listing shows it), and a ``Timeline`` decodes each
@@ -22,7 +23,7 @@ import io
 import json
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -53,6 +54,11 @@ def timeline_dir(config: TableConfig) -> str:
     return join(METAFOLDER, config.timeline_dir) if config.timeline_dir else METAFOLDER
 
 
+def instant_path(config: TableConfig, instant: Instant) -> str:
+    """The path, relative to the table, of an instant file on the active timeline."""
+    return join(timeline_dir(config), instant.file_name(config.timeline_layout_version))
+
+
 def _holds_anything(listing: Listing) -> bool:
     return bool(listing.files or listing.dirs)
 
@@ -75,9 +81,10 @@ def decode_instant_content(content: bytes, where: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Timeline:
-    storage: Storage
-    config: TableConfig
-    instants: tuple[Instant, ...]
+    # where its instant files are and how they are laid out, to read them when asked (not what the timeline says)
+    _storage: Storage = field(compare=False, repr=False)
+    _config: TableConfig = field(compare=False, repr=False)
+    instants: tuple[Instant, ...] = ()
     # every timeline file seen per instant time, to tell compaction commits apart
     actions_seen: tuple[tuple[str, frozenset[str]], ...] = ()
 
@@ -137,13 +144,33 @@ class Timeline:
         return timeline
 
     @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def config(self) -> TableConfig:
+        return self._config
+
+    @property
     def base_path(self) -> str:
         """The table's base URI (for messages)."""
-        return self.storage.uri
+        return self._storage.uri
 
     @property
     def directory(self) -> str:
-        return timeline_dir(self.config)
+        return timeline_dir(self._config)
+
+    def with_instant(self, instant: Instant) -> Timeline:
+        """This timeline with ``instant`` in place of the instant of its time (or added, in time order),
+        without listing the timeline again: what a writer's own requested instant, or the instant it just
+        completed, changes. A completed compaction stands as the commit it completes as, as loaded."""
+        if instant.is_completed:
+            instant = Instant(instant.timestamp, instant.completed_action, instant.state, instant.completion)
+        others = [i for i in self.instants if i.timestamp != instant.timestamp]
+        seen = self._actions_by_time
+        actions = seen.get(instant.timestamp, frozenset()) | {instant.action}
+        return replace(self, instants=tuple(sorted([*others, instant], key=lambda i: i.timestamp)),
+                       actions_seen=tuple({**seen, instant.timestamp: actions}.items()))
 
     @cached_property
     def _actions_by_time(self) -> dict[str, frozenset[str]]:
@@ -191,10 +218,14 @@ class Timeline:
 
     def path_of(self, instant: Instant) -> str:
         """The instant file's path relative to the table."""
-        name = instant.file_name(self.config.timeline_layout_version)
         if instant.timestamp in self.archived:
-            return join(METAFOLDER, self.config.archive_folder, name)
-        return join(self.directory, name)
+            name = instant.file_name(self._config.timeline_layout_version)
+            return join(METAFOLDER, self._config.archive_folder, name)
+        return instant_path(self._config, instant)
+
+    def uri_of(self, instant: Instant) -> str:
+        """The instant file's full URI (for messages)."""
+        return self._storage.uri_of(self.path_of(instant))
 
     def pending_compactions(self) -> dict[tuple[str, str], str]:
         """(partition, fileId) -> instant time of a requested or running compaction of that file group."""
@@ -220,13 +251,12 @@ class Timeline:
         try:
             return self._decode(self.path_of(instant))
         except FileNotFoundError:
-            path = self.path_of(instant)
-            raise TimelineError(f"Instant file {self.storage.uri_of(path)} is missing; was the instant archived or "
+            raise TimelineError(f"Instant file {self.uri_of(instant)} is missing; was the instant archived or "
                                 f"rolled back?") from None
 
     def _decode(self, path: str) -> dict[str, Any]:
         if path not in self._decoded:
-            self._decoded[path] = decode_instant_content(self.storage.read(path), self.storage.uri_of(path))
+            self._decoded[path] = decode_instant_content(self._storage.read(path), self._storage.uri_of(path))
         return self._decoded[path]
 
     def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:

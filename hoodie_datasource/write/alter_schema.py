@@ -19,15 +19,13 @@ import logging
 
 import pyarrow as pa
 
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, avro_record_name_and_namespace, to_avro_json
-from hoodie_datasource.storage.storage import Storage
-from hoodie_datasource.table.table_schema import allowed_widenings, is_widening, storable_type, table_data_schema, type_name
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.table.table_schema import allowed_widenings, is_widening, storable_type, type_name
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT
 from hoodie_datasource.timeline.instant_time import new_instant_time
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 
 logger = logging.getLogger(__name__)
@@ -62,12 +60,11 @@ def evolved_schema(current: pa.Schema, requested: pa.Schema, fixed: tuple[str, .
     return pa.schema(fields + added)
 
 
-def alter_table_schema(storage: Storage, requested: pa.Schema) -> str | None:
+def alter_table_schema(table: Table, requested: pa.Schema) -> str | None:
     """Commit ``requested`` (every column of the table, new ones included) as the table's schema;
     returns the instant, or None when the schema is already that."""
-    config = load_table_config(storage)
-    timeline = Timeline.load(storage, config)
-    current = table_data_schema(timeline) or pa.schema([])
+    config, timeline = table.config, table.timeline
+    current = table.data_schema or pa.schema([])
     schema = evolved_schema(current, requested, config.record_key_fields + config.partition_fields)
     if schema.equals(current):
         return None

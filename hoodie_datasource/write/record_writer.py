@@ -53,9 +53,9 @@ class RecordWriter:
         if self.new_table:
             return []
         if partitions is None:
-            view = FileSystemView(self.timeline)
+            view = FileSystemView(self.timeline.storage, self.timeline.config, self.timeline)
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
-            view = FileSystemView(self.timeline, partitions=list(partitions), listed=self.listed)
+            view = FileSystemView(self.timeline.storage, self.timeline.config, self.timeline, list(partitions), self.listed)
         slices = view.latest_file_slices()
         if self.config.index.is_bucket:  # file ids alone place records: no footer is read
             files = [unranged(s) for s in slices if s.base_file is not None]

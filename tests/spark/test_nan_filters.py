@@ -27,7 +27,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import FilteringReader
-from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.write import base_file_writer
 from tests.conftest import require_module
 
@@ -81,7 +81,7 @@ def _final_rows() -> list[tuple]:
 
 
 def _filtered(path: str, pushed) -> list[str]:
-    plan = plan_read(open_storage(path), ReadConfig())
+    plan = plan_read(Table.load(path), ReadConfig())
     reader = FilteringReader(plan, ReadConfig(), plan.schema)
     assert list(reader.pushFilters([pushed])) == []  # taken: Spark will not check it again
     return sorted(i for p in reader.partitions() for b in reader.read(p) for i in b.column("id").to_pylist())

@@ -10,7 +10,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
-from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 
 OPTS = {"table.name": "t", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
 
@@ -19,7 +19,7 @@ def _table(tmp_path, **extra):
     path = str(tmp_path / "t")
     rows = pa.table({"uuid": ["a", "b", "c"], "ts": [1, 1, 1], "fare": [10.0, 20.0, 30.0], "city": ["sf", "sf", "nyc"]})
     write_local(path, rows, {**OPTS, **extra})
-    return plan_read(open_storage(path), ReadConfig())
+    return plan_read(Table.load(path), ReadConfig())
 
 
 def _read(reader) -> list[str]:
@@ -59,7 +59,7 @@ def _default_partition_table(tmp_path, **extra):
     path = str(tmp_path / "t")
     rows = pa.table({"uuid": ["a", "e", "n", "h"], "ts": [1] * 4, "zone": ["z"] * 4, "city": ["a", "", None, DEFAULT]})
     write_local(path, rows, {**OPTS, **extra})
-    return plan_read(open_storage(path), ReadConfig())
+    return plan_read(Table.load(path), ReadConfig())
 
 
 @pytest.mark.parametrize("extra", [{}, {"hive_style_partitioning": "true"},
@@ -86,7 +86,7 @@ def test_the_default_partition_is_kept_for_each_value_it_may_hold(tmp_path, extr
 def test_a_value_holding_a_slash_is_its_one_fields_whole_path(tmp_path):
     path = str(tmp_path / "t")
     write_local(path, pa.table({"uuid": ["a", "b"], "ts": [1, 1], "city": ["x/y", "x"]}), OPTS)
-    plan = plan_read(open_storage(path), ReadConfig())
+    plan = plan_read(Table.load(path), ReadConfig())
     reader = FilteringReader(plan, ReadConfig(), plan.schema)
     assert list(reader.pushFilters([EqualTo(("city",), "x/y")])) == []
     assert {s.partition_path for p in reader.partitions() for s in p.value} == {"x/y"}

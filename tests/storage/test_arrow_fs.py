@@ -29,6 +29,7 @@ from hoodie_datasource.storage.arrow_fs import ArrowFileSystemStorage, HdfsStora
 from hoodie_datasource.storage.options import resolve_storage_options
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.uri import parse_table_uri
+from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
@@ -121,7 +122,7 @@ def test_table_written_and_read_through_the_generic_backend(tmp_path: Path) -> N
     storage = _arrow_local(tmp_path)
     write_local(storage, batch([("a", 1, "x", 1), ("b", 1, "y", 2)]), OPTS)
     write_local(storage, batch([("a", 2, "x", 10), ("c", 2, "y", 3)]), OPTS)
-    plan = plan_read(storage, ReadConfig())
+    plan = plan_read(Table.load(storage), ReadConfig())
     rows = sorted((r["id"], r["v"]) for s in plan.slices for b in read_file_slice(plan, s, plan.commit_filter())
                   for r in b.to_pylist())
     assert rows == [("a", 10), ("b", 2), ("c", 3)]

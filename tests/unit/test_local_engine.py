@@ -18,6 +18,7 @@ from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.markers import create_marker
+from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -225,7 +226,7 @@ def test_a_merge_writes_its_commits_rows_in_row_groups_of_their_own(tmp_path):
     t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
     t2 = write_local(path, batch([("k050", 2, "x", -50), ("k007", 2, "x", -7), ("new", 2, "x", 1)]), OPTS)
     t3 = write_local(path, batch([("k090", 3, "x", -90)]), OPTS)
-    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    (slice_,) = plan_read(Table.load(path), ReadConfig()).slices
     file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
     commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
     stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
@@ -267,7 +268,7 @@ def test_a_merge_rewrites_the_per_file_meta_columns_and_keeps_commit_times(tmp_p
     t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
     t2 = write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(0, 100, 3)]), OPTS)
     t3 = write_local(path, batch([("k001", 3, "x", -1), ("new", 3, "x", 7)]), OPTS)
-    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    (slice_,) = plan_read(Table.load(path), ReadConfig()).slices
     assert slice_.base_relative_path.endswith(f"_{t3}.parquet")
     table = pq.read_table(os.path.join(path, slice_.base_relative_path))
     meta = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
@@ -289,7 +290,7 @@ def test_commit_time_statistics_of_a_merged_file_name_only_the_commits_it_holds(
     t1 = write_local(path, batch([(f"k{i:03}", 1, "x", i) for i in range(100)]), OPTS)
     write_local(path, batch([(f"k{i:03}", 2, "x", -i) for i in range(3)]), OPTS)
     t3 = write_local(path, batch([(f"k{i:03}", 3, "x", 10 * i) for i in range(3)]), OPTS)
-    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    (slice_,) = plan_read(Table.load(path), ReadConfig()).slices
     file = pq.ParquetFile(os.path.join(path, slice_.base_relative_path))
     commit_time = file.schema_arrow.get_field_index("_hoodie_commit_time")
     stats = [file.metadata.row_group(g).column(commit_time).statistics for g in range(file.num_row_groups)]
@@ -305,7 +306,7 @@ def test_a_merge_that_only_updates_keeps_the_stored_footer_entries(tmp_path):
     from hoodie_datasource.index.bloom_filter import read_bloom_filter
 
     def footer_of_latest():
-        (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+        (slice_,) = plan_read(Table.load(path), ReadConfig()).slices
         rel = slice_.base_relative_path
         keys = pq.read_table(os.path.join(path, rel), columns=["_hoodie_record_key"]).column(0)
         assert read_bloom_filter(open_storage(path), rel).might_contain(keys).all()
@@ -339,7 +340,7 @@ def test_a_merge_carries_repeating_string_columns_over_as_they_are(tmp_path):
     write_local(path, second, OPTS)
     third = batch([("k007", 3, "x", -7)]).append_column("city", pa.array([None], pa.string()))
     write_local(path, third, OPTS)
-    (slice_,) = plan_read(open_storage(path), ReadConfig()).slices
+    (slice_,) = plan_read(Table.load(path), ReadConfig()).slices
     table = pq.read_table(os.path.join(path, slice_.base_relative_path))
     assert table.schema.field("city").type == pa.string()
     cities = dict(zip(table.column("id").to_pylist(), table.column("city").to_pylist()))

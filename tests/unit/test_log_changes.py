@@ -14,8 +14,8 @@ from hoodie_datasource.read.base_reader import read_base_file
 from hoodie_datasource.read.merged_reader import log_changes, read_merged_slice
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import plan_read
-from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
+from hoodie_datasource.table.table import Table
 from tests.conftest import unzip_table
 from tests.hudi_tables import non_lance_zips
 from tests.unit.small_tables import batch, read_pairs
@@ -53,7 +53,7 @@ def test_log_changes_decide_ties_lower_ordering_new_keys_and_deletes(tmp_path, p
     # a: a lower ordering value; b: a tie; e: a key only in the logs; c: deleted
     write_local(path, batch([("a", 4, "x", 10), ("b", 5, "x", 20), ("e", 1, "x", 50)]), options)
     write_local(path, batch([("c", 9, "x", 0)]), {**options, "operation": "delete"})
-    plan = plan_read(open_storage(path), ReadConfig())
+    plan = plan_read(Table.load(path), ReadConfig())
     (file_slice,) = plan.slices
     assert file_slice.base_file is not None and file_slice.log_files
     assert [f.changes for f in planned_files(plan).files] == [True]
@@ -81,7 +81,7 @@ def test_log_records_pre_combine_around_deletes_decided_in_log_order(tmp_path):
     assert read_pairs(path) == [("d", 2)]
     write_local(path, soft([("a", 20, "x", 5)], ()), MOR_BUCKET)
     assert read_pairs(path) == [("a", 5), ("d", 2)]
-    plan = plan_read(open_storage(path), ReadConfig())
+    plan = plan_read(Table.load(path), ReadConfig())
     (file_slice,) = plan.slices
     merged = read_merged_slice(plan.storage, file_slice, plan.schema, plan.visible_instants, plan.merge_rule)
     assert rebuilt(plan, file_slice).equals(merged.sort_by(RECORD_KEY_COLUMN))
@@ -91,7 +91,7 @@ def test_log_records_pre_combine_around_deletes_decided_in_log_order(tmp_path):
 def test_real_hudi_slices_read_the_same_through_their_log_changes(tmp_path, zip_name):
     """Apache Hudi's own merge-on-read tables (Avro and parquet blocks, deletes, rolled-back blocks)."""
     base = str(unzip_table(zip_name, tmp_path))
-    plan = plan_read(open_storage(base), ReadConfig())
+    plan = plan_read(Table.load(base), ReadConfig())
     slices = [s for s in plan.slices if s.log_files and s.base_file is not None]
     if RECORD_KEY_COLUMN not in plan.schema.names or not slices:
         pytest.skip(f"{zip_name}: no slice with a base file and log files, or no record key column")

@@ -20,7 +20,7 @@ from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.shim_options import REPLACED_FILE_COLUMN, REPLACED_ROW_COLUMN
 from hoodie_datasource.storage import host_scratch
-from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch
 from tests.unit.test_log_changes import MOR_BUCKET
 
@@ -55,7 +55,7 @@ def base_reads(monkeypatch) -> list[str]:
 def scan(path: str, changes: str, **read) -> pa.Table:
     """One of the shim's two scans of the table's slices (a fresh plan, as every query gets)."""
     cfg = ReadConfig(**read)
-    plan = plan_read(open_storage(path), cfg)
+    plan = plan_read(Table.load(path), cfg)
     reader = HoodieReader(plan, cfg, POSITIONS if changes == "replaced" else plan.schema, changes,
                           [s.group for s in plan.slices])
     batches = [b for p in reader.partitions() for b in reader.read(p)]
@@ -84,7 +84,7 @@ def test_the_rows_scan_takes_the_decision_the_replaced_scan_made(tmp_path, entri
 def test_a_block_appended_to_the_slice_is_never_read_from_the_old_entry(tmp_path, entries, base_reads):
     path = str(tmp_path / "t")
     two_commits(path)
-    second = plan_read(open_storage(path), ReadConfig()).instant
+    second = plan_read(Table.load(path), ReadConfig()).instant
     scan(path, "replaced")
     assert pairs(scan(path, "rows")) == [("b", 20), ("d", 40)]
     old = {p.name: p.read_bytes() for p in entries.glob("*.entry")}
@@ -139,7 +139,7 @@ def test_a_changes_scan_splits_its_slices_by_parallelism_not_by_size(tmp_path, e
     write_local(path, batch([(k, 1, p, 1) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
     write_local(path, batch([(k, 2, p, 2) for k, p in (("a", "w"), ("b", "x"), ("c", "y"), ("d", "z"))]), MOR_BUCKET)
     cfg = ReadConfig(split_size=1, parallelism=2)
-    plan = plan_read(open_storage(path), cfg)
+    plan = plan_read(Table.load(path), cfg)
     assert len(HoodieReader(plan, cfg, plan.schema).partitions()) == 4
     groups = [s.group for s in plan.slices]
     for changes, schema in (("replaced", POSITIONS), ("rows", plan.schema)):

@@ -13,7 +13,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, ReadWindowError
 from hoodie_datasource.read.read_window import load_read_window
-from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch, read_pairs
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
@@ -74,7 +74,7 @@ def test_fourteen_upserts_with_default_cleaning(tmp_path):
 
 
 def _view(path):
-    return FileSystemView(HoodieTable(path).timeline())
+    return Table.load(path).fs_view
 
 
 @pytest.mark.parametrize("policy", [

@@ -18,7 +18,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import TimelineError
 from hoodie_datasource.services.cleaner import SAVEPOINTED_TIMESTAMPS
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
 
@@ -45,9 +45,8 @@ SAVEPOINT_METADATA = {
 def savepoint(path: str, instant_time: str) -> set[str]:
     """Savepoint the commit ``instant_time`` as Hudi does (``<t>.savepoint.inflight``, then ``<t>.savepoint``
     beside ``<t>.commit``); the files it holds."""
-    table = HoodieTable(path)
     files: dict[str, list[str]] = {}
-    for piece in FileSystemView(table.timeline()).latest_file_slices(as_of=instant_time):
+    for piece in Table.load(path).fs_view.latest_file_slices(as_of=instant_time):
         files.setdefault(piece.partition_path, []).extend(
             [piece.base_file.name, *(log.name for log in piece.log_files)])
     out = io.BytesIO()

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.read.table_reader import read_table
-from hoodie_datasource.table.table_schema import evolve_schema, is_widening, table_data_schema
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.table.table_schema import evolve_schema, is_widening
 
 TABLE = pa.schema([("id", pa.string()), ("n", pa.int32()), ("x", pa.float32())])
 
@@ -50,7 +50,7 @@ def test_mor_log_only_commit_keeps_the_widened_type(tmp_path):
     write_local(path, pa.table({"id": ["a", "b"], "ts": [1, 1], "n": pa.array([1, 2], pa.int32())}), opts)
     # an update of an existing key: a log block with bigint values next to the int base file
     write_local(path, pa.table({"id": ["a"], "ts": [2], "n": pa.array([2**40], pa.int64())}), opts)
-    assert table_data_schema(HoodieTable(path).timeline()).field("n").type == pa.int64()
+    assert Table.load(path).data_schema.field("n").type == pa.int64()
     out = read_table(path, ReadConfig())
     assert sorted(zip(out.column("id").to_pylist(), out.column("n").to_pylist())) == [("a", 2**40), ("b", 2)]
 
