@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.client.write_client import WriteSession, run_write
+from hoodie_datasource.client.write_client import CommitResult, WriteSession, run_write
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
@@ -26,10 +26,16 @@ def write_local(table: str | Storage, data: pa.Table, options: Mapping[str, str]
     ``table`` is the table's storage, or its URI (a Python API entry point: the storage is then
     opened with the ``hoodie.storage.*`` keys of ``options``)."""
     storage = open_storage(table, options) if isinstance(table, str) else table
+    return run_local_write(storage, data, options, extra_metadata).instant
+
+
+def run_local_write(storage: Storage, data: pa.Table, options: Mapping[str, str],
+                    extra_metadata: Mapping[str, str] | None = None) -> CommitResult:
+    """``write_local``'s whole result: the commit's counts and the table after it and its table services."""
     return run_write(storage, options, data.schema, lambda session: _run(session, data), extra_metadata)
 
 
-def _run(session: WriteSession, data: pa.Table) -> str:
+def _run(session: WriteSession, data: pa.Table) -> CommitResult:
     if session.config.streams_bulk_insert:
         return _bulk_insert(session, data)
     records = tagging.combined_across_partitions(tagging.keyed(data, session.config), session.config)
@@ -60,7 +66,7 @@ _SORT_KEYS = {
 }
 
 
-def _bulk_insert(session: WriteSession, data: pa.Table) -> str:
+def _bulk_insert(session: WriteSession, data: pa.Table) -> CommitResult:
     """A bulk insert as one task (``write.bulk_insert``), fed the records' batches one by one as a Spark
     task is, sorted as ``_SORT_KEYS`` says: one task holds every record, so the size-balanced default
     (``write.bulk_insert_layout``) amounts to writing one partition after the other."""

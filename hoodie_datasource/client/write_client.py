@@ -1,17 +1,22 @@
 """One write (one instant) from start to commit, independent of the engine that moves records.
 
-    start_write()  resolve options once, create the table if needed, roll back failed writes (heartbeat
-                   expired), start the heartbeat, create ``T.<action>.requested`` (under the table
-                   lock with optimistic concurrency control)
+    start_write()  resolve options once, load the table (``Table``: hoodie.properties read once, the
+                   timeline listed once) or create it, roll back failed writes (heartbeat expired),
+                   start the heartbeat, create ``T.<action>.requested`` (under the table lock with
+                   optimistic concurrency control: the timeline is listed again there)
     session.run(engine)                     run an engine; any failure (interrupts too) aborts the instant
     session.record_writer()                 tag, plan inserts and write file groups (``RecordWriter``),
                                             on the driver's process or inside Spark tasks
     session.mark_inflight(profile)          ``T.inflight`` with the workload profile
-    session.commit(stats, partitions)       reconcile markers, conflict check, ``T.commit`` (the one atomic
-                                            commit point), reconcile markers again
+    session.commit(stats, partitions)       reconcile markers, list the timeline again and check for
+                                            conflicts, ``T.commit`` (the one atomic commit point),
+                                            reconcile markers again; returns a ``CommitResult`` with the
+                                            table the commit left
+    session.run_table_services(table)       after the commit point: inline compaction, cleaning, archival
     session.drop_partitions(partitions)     ``delete_partition``: a replacecommit writing no file
     session.abort()                         roll its own instant back (also done by the next writer)
-    run_write(...)                          start_write + run, again on a lost conflict when allowed
+    run_write(...)                          start_write + run, again on a lost conflict when allowed, then
+                                            the table services on the table the commit left
 
 Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.write_dag`` (distributed),
 ``spark.partition_writer`` (Spark's writer API, input clustered by partition).
@@ -54,15 +59,13 @@ from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_j
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
-from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
-from hoodie_datasource.table.metadata_table import drop_metadata_table
-from hoodie_datasource.table.table_schema import evolve_schema, table_data_schema
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.table.table_schema import evolve_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
 from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.transaction.conflict import FileGroup, check_conflicts
 from hoodie_datasource.transaction.transaction_manager import TransactionManager
@@ -104,12 +107,37 @@ def _check_path(storage: Storage) -> bool:
 DEFAULT_RECORD_SIZE = 1024  # HoodieCompactionConfig.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE
 
 
+@dataclass(frozen=True)
+class CommitResult:
+    """What a committed write did, and ``table``: the table as the commit left it (the timeline listed under
+    the lock before the commit point, with this commit completed), on which the table services run."""
+
+    instant: str
+    table: Table
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    files_written: int = 0
+    rows_rewritten: int = 0  # unchanged rows a copy-on-write merge rewrote into the new file slices
+
+    @staticmethod
+    def of(instant: str, table: Table, stats: list[WriteStat]) -> CommitResult:
+        """The counts of the write stats (``numWrites`` counts the rewritten rows too)."""
+        inserts = sum(s.numInserts for s in stats)
+        updates = sum(s.numUpdateWrites for s in stats)
+        rewritten = sum(max(0, s.numWrites - s.numInserts - s.numUpdateWrites) for s in stats)
+        return CommitResult(instant, table, inserts, updates, sum(s.numDeletes for s in stats), len(stats), rewritten)
+
+    def summary(self) -> str:
+        """What the commit changed, for its log line."""
+        return (f"{self.inserts} inserts, {self.updates} updates, {self.deletes} deletes; "
+                f"{self.files_written} files written, {self.rows_rewritten} unchanged rows rewritten")
+
+
 @dataclass
 class WriteSession:
-    storage: Storage
+    table: Table  # as the write started, with its requested instant
     config: WriteConfig
-    table: TableConfig
-    timeline: Timeline
     instant: Instant
     data_schema: pa.Schema
     new_table: bool
@@ -137,7 +165,7 @@ class WriteSession:
 
     def context(self) -> WriteContext:
         return WriteContext(
-            storage=self.storage,
+            storage=self.table.storage,
             instant=self.instant_time,
             data_schema=self.data_schema,
             index=self.config.index,
@@ -148,23 +176,20 @@ class WriteSession:
             event_time_ordering=self.config.event_time_ordering,
             concat_inserts=self.config.concats_inserts,
             log_block_format=self.config.log_block_format,
-            table_name=self.table.name,
+            table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
-            cdc_logging_mode=self.table.cdc_logging_mode if self.table.cdc_enabled else None,
+            cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
         )
-
-    def file_system_view(self) -> FileSystemView:
-        return FileSystemView(self.storage, self.table, self.timeline)
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
         """What tagging, planning and writing need, in a picklable object (for Spark tasks too). The
         instant files every task's file-system view asks about are read here, once, and travel with
         the timeline, instead of once per task; so does ``listed``, the table's files, when given."""
-        self.timeline.replaced_file_ids()
+        self.table.timeline.replaced_file_ids()
         if self.config.is_mor:
-            self.timeline.pending_compactions()
+            self.table.timeline.pending_compactions()
         context = self.context()
-        return RecordWriter(context, self.config, self.timeline, self.average_record_size(),
+        return RecordWriter(context, self.config, self.table, self.average_record_size(),
                             self.needs_tagging, self.new_table, listed, self.log_deletes(context.data_schema))
 
     def log_deletes(self, data: pa.Schema) -> LogDeletes | None:
@@ -173,13 +198,13 @@ class WriteSession:
         record key and the ordering field."""
         if not (self.config.index.is_global and self.config.is_mor):
             return None
-        ordering = self.timeline.config.precombine_field
+        ordering = self.table.config.precombine_field
         fields = [pa.field(RECORD_KEY_COLUMN, pa.string())]
         if ordering and ordering in data.names:
             fields.append(data.field(ordering))
-        visible = frozenset(i.timestamp for i in self.timeline.completed_writes_upto(None))
+        visible = frozenset(i.timestamp for i in self.table.timeline.completed_writes_upto(None))
         return LogDeletes(functools.partial(deleted_base_keys, schema=pa.schema(fields), visible_instants=visible,
-                                            rule=MergeRule.of(self.timeline.config)))
+                                            rule=MergeRule.of(self.table.config)))
 
     def average_record_size(self) -> int:
         """Bytes per record of the last write (its write stats); before any write,
@@ -188,10 +213,10 @@ class WriteSession:
         for a new table's first write, which for records of ~100 bytes cut a large first insert into
         files of a tenth of ``hoodie.parquet.max.file.size``."""
         estimate = self.config.sizing.record_size_estimate or self.measured_record_size or DEFAULT_RECORD_SIZE
-        latest = self.timeline.last_completed_write()
+        latest = self.table.timeline.last_completed_write()
         if latest is None:
             return estimate
-        return average_record_size(list(write_stats_of(self.timeline.read_metadata(latest))), estimate)
+        return average_record_size(list(write_stats_of(self.table.timeline.read_metadata(latest))), estimate)
 
     def replaced_file_groups(self, written_partitions: Iterable[str]) -> dict[str, list[str]]:
         """File groups an overwrite replaces: all in the written partitions and the static ones
@@ -200,7 +225,7 @@ class WriteSession:
         or the whole table."""
         if not self.operation.replaces_file_groups or self.new_table:
             return {}
-        view = self.file_system_view()
+        view = self.table.file_system_view()
         partitions = None if self.operation.replaces_table else sorted(
             set(written_partitions) | set(self.config.static_overwrite_partitions))
         replaced: dict[str, list[str]] = {}
@@ -220,31 +245,31 @@ class WriteSession:
             "extraMetadata": {},
             "operationType": self.operation.commit_type,
         }
-        self.instant = transition_to_inflight(self.timeline, self.instant, json.dumps(body, indent=2).encode())
-        fault_points.reach(fault_points.AFTER_INFLIGHT, storage=self.storage, instant=self.instant_time)
+        self.instant = transition_to_inflight(self.table, self.instant, json.dumps(body, indent=2).encode())
+        fault_points.reach(fault_points.AFTER_INFLIGHT, storage=self.table.storage, instant=self.instant_time)
 
-    def run(self, engine: Callable[[WriteSession], str]) -> str:
-        """``engine(self)``: move the records and commit, returning the instant time. Any failure, an
-        interrupt too, rolls the instant back before it is raised again."""
+    def run(self, engine: Callable[[WriteSession], CommitResult]) -> CommitResult:
+        """``engine(self)``: move the records and commit. Any failure, an interrupt too, rolls the instant
+        back before it is raised again."""
         try:
             return engine(self)
         except BaseException:
             self.abort()
             raise
 
-    def drop_partitions(self, partitions: Iterable[str]) -> str:
+    def drop_partitions(self, partitions: Iterable[str]) -> CommitResult:
         """``delete_partition``: the partitions' file groups are replaced by nothing; no file is written."""
         self.mark_inflight({})
         return self.commit([], partitions, single_attempt=True)
 
     def commit(self, stats: list[WriteStat], written_partitions: Iterable[str] | None = None,
-               single_attempt: bool = False) -> str:
+               single_attempt: bool = False) -> CommitResult:
         """Finalize: drop files of failed task attempts, write partition markers, complete the instant,
         drop files of task attempts that wrote after the first reconciliation (``write.task_attempt``).
         ``written_partitions`` (the partitions of the incoming records) are those an overwrite replaces.
         ``single_attempt``: the files were written in this process, once (the local engine): every marked
         file is in ``stats``, so the markers are not listed. The time until the metadata is written is the
-        ``commit`` stage."""
+        ``commit`` stage. No table service runs here (``run_table_services`` runs them after)."""
         try:
             _refuse_file_groups_written_twice(stats)
         except FileGroupWrittenTwiceError:
@@ -259,10 +284,9 @@ class WriteSession:
         # its partitions' metafiles before it completes (Hudi's write handles too)
         known = {s.partitionPath for s in stats if s.prevCommit not in (None, "null")}
         for partition in {s.partitionPath for s in stats} - known:
-            _write_partition_metafile(self.storage, partition, self.instant_time)
-        schema_json = to_avro_json(
-            arrow_to_avro_schema(self.data_schema, f"{self.table.name}_record", f"hoodie.{self.table.name}")
-        )
+            _write_partition_metafile(self.table.storage, partition, self.instant_time)
+        name = self.table.config.name
+        schema_json = to_avro_json(arrow_to_avro_schema(self.data_schema, f"{name}_record", f"hoodie.{name}"))
         extra = {**self.extra_metadata, "schema": schema_json}
         timer.lap("commit")
         extra.update({f"hoodie.stage.{k}.ms": str(int(v * 1000)) for k, v in self.stage_seconds.items()})
@@ -277,16 +301,16 @@ class WriteSession:
             self.mark_inflight({})
         touched = {(s.partitionPath or "", s.fileId) for s in stats if s.fileId}
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
-        fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.storage, instant=self.instant_time)
-        self._complete(metadata.to_json(), touched)
+        fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.table.storage, instant=self.instant_time)
+        table = self._complete(metadata.to_json(), touched)
         # an attempt that found the instant pending after the first reconciliation wrote its files before
         # the commit point, and its markers are listed now (``write.task_attempt``)
         if not single_attempt:
             self._reconcile_markers(written)
-        delete_marker_dir(self.storage, self.instant_time)
-        logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, _summary(stats))
-        self.run_table_services()
-        return self.instant_time
+        delete_marker_dir(self.table.storage, self.instant_time)
+        result = CommitResult.of(self.instant_time, table, stats)
+        logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, result.summary())
+        return result
 
     def _reconcile_markers(self, written: set[str]) -> None:
         """Delete the marked files that are not in the write stats: files of task attempts that failed or
@@ -294,23 +318,23 @@ class WriteSession:
         is matched to the stats by its name too, which holds its file id, write token and instant: a listing
         may spell a path the stats spell otherwise, and a file the commit lists is never deleted."""
         names = {posixpath.basename(path) for path in written}
-        for relative in marked_files(self.storage, self.instant_time):
+        for relative in marked_files(self.table.storage, self.instant_time):
             if relative not in written and posixpath.basename(relative) not in names \
-                    and self.storage.delete(relative):
+                    and self.table.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)
 
-    def _complete(self, content: bytes, touched: set[FileGroup]) -> None:
-        """The commit point. Under optimistic concurrency control: lock, list the timeline again, check for
-        conflicts, complete the instant, unlock. In ``single_writer`` mode the same check runs without a
-        lock: it catches a second writer that completed before this check, but not one completing between
-        the check and this write's completed file (a window of one listing and one create)."""
+    def _complete(self, content: bytes, touched: set[FileGroup]) -> Table:
+        """The commit point; the table after it. Under optimistic concurrency control: lock, list the timeline
+        again, check for conflicts, complete the instant, unlock. In ``single_writer`` mode the same check runs
+        without a lock: it catches a second writer that completed before this check, but not one completing
+        between the check and this write's completed file (a window of one listing and one create)."""
         tx = self._transactions()
-        completed = False
+        completed = None
         try:
             with tx.locked():
-                now = Timeline.load(self.storage, self.table)
+                now = self.table.refresh()
                 try:
-                    check_conflicts(self.timeline, now, self.instant_time, touched)
+                    check_conflicts(self.table.timeline, now.timeline, self.instant_time, touched)
                 except HoodieWriteConflictError as exc:
                     if self.concurrency.is_occ:
                         raise
@@ -319,13 +343,12 @@ class WriteSession:
                         f"set {k.CONCURRENCY_MODE.key}=optimistic_concurrency_control (and {k.LOCK_PROVIDER.key})"
                     ) from None
                 try:
-                    transition_to_completed(self.timeline, self.instant, content)
+                    completed = now.with_instant(transition_to_completed(self.table, self.instant, content))
                 except CommitConflictError:
                     self.owns_instant = False  # another writer completed an instant of this time: never roll it back
                     raise
-                completed = True
         except BaseException:
-            if not completed:
+            if completed is None:
                 self.abort()
                 raise
             # the commit landed; only releasing the lock failed (it expires with its lease or session):
@@ -333,21 +356,24 @@ class WriteSession:
             logger.exception("Committed %s, but releasing the table lock failed", self.instant_time)
         self.finished = True
         tx.stop_heartbeat()
+        return completed
 
     def _transactions(self) -> TransactionManager:
         if self.transactions is None:
-            self.transactions = TransactionManager(self.storage, self.concurrency)
+            self.transactions = TransactionManager(self.table.storage, self.concurrency)
         return self.transactions
 
-    def run_table_services(self) -> None:
-        """Inline services after a commit: compaction (MOR, when enabled), cleaning, archival, under the
-        table lock in optimistic concurrency control. The write is already committed; a failing service is
-        logged and retried by the next write."""
+    def run_table_services(self, table: Table) -> Table:
+        """The inline services, after the commit point, on ``table`` (the table the commit left): compaction
+        (MOR, when enabled), cleaning, archival, under the table lock in optimistic concurrency control; the
+        table after them. The write is already committed: a failing service is logged and retried by the
+        next write (the table is then returned as the commit left it). Frees the table lock's provider."""
         tx = self._transactions()
         try:
-            run_inline_services(self.storage, self.table, self.services, tx.locked if self.concurrency.is_occ else None)
+            return run_inline_services(table, self.services, tx.locked if self.concurrency.is_occ else None)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
+            return table
         finally:
             tx.close()
 
@@ -359,22 +385,12 @@ class WriteSession:
         tx = self._transactions()
         try:
             if self.owns_instant:
-                rollback_pending(self.timeline, self.instant)
+                rollback_pending(self.table, self.instant)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
         finally:
             tx.stop_heartbeat(delete=self.owns_instant)
             tx.close()
-
-
-def _summary(stats: list[WriteStat]) -> str:
-    """What a commit changed, for its log line: the records inserted, updated and deleted, apart from
-    the unchanged rows a copy-on-write merge rewrites into the new file slices (``numWrites`` counts both)."""
-    inserts = sum(s.numInserts for s in stats)
-    updates = sum(s.numUpdateWrites for s in stats)
-    rewritten = sum(max(0, s.numWrites - s.numInserts - s.numUpdateWrites) for s in stats)
-    return (f"{inserts} inserts, {updates} updates, {sum(s.numDeletes for s in stats)} deletes; "
-            f"{len(stats)} files written, {rewritten} unchanged rows rewritten")
 
 
 def _refuse_file_groups_written_twice(stats: list[WriteStat]) -> None:
@@ -411,9 +427,8 @@ def _write_partition_metafile(storage: Storage, partition: str, instant_time: st
 class _CheckedWrite:
     storage: Storage
     config: WriteConfig
-    existing: TableConfig | None
+    table: Table | None  # the existing table, loaded once for the whole start of the write
     data_schema: pa.Schema
-    timeline: Timeline | None  # the existing table's timeline, loaded once for the whole start of the write
 
 
 def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
@@ -434,15 +449,15 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     deleting = config.operation.is_delete
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
-    timeline = Timeline.load(storage, existing) if existing else None
-    if timeline is not None:
-        check_bucket_count(timeline, config.index)
-    table_schema = table_data_schema(storage, existing, timeline) if timeline else None
+    table = Table.load(storage, config=existing) if existing else None
+    if table is not None:
+        check_bucket_count(table.timeline, config.index)
+    table_schema = table.data_schema if table else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
-    return _CheckedWrite(storage, config, existing, data_schema, timeline)
+    return _CheckedWrite(storage, config, table, data_schema)
 
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
@@ -472,7 +487,7 @@ def create_table(storage: Storage, options: Mapping[str, str], schema: pa.Schema
 
     An existing table is left as it is, once the options are known to agree with it."""
     checked = _check_write(storage, options, schema, writing=False)
-    if checked.existing is None:
+    if checked.table is None:
         _create_table(checked)
         logger.info("Created table %s at %s", checked.config.table_name, storage.uri)
 
@@ -490,28 +505,29 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     concurrency = resolve_concurrency_config(options, config.table_name)
-    table = checked.existing or _create_table(checked)
+    created = None if checked.table else _create_table(checked)
     tx = TransactionManager(storage, concurrency)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
     with tx.locked():
-        timeline = Timeline.load(storage, table) if concurrency.is_occ or not checked.timeline else checked.timeline
-        if (kept := drop_metadata_table(storage, table, timeline.metadata_folder)) is not table:
-            table = kept
-            timeline = replace(timeline, _config=table, metadata_folder=False)
-        if timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
-            rollback_failed_writes(timeline, concurrency.heartbeat_expiry_ms)
-            timeline = Timeline.load(storage, table)
-        instant_time = new_instant_time(timeline.last_instant_time())
+        if checked.table is None:
+            table = Table.load(storage, config=created)
+        else:  # with several writers, the timeline as it is under the lock
+            table = checked.table.refresh() if concurrency.is_occ else checked.table
+        table = table.prepared_for_change()
+        if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
+            table = table.refresh()
+        instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)
         try:
-            instant = create_requested(timeline, instant_time, action)
+            instant = create_requested(table, instant_time, action)
         except BaseException as exc:  # the instant may be another writer's, and so the heartbeat file
             tx.stop_heartbeat(delete=not isinstance(exc, CommitConflictError))
             tx.close()
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    session = WriteSession(storage, config, table, _with_own_instant(timeline, instant), instant, data_schema,
-                           not timeline.completed(), services, concurrency=concurrency, transactions=tx,
+    session = WriteSession(table.with_instant(instant), config, instant, data_schema,
+                           not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
                            extra_metadata={**(extra_metadata or {}), **bucket_count_metadata(config.index)})
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
@@ -522,25 +538,23 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
 
 
 def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
-              engine: Callable[[WriteSession], str], extra_metadata: Mapping[str, str] | None = None) -> str:
+              engine: Callable[[WriteSession], CommitResult],
+              extra_metadata: Mapping[str, str] | None = None) -> CommitResult:
     """``start_write`` then ``session.run(engine)``; a write that loses to a concurrent one
     (``HoodieWriteConflictError``: its own instant is rolled back) is run again from the start, against
     the table as the winner left it, up to ``hoodie.write.num.retries.on.conflict`` times (Hudi's
-    ``HoodieWriteConfig.NUM_RETRIES_ON_CONFLICT_FAILURES``). ``engine`` must be able to run again."""
+    ``HoodieWriteConfig.NUM_RETRIES_ON_CONFLICT_FAILURES``). ``engine`` must be able to run again. After the
+    commit point, the table services run on the table the commit left; the result carries the table after them."""
     retries = resolve_concurrency_config(options).retries_on_conflict
     attempt = 0
     while True:
         try:
-            return start_write(storage, options, incoming_schema, extra_metadata).run(engine)
+            session = start_write(storage, options, incoming_schema, extra_metadata)
+            result = session.run(engine)
+            break
         except HoodieWriteConflictError as exc:
             if attempt >= retries:
                 raise
             attempt += 1
             logger.warning("%s; running the write again (retry %d of %d)", exc, attempt, retries)
-
-
-def _with_own_instant(timeline: Timeline, instant: Instant) -> Timeline:
-    """``timeline`` plus the write's just-requested instant, without listing the timeline again: the
-    instant's time is later than every instant of ``timeline`` (``new_instant_time``), so the instants
-    stay sorted, and a requested write is no compaction (``actions_seen`` tells those apart)."""
-    return replace(timeline, instants=(*timeline.instants, instant))
+    return replace(result, table=session.run_table_services(result.table))

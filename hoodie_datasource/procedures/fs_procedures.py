@@ -57,8 +57,8 @@ def _data_file(table: HoodieTable, partition: str, base: Any) -> str:
 
 
 def _show_fsview_all(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
-    timeline, shown = _view_timeline(table, args)
-    view = FileSystemView(timeline.storage, timeline.config, timeline)
+    _, shown = _view_timeline(table, args)
+    view = table.table.fs_view
     rows = []
     for group in view.file_groups(_partitions(view, args["path_regex"])):
         bases = sorted((b for b in group.base_files if b.instant_time in shown), key=lambda b: b.instant_time)
@@ -80,7 +80,7 @@ def _show_fsview_latest(table: HoodieTable, args: dict[str, Any], conf: dict[str
     pattern = args["partition_path"] if args["path_regex"] == _ALL_PARTITIONS else args["path_regex"]
     refuse_unsupported(table, "show_fsview_latest", args, include_in_flight=False, exclude_compaction=False, merge=True)
     timeline = table.timeline()
-    view = FileSystemView(timeline.storage, timeline.config, timeline)
+    view = table.table.fs_view
     completed = {i.timestamp for i in timeline.instants if i.is_completed}
     as_of = args["max_instant"] or None
     if as_of and not args["include_max"]:  # the view as of the last completed instant before max_instant

@@ -18,7 +18,7 @@ How, exactly and cheaply:
   ``TimelineUtils.validateTimestampAsOf`` refuses a time travel before the latest clean's
   ``earliestCommitToRetain`` (later than needed), and under KEEP_LATEST_FILE_VERSIONS only one before
   the first active instant (letting through reads whose files are gone).
-* Archived instants. In timeline layout 1 archived instants stay readable (``Timeline.load`` reads the
+* Archived instants. In timeline layout 1 archived instants stay readable (loading the timeline reads the
   archive log, ``.hoodie/archived/.commits_.archive.*``, whoever wrote it). Once instants were archived
   where this library does not read them (files under ``.hoodie/timeline/history/`` in layout 2, or an
   archive log block that does not decode), what came before the first instant on the timeline is unknown;

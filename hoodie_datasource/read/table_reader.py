@@ -17,8 +17,11 @@ def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mappin
     """The query ``cfg`` on the table at ``path`` (a local path or a table URI); ``storage_options`` are
     ``hoodie.storage.*`` keys (credentials, endpoints). A CDC query (incremental, format ``cdc``) returns
     Hudi's CDC schema (``read.cdc_reader``)."""
-    cfg = cfg or ReadConfig()
-    table = Table.load(path, storage_options)
+    return read_query(Table.load(path, storage_options), cfg or ReadConfig())
+
+
+def read_query(table: Table, cfg: ReadConfig) -> pa.Table:
+    """The query ``cfg`` on ``table``, read in this process."""
     if cfg.is_cdc:
         return read_cdc(table, cfg)
     plan = plan_read(table, cfg)

@@ -27,10 +27,12 @@ import logging
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.config.table_config import METAFOLDER
+from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.archive_log import archive_entry, write_archive_file
 from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State
-from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content
+from hoodie_datasource.timeline.timeline import Timeline, decode_instant_content, timeline_dir
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +53,16 @@ def _oldest_replace_to_keep(timeline: Timeline) -> str | None:
     return None
 
 
-def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | None = None) -> list[str]:
-    if timeline.config.timeline_layout_version >= 2:
-        return []  # layout 2 archives into an LSM history we do not write
+def archive(table: Table, cfg: ArchiveConfig, earliest_retained: str | None = None) -> ServiceRun:
+    """Archive what the rules above let go: the instants archived, and the table after (listed again when
+    anything was archived: its timeline then reads those instants from the archive)."""
+    timeline, config = table.timeline, table.config
+    if config.timeline_layout_version >= 2:
+        return ServiceRun((), table)  # layout 2 archives into an LSM history we do not write
     active = [i for i in timeline.instants if i.timestamp not in timeline.archived]
     completed = [i for i in timeline.completed() if i.timestamp not in timeline.archived]
     if len(completed) <= cfg.max_commits:
-        return []
+        return ServiceRun((), table)
     cutoff = completed[len(completed) - cfg.min_commits].timestamp
     bounds = [i.timestamp for i in active if not i.is_completed][:1]
     bounds += [p.timestamp for p in timeline.savepoints[:1]]
@@ -69,12 +74,11 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         if len(done) > cfg.max_commits:
             doomed += done[:len(done) - cfg.min_commits]
     if not doomed:
-        return []
+        return ServiceRun((), table)
     doomed.sort()
-    storage = timeline.storage
-    layout = timeline.config.timeline_layout_version
-    present = {f.name: f for f in storage.list_dir(timeline.directory).files}  # one listing, not a HEAD per file
-    folder = join(METAFOLDER, timeline.config.archive_folder)
+    storage, layout, directory = table.storage, config.timeline_layout_version, timeline_dir(config)
+    present = {f.name: f for f in storage.list_dir(directory).files}  # one listing, not a HEAD per file
+    folder = join(METAFOLDER, config.archive_folder)
     files: dict[str, list[str]] = {}
     entries = []
     for instant in doomed:
@@ -84,14 +88,14 @@ def archive(timeline: Timeline, cfg: ArchiveConfig, earliest_retained: str | Non
         names.append(instant.file_name(layout))  # the completed file last: never left as a pending instant
         files[instant.timestamp] = [n for n in names if n in present]
         for name in files[instant.timestamp]:
-            path = join(timeline.directory, name)
+            path = join(directory, name)
             content = decode_instant_content(storage.read(path), storage.uri_of(path))
             entries.append(archive_entry(Instant.parse(name), content, present[name].modified_ns))
     storage.make_dirs(folder)
     written = write_archive_file(storage, folder, storage.list_names(folder), entries)
     for instant in doomed:
         for name in files[instant.timestamp]:
-            storage.delete(join(timeline.directory, name))
+            storage.delete(join(directory, name))
         fault_points.reach(fault_points.MID_ARCHIVAL, storage=storage, instant=instant.timestamp)
     logger.info("Archived %d instants older than %s into %s", len(doomed), cutoff, storage.uri_of(written))
-    return [i.timestamp for i in doomed]
+    return ServiceRun(tuple(i.timestamp for i in doomed), table.refresh())

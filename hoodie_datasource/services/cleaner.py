@@ -25,8 +25,9 @@ from collections import defaultdict
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CleanConfig
+from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
-from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
 from hoodie_datasource.timeline.instant import CLEAN, WRITE_ACTIONS, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
@@ -55,15 +56,16 @@ def savepointed_files(timeline: Timeline) -> frozenset[str]:
                      for name in partition.get("savepointDataFile") or ())
 
 
-def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
+def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]], str]:
     """Files to delete per partition, and the earliest instant retained."""
+    timeline = table.timeline
     completed = timeline.completed()
     retained_from = earliest_retained(timeline, cfg)
     if not completed or (cfg.policy == "KEEP_LATEST_COMMITS" and retained_from == completed[0].timestamp):
         # every committed file version and replacement is at or after the first retained write:
         # nothing to delete, and no listing of the table to find that out
         return {}, retained_from
-    view = FileSystemView(timeline.storage, timeline.config, timeline)
+    view = table.fs_view
     pending_compaction = timeline.pending_compactions()
     savepointed = savepointed_files(timeline)
     committed = {i.timestamp for i in completed}
@@ -107,25 +109,25 @@ def files_to_clean(timeline: Timeline, cfg: CleanConfig) -> tuple[dict[str, list
     return dict(doomed), retained_from
 
 
-def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
-    """Plan and run a clean; return its instant time, or None when there is nothing to delete. Under the
-    LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
+def clean(table: Table, cfg: CleanConfig) -> ServiceRun:
+    """Plan and run a clean: its instant time (none when there is nothing to delete), and the table after.
+    Under the LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
     ``BaseHoodieTableServiceClient.clean`` does; so are pending cleans finished first: a cleaner that died
     midway left its plan, which is executed again (deleting a file twice is harmless) and completed."""
     started = time.monotonic()
-    if cfg.rolls_back_failed_writes and any(i.action in WRITE_ACTIONS for i in timeline.pending()):
-        if rollback_failed_writes(timeline, cfg.heartbeat_expiry_ms):
-            timeline = Timeline.load(timeline.storage, timeline.config)
-    pending = [i for i in timeline.pending() if i.action == CLEAN]
+    if cfg.rolls_back_failed_writes and any(i.action in WRITE_ACTIONS for i in table.timeline.pending()):
+        if rollback_failed_writes(table, cfg.heartbeat_expiry_ms):
+            table = table.refresh()
+    pending = [i for i in table.timeline.pending() if i.action == CLEAN]
     for instant in pending:
-        _execute(timeline, instant, timeline.read_plan(instant.with_state(State.REQUESTED)), time.monotonic())
+        _execute(table, instant, table.timeline.read_plan(instant.with_state(State.REQUESTED)), time.monotonic())
     if pending:
-        timeline = Timeline.load(timeline.storage, timeline.config)
-    doomed, retained_from = files_to_clean(timeline, cfg)
+        table = table.refresh()
+    doomed, retained_from = files_to_clean(table, cfg)
     if not any(doomed.values()):
-        return None
+        return ServiceRun((), table)
     by_versions = cfg.policy == "KEEP_LATEST_FILE_VERSIONS"
-    storage = timeline.storage
+    storage, timeline = table.storage, table.timeline
     instant_time = new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()
     plan = {
@@ -141,28 +143,29 @@ def clean(timeline: Timeline, cfg: CleanConfig) -> str | None:
             for p, names in doomed.items()
         },
         "partitionsToBeDeleted": None,
-        "extraMetadata": _extra_metadata(timeline),
+        "extraMetadata": _extra_metadata(table),
     }
-    requested = create_requested(timeline, instant_time, CLEAN, encode(CLEANER_PLAN, plan))
-    total = _execute(timeline, requested, plan, started)
+    requested = create_requested(table, instant_time, CLEAN, encode(CLEANER_PLAN, plan))
+    completed, total = _execute(table, requested, plan, started)
     logger.info("Clean %s removed %d files (retaining from %s)", instant_time, total, retained_from)
-    return instant_time
+    return ServiceRun((instant_time,), table.with_instant(completed))
 
 
-def _extra_metadata(timeline: Timeline) -> dict[str, str]:
+def _extra_metadata(table: Table) -> dict[str, str]:
     """Hudi's ``CleanPlanActionExecutor.prepareExtraMetadata``: the savepoints' times, on a partitioned table."""
-    if not timeline.savepoints or not timeline.config.is_partitioned:
+    savepoints = table.timeline.savepoints
+    if not savepoints or not table.config.is_partitioned:
         return {}
-    return {SAVEPOINTED_TIMESTAMPS: ",".join(s.timestamp for s in timeline.savepoints)}
+    return {SAVEPOINTED_TIMESTAMPS: ",".join(s.timestamp for s in savepoints)}
 
 
-def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -> int:
+def _execute(table: Table, instant: Instant, plan: dict, started: float) -> tuple[Instant, int]:
     """Delete the files ``plan`` lists and complete the clean ``instant`` (requested or inflight); returns
-    the files deleted."""
-    storage = timeline.storage
+    the completed clean and the files deleted."""
+    storage = table.storage
     # the inflight file holds the plan too, as Hudi's CleanActionExecutor writes it (its archiver reads it there)
     inflight = (instant if instant.state is State.INFLIGHT
-                else transition_to_inflight(timeline, instant, encode(CLEANER_PLAN, plan)))
+                else transition_to_inflight(table, instant, encode(CLEANER_PLAN, plan)))
     partition_metadata = {}
     total = 0
     # version 2 plans list paths; version 1 plans (older Hudi) list file names
@@ -188,5 +191,4 @@ def _execute(timeline: Timeline, instant: Instant, plan: dict, started: float) -
         "lastCompletedCommitTimestamp": plan.get("lastCompletedCommitTimestamp"),
         "partitionMetadata": partition_metadata, "version": 2, "extraMetadata": plan.get("extraMetadata"),
     }
-    transition_to_completed(timeline, inflight, encode(CLEAN_METADATA, metadata))
-    return total
+    return transition_to_completed(table, inflight, encode(CLEAN_METADATA, metadata)), total

@@ -33,19 +33,19 @@ from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, base_file_name
-from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.markers import create_marker, delete_marker_dir
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_COLUMN, data_schema_of
-from hoodie_datasource.table.table_schema import read_schema, table_data_schema
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie_datasource.timeline.heartbeat import Heartbeat, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.timeline import Timeline, instant_path
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
 from hoodie_datasource.write.rollback import delete_instant_data_files
@@ -87,19 +87,19 @@ def _select(slices: list[FileSlice], cfg: CompactionConfig) -> list[FileSlice]:
     return chosen
 
 
-def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None:
-    """Write a compaction plan; return its instant time, or None when nothing needs compacting."""
-    if not timeline.config.is_mor:
+def schedule_compaction(table: Table, cfg: CompactionConfig) -> ServiceRun:
+    """Write a compaction plan: its instant time (none when nothing needs compacting), and the table after."""
+    if not table.config.is_mor:
         raise HoodieConfigError("Compaction applies to MERGE_ON_READ tables only")
+    timeline = table.timeline
     if _pending_writes(timeline):
         logger.info("Not scheduling compaction: writes %s are in flight", _pending_writes(timeline))
-        return None
-    view = FileSystemView(timeline.storage, timeline.config, timeline)
+        return ServiceRun((), table)
     pending = timeline.pending_compactions()
-    candidates = [s for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
+    candidates = [s for s in table.fs_view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
     selected = _select(candidates, cfg)
     if not selected:
-        return None
+        return ServiceRun((), table)
     instant_time = new_instant_time(timeline.last_instant_time())
     operations = [
         {
@@ -114,34 +114,37 @@ def schedule_compaction(timeline: Timeline, cfg: CompactionConfig) -> str | None
         }
         for s in selected
     ]
-    requested = create_requested(timeline, instant_time, COMPACTION, encode(COMPACTION_PLAN, {
+    requested = create_requested(table, instant_time, COMPACTION, encode(COMPACTION_PLAN, {
         "operations": operations, "extraMetadata": None, "version": 2}))
     # A writer that started before the plan existed appends to the old slice: withdraw the plan.
     # (Writers create their instant before reading pending compactions, so one of the two sees the other.)
-    racing = _pending_writes(Timeline.load(timeline.storage, timeline.config))
+    now = table.refresh()
+    racing = _pending_writes(now.timeline)
     if racing:
-        timeline.storage.delete(timeline.path_of(requested))
+        table.storage.delete(instant_path(table.config, requested))
         logger.info("Withdrew compaction %s: writes %s started meanwhile", instant_time, racing)
-        return None
+        return ServiceRun((), table)
     logger.info("Scheduled compaction %s of %d file groups (%s)", instant_time, len(selected), cfg.strategy)
-    return instant_time
+    return ServiceRun((instant_time,), now)
 
 
-def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionConfig, guard: Guard = nullcontext) -> str:
+def execute_compaction(table: Table, instant_time: str, cfg: CompactionConfig, guard: Guard = nullcontext
+                       ) -> ServiceRun:
     """Run a scheduled compaction; its completion happens inside ``guard()`` (the table lock under
-    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it).
+    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it). Returns it, and the table
+    as listed inside ``guard()`` with the compaction completed.
 
     While it runs, the compaction beats a heartbeat of its instant, so that another process, finding it
     inflight, leaves it alone instead of deleting its files and starting it over (the approach of Hudi's
     RFC-79, HUDI-7946: table service executions heartbeat like writers). Whether it may start is decided
     inside ``guard()``, on a timeline listed there: with the table lock, two processes never both run one
     compaction; without it (a single writer), only one process should run compactions."""
-    storage = timeline.storage
+    storage = table.storage
     heartbeat = None
     try:
         with guard():
-            timeline = Timeline.load(storage, timeline.config)
-            instant = timeline.find(instant_time)
+            table = table.refresh()
+            instant = table.timeline.find(instant_time)
             if instant is None or instant.action != COMPACTION:
                 raise TimelineError(f"No pending compaction {instant_time}")
             if instant.is_completed:
@@ -152,39 +155,41 @@ def execute_compaction(timeline: Timeline, instant_time: str, cfg: CompactionCon
                                           f"heartbeat is alive); it is resumed only once that heartbeat expired")
             heartbeat = Heartbeat(storage, instant_time, cfg.heartbeat_interval_ms).start()
         if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
-            delete_instant_data_files(timeline, instant)
+            delete_instant_data_files(table, instant)
         else:
-            instant = transition_to_inflight(timeline, instant)
-        _execute(timeline, instant, cfg, guard)
+            instant = transition_to_inflight(table, instant)
+        completed = _execute(table, instant, cfg, guard)
     finally:
         if heartbeat is not None:  # also when leaving the lock failed after the heartbeat started
             heartbeat.stop()
-    return instant_time
+    return ServiceRun((instant_time,), table.with_instant(completed))
 
 
-def _execute(timeline: Timeline, instant: Instant, cfg: CompactionConfig, guard: Guard) -> None:
+def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard) -> Instant:
     instant_time = instant.timestamp
+    timeline = table.timeline
     plan = timeline.read_plan(instant.with_state(State.REQUESTED))
-    schema = read_schema(timeline.config, table_data_schema(timeline.storage, timeline.config, timeline))
+    schema = table.schema
     data_schema = data_schema_of(schema)
     visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
     stats = []
     file_sizes: dict[str, dict[str, int]] = {}  # per partition, listed once for all its operations
     for op in plan.get("operations") or ():
-        stats.append(_compact_one(timeline, op, instant_time, schema, visible, cfg, file_sizes))
-    name = timeline.config.name
+        stats.append(_compact_one(table, op, instant_time, schema, visible, cfg, file_sizes))
+    name = table.config.name
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
     with guard():
-        transition_to_completed(timeline, instant, metadata.to_json())
-    delete_marker_dir(timeline.storage, instant_time)
+        completed = transition_to_completed(table, instant, metadata.to_json())
+    delete_marker_dir(table.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
+    return completed
 
 
-def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
+def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
                  cfg: CompactionConfig, file_sizes: dict[str, dict[str, int]]) -> WriteStat:
     started = time.monotonic()
-    storage = timeline.storage
+    storage = table.storage
     partition = op.get("partitionPath") or ""
     if partition not in file_sizes:
         file_sizes[partition] = {f.name: f.size for f in storage.list_dir(partition).files}
@@ -200,7 +205,7 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     base_name = op.get("dataFilePath")
     base = BaseFile(posixpath.basename(base_name), op["fileId"], op["baseInstantTime"], 0) if base_name else None
     file_slice = FileSlice(partition, op["fileId"], op["baseInstantTime"], base, tuple(logs))
-    merged = read_merged_slice(storage, file_slice, schema, visible, MergeRule.of(timeline.config))
+    merged = read_merged_slice(storage, file_slice, schema, visible, MergeRule.of(table.config))
     file_name = base_file_name(op["fileId"], UNKNOWN_WRITE_TOKEN, instant_time)
     if FILE_NAME_COLUMN in merged.column_names:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,
@@ -209,7 +214,7 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
     create_marker(storage, instant_time, partition, file_name, "CREATE")
     size = write_base_file(storage, join(partition, file_name), merged, footer, cfg.compression,
-                           timeline.config.record_key_fields)
+                           table.config.record_key_fields)
     fault_points.reach(fault_points.MID_COMPACTION, storage=storage, instant=instant_time,
                        path=join(partition, file_name))
     return WriteStat(
@@ -229,13 +234,16 @@ def _compact_one(timeline: Timeline, op: dict, instant_time: str, schema: pa.Sch
     )
 
 
-def run_pending_compactions(timeline: Timeline, cfg: CompactionConfig, guard: Guard = nullcontext) -> list[str]:
+def run_pending_compactions(table: Table, cfg: CompactionConfig, guard: Guard = nullcontext) -> ServiceRun:
     """Run every pending compaction but those another process is running (inflight, heartbeat alive)."""
-    done = []
-    for instant in timeline.instants:
+    done: list[str] = []
+    for instant in table.timeline.instants:
         if instant.action == COMPACTION and not instant.is_completed:
             try:
-                done.append(execute_compaction(timeline, instant.timestamp, cfg, guard))
+                run = execute_compaction(table, instant.timestamp, cfg, guard)
             except CommitConflictError as exc:
                 logger.info("Skipped: %s", exc)
-    return done
+                continue
+            done += run.instants
+            table = run.table
+    return ServiceRun(tuple(done), table)

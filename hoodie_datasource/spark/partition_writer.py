@@ -83,7 +83,7 @@ class PartitionWriter(DataSourceArrowWriter):
         records = tagging.keyed(pa.Table.from_batches(batches), self.session.config)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
-        stats = end_task_attempt(self.writer.timeline, self.session.instant, stats)  # the attempt's last step
+        stats = end_task_attempt(self.writer.table, self.session.instant, stats)  # the attempt's last step
         return PartitionStats([s.as_dict() for s in stats], timer.seconds, timer.counts)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -96,11 +96,12 @@ class PartitionWriter(DataSourceArrowWriter):
             counter = StageTimer(counts=self.session.stage_counts)
             for m in done:
                 counter.count(m.stage_counts)
-            instant = self.session.commit(stats)
-            logger.info("Committed %s (%s, %d file groups)", instant, self.session.config.operation, len(stats))
+            result = self.session.commit(stats)
+            logger.info("Committed %s (%s, %d file groups)", result.instant, self.session.config.operation, len(stats))
         except BaseException:  # rolled back here, whether or not Spark calls abort()
             self.session.abort()
             raise
+        self.session.run_table_services(result.table)  # after the commit point: a failing service fails no write
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.session.abort()

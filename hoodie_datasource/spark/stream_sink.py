@@ -44,7 +44,7 @@ from pyspark.sql import DataFrame
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.streaming_config import StreamingSinkConfig
-from hoodie_datasource.config.table_config import load_table_config, table_exists
+from hoodie_datasource.config.table_config import table_exists
 from hoodie_datasource.errors import (
     HoodieConfigError,
     InvalidRecordError,
@@ -55,8 +55,8 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.sink_checkpoint import latest_sink_checkpoint, sink_metadata
-from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class HoodieStreamSink:
         storage = open_storage(self.path, self.options)
         if not table_exists(storage):
             return None
-        found = latest_sink_checkpoint(Timeline.load(storage, load_table_config(storage)), self.config.identifier)
+        found = latest_sink_checkpoint(Table.load(storage).timeline, self.config.identifier)
         if found is None:
             return None
         if found.query is not None and found.query != self.query:

@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hoodie_datasource.client.write_client import WriteSession, run_write
+from hoodie_datasource.client.write_client import CommitResult, WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
@@ -60,7 +60,6 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import bulk_insert, tagging
 from hoodie_datasource.write.bucket_tagging import bucket_file_groups, bucket_tag
 from hoodie_datasource.write.bulk_insert import encoded_record_size, write_bulk_insert_task
@@ -121,17 +120,15 @@ def _confirm(storage: Storage, use_bloom: bool, log_deletes: tagging.LogDeletes 
 
 def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], WriteTarget]):
     """One call per file group: its file is checked against the instant after it is written
-    (``write.task_attempt``), as the call is the last a task makes for that group. The check needs only
-    where the instant files are: a timeline without instants travels with the function."""
-    ctx, instant = session.context(), session.instant
-    timeline = Timeline(session.storage, session.table, ())
+    (``write.task_attempt``), as the call is the last a task makes for that group."""
+    ctx, instant, table = session.context(), session.instant, session.table
 
-    def run(key: tuple, table: pa.Table) -> pa.Table:
+    def run(key: tuple, records: pa.Table) -> pa.Table:
         token, task_partition = task_token()
         partition, file_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key[:2])
         target = targets.get((partition, file_id)) or WriteTarget(partition, file_id)
-        stat = write_file_group(ctx, target, table, token, task_partition)
-        stats = end_task_attempt(timeline, instant, [stat] if stat is not None else [])
+        stat = write_file_group(ctx, target, records, token, task_partition)
+        stats = end_task_attempt(table, instant, [stat] if stat is not None else [])
         return pa.table({"stat": pa.array([json.dumps(s.as_dict()) for s in stats], pa.string())})
     return run
 
@@ -153,7 +150,7 @@ def _write_partitions(session: WriteSession, writer: RecordWriter) -> Callable[[
     def run(table: pa.Table) -> pa.Table:
         token, task_partition = task_token()
         timer = StageTimer()
-        stats = end_task_attempt(writer.timeline, instant, writer.write_records(table, token, task_partition, timer))
+        stats = end_task_attempt(writer.table, instant, writer.write_records(table, token, task_partition, timer))
         columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
         for stage in TASK_STAGES:
             columns[f"{stage}_ms"] = pa.array([0] * len(stats) + [timer.ms(stage)], pa.int64())
@@ -184,7 +181,7 @@ def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
     object store), made by the driver at the start of the write."""
     if session.new_table:
         return {}
-    return {d: tuple(files) for d, files in list_table_files(session.storage).items()}
+    return {d: tuple(files) for d, files in list_table_files(session.table.storage).items()}
 
 
 def _partition_bytes(listed: Mapping[str, Sequence[FileInfo]]) -> dict[str, int]:
@@ -219,7 +216,7 @@ def _measure_record_size(session: WriteSession, df: DataFrame) -> None:
     the insert plan sizes new files by (``WriteSession.average_record_size``)."""
     cfg = session.config
     if cfg.operation.is_delete or cfg.sizing.record_size_estimate is not None \
-            or session.timeline.last_completed_write() is not None:
+            or session.table.timeline.last_completed_write() is not None:
         return
     with _step(session, df, "sampling the records' size"):
         sample = df.limit(SAMPLE_ROWS).toArrow()
@@ -231,10 +228,10 @@ def _measure_record_size(session: WriteSession, df: DataFrame) -> None:
 def _step(session: WriteSession, df: DataFrame, what: str):
     """The Spark jobs of one step of the write, named in the UI: ``hoodie upsert trips <instant>: tagging``."""
     return job_description(df.sparkSession,
-                           f"hoodie {session.operation} {session.table.name} {session.instant_time}: {what}")
+                           f"hoodie {session.operation} {session.table.config.name} {session.instant_time}: {what}")
 
 
-def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> CommitResult:
     """Upserts, inserts and deletes of a partitioned table (non-global index) in one Spark job:
     records are shuffled once, by partition (``spark.partition_clustering``), and each task does the whole write of its
     partitions in one call (a partition's records and file groups never span tasks; a task holds its
@@ -287,15 +284,14 @@ def _bulk_insert_tasks(session: WriteSession, keyed: bool, sorted_by_partition: 
     """A ``mapInArrow`` function writing its task's rows into new file groups (``write.bulk_insert``), then
     checking the instant is still pending (``write.task_attempt``); one row per file written, and one
     more with the task's stage timings (stat null)."""
-    ctx, cfg, instant = session.context(), session.config, session.instant
-    timeline = Timeline(session.storage, session.table, ())
+    ctx, cfg, instant, table = session.context(), session.config, session.instant, session.table
     record_size = session.average_record_size()
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         token, task_partition = task_token()
         timer = StageTimer()
         tables = (pa.Table.from_batches([batch]) for batch in batches)
-        stats = end_task_attempt(timeline, instant, write_bulk_insert_task(
+        stats = end_task_attempt(table, instant, write_bulk_insert_task(
             ctx, cfg, record_size, tables, token, task_partition, timer, keyed, sorted_by_partition))
         columns = {"stat": pa.array([json.dumps(stat.as_dict()) for stat in stats] + [None], pa.string())}
         for stage in bulk_insert.STAGES:
@@ -304,7 +300,7 @@ def _bulk_insert_tasks(session: WriteSession, keyed: bool, sorted_by_partition: 
     return run
 
 
-def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> CommitResult:
     """A bulk insert: each task writes its rows straight into new file groups, the rows arranged as
     ``hoodie.bulkinsert.sort.mode`` asks (``spark.bulk_insert_partitioning``: counting the input by
     partition first, unless the mode is NONE)."""
@@ -328,7 +324,7 @@ def _run_bulk_insert(session: WriteSession, df: DataFrame, keyed_schema: T.Struc
     return session.commit(stats)
 
 
-def _run_bucketed(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> str:
+def _run_bucketed(session: WriteSession, df: DataFrame, keyed_schema: T.StructType) -> CommitResult:
     """A bucket index write that is not per partition (a table without partition fields) in one Spark job:
     the bucket hash places every record, so there are no inserts to count nor to plan (Hudi's
     ``SparkBucketIndexPartitioner`` maps a bucket to its file group, new or not). The driver lists the
@@ -368,7 +364,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
     persisted: list[DataFrame] = []
     try:
         return run_write(open_storage(path, options), options, arrow_schema, lambda s: _run(s, df, persisted),
-                         extra_metadata)
+                         extra_metadata).instant
     except BaseException as exc:  # the session has rolled the instant back
         raised_in_task = task_error(exc)
         if raised_in_task is not None:
@@ -379,7 +375,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
             frame.unpersist()
 
 
-def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> str:
+def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> CommitResult:
     cfg = session.config
     keyed_schema = _schema_with(
         df.schema, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
@@ -419,7 +415,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> st
                                                           cfg.index.is_global)), cand_schema
         )
         locations = cands.repartition(max(1, min(len(files), 200)), "_hoodie_base_file").mapInArrow(
-            _confirm(session.storage, cfg.index.uses_bloom, writer.log_deletes, files),
+            _confirm(session.table.storage, cfg.index.uses_bloom, writer.log_deletes, files),
             from_arrow_schema(tagging.LOCATION_SCHEMA)
         )
         on = [RECORD_KEY_COLUMN] if cfg.index.is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hoodie_datasource.config.stream_config import StreamReadConfig
-from hoodie_datasource.config.table_config import load_table_config, table_exists
+from hoodie_datasource.config.table_config import table_exists
 from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
@@ -35,6 +35,7 @@ from hoodie_datasource.streamer.checkpoint import commit_metadata, resume_point
 from hoodie_datasource.streamer.config import StreamerConfig
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, parse_file, select_new_files
 from hoodie_datasource.table.meta_columns import META_COLUMNS
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def _storage_options(cfg: StreamerConfig) -> dict[str, str]:
 
 def _timeline(path: str, options: dict[str, str]) -> Timeline | None:
     storage = open_storage(path, options)
-    return Timeline.load(storage, load_table_config(storage)) if table_exists(storage) else None
+    return Table.load(storage).timeline if table_exists(storage) else None
 
 
 def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | None) -> tuple[DataFrame, str] | None:

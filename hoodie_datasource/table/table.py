@@ -15,7 +15,7 @@ lists what it needs itself, or is handed the driver's listing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from hoodie_datasource.config.table_config import TableConfig, load_table_config
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.metadata_table import drop_metadata_table
 from hoodie_datasource.table.table_schema import read_schema, table_data_schema
@@ -44,11 +44,13 @@ class Table:
     as_of_instant: str | None = None
 
     @staticmethod
-    def load(table: str | Storage, options: Mapping[str, str] | None = None) -> Table:
+    def load(table: str | Storage, options: Mapping[str, str] | None = None, config: TableConfig | None = None
+             ) -> Table:
         """The table at ``table`` (a URI, opened with the ``hoodie.storage.*`` keys of ``options``, or its
-        storage): one read of ``hoodie.properties``, one listing of the timeline."""
+        storage): one read of ``hoodie.properties`` (none when the caller has just read or written it:
+        ``config``), one listing of the timeline."""
         storage = open_storage(table, options or {}) if isinstance(table, str) else table
-        config = load_table_config(storage)
+        config = config or load_table_config(storage)
         return Table(storage, config, Timeline.load(storage, config))
 
     def refresh(self) -> Table:
@@ -85,7 +87,7 @@ class Table:
         return self.file_system_view()
 
     def file_system_view(self, partitions: list[str] | None = None,
-                         listed: Mapping[str, Any] | None = None) -> FileSystemView:
+                         listed: Mapping[str, Sequence[FileInfo]] | None = None) -> FileSystemView:
         """A new file-system view: of the whole table, or of ``partitions`` only (taken from ``listed``, the
         table's files by directory, when given)."""
         return FileSystemView(self.storage, self.config, self.timeline, partitions, listed)

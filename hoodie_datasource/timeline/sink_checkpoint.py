@@ -61,7 +61,7 @@ def latest_sink_checkpoint(timeline: Timeline, identifier: str) -> SinkCheckpoin
         text = extra.get(SINK_CHECKPOINT_KEY)
         if not text:
             continue
-        where = timeline.storage.uri_of(timeline.path_of(instant))
+        where = timeline.uri_of(instant)
         value = read_checkpoint_value(text, identifier, where)
         if value is None:
             continue

@@ -143,23 +143,6 @@ class Timeline:
                 timeline._decoded[timeline.path_of(file.instant)] = file.content
         return timeline
 
-    @property
-    def storage(self) -> Storage:
-        return self._storage
-
-    @property
-    def config(self) -> TableConfig:
-        return self._config
-
-    @property
-    def base_path(self) -> str:
-        """The table's base URI (for messages)."""
-        return self._storage.uri
-
-    @property
-    def directory(self) -> str:
-        return timeline_dir(self._config)
-
     def with_instant(self, instant: Instant) -> Timeline:
         """This timeline with ``instant`` in place of the instant of its time (or added, in time order),
         without listing the timeline again: what a writer's own requested instant, or the instant it just

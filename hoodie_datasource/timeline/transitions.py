@@ -1,32 +1,48 @@
 """Writing instant files: requested -> inflight -> completed, each created exactly once; and asking
-whether an instant is still pending now (a write task's last step)."""
+whether an instant is still pending now (a write task's last step).
+
+Each takes the table the instant belongs to: anything with its ``storage`` and ``config`` (the table
+handle, ``table.table.Table``). Instant files of pending instants are always on the active timeline."""
 
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 from hoodie_datasource import fault_points
+from hoodie_datasource.config.table_config import TableConfig
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.timeline.instant import Instant, State
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.timeline.timeline import instant_path, timeline_dir
 
 logger = logging.getLogger(__name__)
 
 
-def create_requested(timeline: Timeline, instant_time: str, action: str, content: bytes = b"") -> Instant:
-    timeline.config.check_writable(timeline.storage.uri)
+class TableFiles(Protocol):
+    """Where a table's files are and how its timeline is laid out."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def config(self) -> TableConfig: ...
+
+
+def create_requested(table: TableFiles, instant_time: str, action: str, content: bytes = b"") -> Instant:
+    table.config.check_writable(table.storage.uri)
     instant = Instant(instant_time, action, State.REQUESTED)
-    timeline.storage.create_once(timeline.path_of(instant), content)
+    table.storage.create_once(instant_path(table.config, instant), content)
     return instant
 
 
-def transition_to_inflight(timeline: Timeline, requested: Instant, content: bytes = b"") -> Instant:
-    timeline.config.check_writable(timeline.storage.uri)
+def transition_to_inflight(table: TableFiles, requested: Instant, content: bytes = b"") -> Instant:
+    table.config.check_writable(table.storage.uri)
     inflight = requested.with_state(State.INFLIGHT)
-    timeline.storage.create_once(timeline.path_of(inflight), content)
+    table.storage.create_once(instant_path(table.config, inflight), content)
     return inflight
 
 
-def transition_to_completed(timeline: Timeline, inflight: Instant, content: bytes) -> Instant:
+def transition_to_completed(table: TableFiles, inflight: Instant, content: bytes) -> Instant:
     """The commit point: after this the instant's files are visible to every reader.
 
     A create that fails may still have landed: the store made the file and the answer was lost (a
@@ -35,42 +51,42 @@ def transition_to_completed(timeline: Timeline, inflight: Instant, content: byte
     of a completed commit, so a failed create is checked by reading the file back: holding exactly
     this content, it is this commit's, and the commit stands."""
     completed = inflight.with_state(State.COMPLETED)
-    path = timeline.path_of(completed)
+    storage, path = table.storage, instant_path(table.config, completed)
     try:
-        timeline.storage.create_once(path, content)
-        fault_points.reach(fault_points.AFTER_COMPLETED_CREATE, storage=timeline.storage, path=path)
+        storage.create_once(path, content)
+        fault_points.reach(fault_points.AFTER_COMPLETED_CREATE, storage=storage, path=path)
     except Exception as exc:
-        if not _holds(timeline, path, content):
+        if not _holds(storage, path, content):
             raise
         logger.warning("Creating %s failed (%s), but the file is there with this commit's content: the commit "
-                       "stands", timeline.storage.uri_of(path), exc)
+                       "stands", storage.uri_of(path), exc)
     return completed
 
 
-def _holds(timeline: Timeline, path: str, content: bytes) -> bool:
+def _holds(storage: Storage, path: str, content: bytes) -> bool:
     try:
-        return timeline.storage.read(path) == content
+        return storage.read(path) == content
     except Exception:  # absent, or the store still unreachable: not known to have landed
         return False
 
 
-def is_still_pending(timeline: Timeline, instant: Instant) -> bool:
+def is_still_pending(table: TableFiles, instant: Instant) -> bool:
     """Whether ``instant`` is pending on storage now: its completed file is absent and its inflight file is
     there (a rollback deletes it; a commit leaves it in place). Completed is asked first: an answer of
     pending then means the completed file was absent at a moment after every file the caller wrote before
     asking (``write.task_attempt`` relies on that). Layout 1: two HEADs on an object store; layout 2 names
     the completed file with a completion time the caller does not know: one listing of the timeline."""
-    storage = timeline.storage
-    if timeline.config.timeline_layout_version >= 2:
-        states = {i.state for i in map(Instant.parse, storage.list_names(timeline.directory))
+    storage, config = table.storage, table.config
+    if config.timeline_layout_version >= 2:
+        states = {i.state for i in map(Instant.parse, storage.list_names(timeline_dir(config)))
                   if i is not None and i.timestamp == instant.timestamp and i.action == instant.action}
         return State.COMPLETED not in states and State.INFLIGHT in states
-    if storage.exists(timeline.path_of(instant.with_state(State.COMPLETED))):
+    if storage.exists(instant_path(config, instant.with_state(State.COMPLETED))):
         return False
-    return storage.exists(timeline.path_of(instant.with_state(State.INFLIGHT)))
+    return storage.exists(instant_path(config, instant.with_state(State.INFLIGHT)))
 
 
-def delete_pending_files(timeline: Timeline, instant: Instant) -> None:
+def delete_pending_files(table: TableFiles, instant: Instant) -> None:
     """Remove the requested/inflight files of a pending instant (after its data is rolled back)."""
     for state in (State.INFLIGHT, State.REQUESTED):
-        timeline.storage.delete(timeline.path_of(instant.with_state(state)))
+        table.storage.delete(instant_path(table.config, instant.with_state(state)))

@@ -1,6 +1,6 @@
 """Tag, plan and write a set of records: the work of one write, independent of where it runs.
 
-A ``RecordWriter`` holds everything needed (the write context, config, the timeline as of the
+A ``RecordWriter`` holds everything needed (the write context, config, the table as of the
 write's start, the average record size) and is picklable, so the same code runs in the driver's
 process (local engine) and inside a Spark task that owns one partition's records.
 """
@@ -18,10 +18,9 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import FileInfo
-from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.write import tagging
 from hoodie_datasource.write.append_handle import PendingLog, encode_log_file, write_log_files
 from hoodie_datasource.write.bucket_tagging import bucket_tag
@@ -37,7 +36,7 @@ PENDING_LOG_BYTES = 64 << 20  # encoded log files a task holds before it creates
 class RecordWriter:
     ctx: WriteContext
     config: WriteConfig
-    timeline: Timeline
+    table: Table  # as the write started
     avg_record_size: int
     needs_tagging: bool
     new_table: bool
@@ -53,9 +52,9 @@ class RecordWriter:
         if self.new_table:
             return []
         if partitions is None:
-            view = FileSystemView(self.timeline.storage, self.timeline.config, self.timeline)
+            view = self.table.file_system_view()
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
-            view = FileSystemView(self.timeline.storage, self.timeline.config, self.timeline, list(partitions), self.listed)
+            view = self.table.file_system_view(list(partitions), self.listed)
         slices = view.latest_file_slices()
         if self.config.index.is_bucket:  # file ids alone place records: no footer is read
             files = [unranged(s) for s in slices if s.base_file is not None]
@@ -68,7 +67,7 @@ class RecordWriter:
             f.partition, f.file_id, pending.get((f.partition, f.file_id), f.base_instant))) for f in files]
 
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
-        return self.timeline.pending_compactions() if self.config.is_mor else {}
+        return self.table.timeline.pending_compactions() if self.config.is_mor else {}
 
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files, and at most

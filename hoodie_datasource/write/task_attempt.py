@@ -37,22 +37,22 @@ from collections.abc import Sequence
 
 from hoodie_datasource.errors import StaleTaskAttemptError
 from hoodie_datasource.table.markers import delete_markers_of
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.instant import Instant
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import is_still_pending
 
 logger = logging.getLogger(__name__)
 
 
-def end_task_attempt(timeline: Timeline, instant: Instant, stats: Sequence[WriteStat]) -> Sequence[WriteStat]:
+def end_task_attempt(table: Table, instant: Instant, stats: Sequence[WriteStat]) -> Sequence[WriteStat]:
     """``stats`` when the write's ``instant`` is still pending; otherwise delete the files they list and
     their markers and raise ``StaleTaskAttemptError``. One check per task attempt (two HEADs on an
     object store); none when the attempt wrote nothing."""
     written = [s.path for s in stats if s.path] + [p for s in stats for p in s.cdcStats or ()]
-    if not written or is_still_pending(timeline, instant):
+    if not written or is_still_pending(table, instant):
         return stats
-    storage, instant_time = timeline.storage, instant.timestamp
+    storage, instant_time = table.storage, instant.timestamp
     for path in written:
         storage.delete(path)
     delete_markers_of(storage, instant_time, written)

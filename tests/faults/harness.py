@@ -30,11 +30,11 @@ from hudi import HudiTableBuilder
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table import table as table_handle
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
 from hoodie_datasource.timeline.heartbeat import is_heartbeat_expired
@@ -115,7 +115,7 @@ def hudi_rs_snapshot(path: str) -> Rows:
 
 def timeline(path: str) -> Timeline:
     storage = open_storage(path)
-    return Timeline.load(storage, load_table_config(storage))
+    return table_handle.Table.load(storage).timeline
 
 
 def data_files(storage: Storage) -> set[str]:

@@ -21,11 +21,10 @@ import pyarrow as pa
 
 from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import CommitConflictError
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import COMMIT, Instant, State
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import transition_to_completed
 from hoodie_datasource.write import rollback
 
@@ -41,15 +40,14 @@ def complete_rounds(uri: str, options: Mapping[str, str], instants: list[str], t
                     results: Any) -> None:
     """Load the timeline once, then for each inflight commit in ``instants`` wait for the other child and
     complete it with content naming ``tag``; put ``(tag, ["won" | "lost" | error, ...])`` on ``results``."""
-    storage = open_storage(uri, options)
-    timeline = Timeline.load(storage, load_table_config(storage))
+    table = Table.load(open_storage(uri, options))
     outcome = []
     for instant_time in instants:
         inflight = Instant(instant_time, COMMIT, State.INFLIGHT)
         content = json.dumps({"writer": tag, "instant": instant_time}).encode()
         barrier.wait(BARRIER_TIMEOUT_S)
         try:
-            transition_to_completed(timeline, inflight, content)
+            transition_to_completed(table, inflight, content)
             outcome.append("won")
         except CommitConflictError:
             outcome.append("lost")
@@ -69,9 +67,9 @@ def write_rounds(uri: str, options: Mapping[str, str], rounds: list[tuple[str, p
     write: the single-writer model, until heartbeats tell live writers from dead ones.)"""
     create_requested = write_client.create_requested
 
-    def create_together(timeline: Timeline, instant_time: str, action: str, content: bytes = b"") -> Instant:
+    def create_together(table: Table, instant_time: str, action: str, content: bytes = b"") -> Instant:
         barrier.wait(BARRIER_TIMEOUT_S)
-        return create_requested(timeline, instant_time, action, content)
+        return create_requested(table, instant_time, action, content)
 
     write_client.create_requested = create_together
     outcome = []
@@ -91,7 +89,7 @@ def write_until_commit_point(uri: str, options: Mapping[str, str], data: pa.Tabl
     metadata and inflight instant are written, the files of failed attempts are already pruned. It
     sets ``at_commit_point`` and sleeps there until the test kills it."""
 
-    def stop_here(timeline: Timeline, inflight: Instant, content: bytes) -> Instant:
+    def stop_here(table: Table, inflight: Instant, content: bytes) -> Instant:
         logger.info("At the commit point of %s: waiting to be killed", inflight.timestamp)
         at_commit_point.set()
         time.sleep(3600)
@@ -123,10 +121,10 @@ def write_paused_at_commit_point(uri: str, options: Mapping[str, str], data: pa.
     ``"committed"`` or the error on ``results``."""
     complete = write_client.WriteSession._complete
 
-    def pause_here(session: write_client.WriteSession, content: bytes, touched: Any) -> None:
+    def pause_here(session: write_client.WriteSession, content: bytes, touched: Any) -> Table:
         at_commit_point.set()
         go.wait(BARRIER_TIMEOUT_S)
-        complete(session, content, touched)
+        return complete(session, content, touched)
 
     write_client.WriteSession._complete = pause_here
     try:

@@ -17,9 +17,9 @@ import pyarrow as pa
 
 from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline import instant_time
 from hoodie_datasource.timeline.instant import Instant
-from hoodie_datasource.timeline.timeline import Timeline
 
 BARRIER_TIMEOUT_S = 120.0  # only guards against a hang when the other child died
 
@@ -40,13 +40,13 @@ def _record_order(sequence: Synchronized, events: list[tuple[str, str, int]]) ->
             sequence.value += 1
             return sequence.value
 
-    def requested(timeline: Timeline, time: str, action: str, content: bytes = b"") -> Instant:
-        instant = create_requested(timeline, time, action, content)
+    def requested(table: Table, time: str, action: str, content: bytes = b"") -> Instant:
+        instant = create_requested(table, time, action, content)
         events.append(("requested", time, next_position()))
         return instant
 
-    def completed(timeline: Timeline, inflight: Instant, content: bytes) -> Instant:
-        instant = transition_to_completed(timeline, inflight, content)
+    def completed(table: Table, inflight: Instant, content: bytes) -> Instant:
+        instant = transition_to_completed(table, inflight, content)
         events.append(("completed", inflight.timestamp, next_position()))
         return instant
 

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import BaseFileName
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
-from hoodie_datasource.timeline.timeline import Timeline
 
 COW = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
@@ -53,7 +52,7 @@ def pairs(table: pa.Table) -> list[tuple[str, str]]:
 
 def committed_files(storage: Storage) -> set[str]:
     """Every data file a completed write of the table names."""
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     return {s["path"] for i in timeline.completed() for s in write_stats_of(timeline.read_metadata(i)) if s.get("path")}
 
 

@@ -11,9 +11,8 @@ from datetime import timedelta
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline import instant_time
-from hoodie_datasource.timeline.timeline import Timeline
 from tests.server_process import join_or_kill
 from tests.storage import skew_workers
 from tests.storage.tables import Place, pairs, rows, snapshot
@@ -53,7 +52,7 @@ def in_order(found: dict[str, tuple], event: str) -> list[str]:
 
 def completed_instants(place: Place) -> list[str]:
     storage = place.storage()
-    return [i.timestamp for i in Timeline.load(storage, load_table_config(storage)).completed()]
+    return [i.timestamp for i in Table.load(storage).timeline.completed()]
 
 
 def batch(tag: str, step: int):

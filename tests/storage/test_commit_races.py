@@ -16,11 +16,10 @@ import queue
 from collections.abc import Callable
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.table.markers import marker_dir
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import COMMIT, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_inflight
 from tests.storage import commit_workers
 from tests.storage.tables import Place, committed_files, data_files, pairs, rows, snapshot
@@ -62,11 +61,11 @@ def test_two_processes_completing_the_same_instants(place: Place) -> None:
     commit at once: one wins, the other gets CommitConflictError, the completed file is the winner's."""
     write_local(place.uri, rows("base"), place.write_options())
     storage = place.storage()
-    timeline = Timeline.load(storage, load_table_config(storage))
+    table = Table.load(storage)
     instants = []
     for _ in range(COMPLETE_ROUNDS):
-        instant_time = new_instant_time(instants[-1] if instants else timeline.last_instant_time())
-        transition_to_inflight(timeline, create_requested(timeline, instant_time, COMMIT))
+        instant_time = new_instant_time(instants[-1] if instants else table.timeline.last_instant_time())
+        transition_to_inflight(table, create_requested(table, instant_time, COMMIT))
         instants.append(instant_time)
 
     found = run_children(commit_workers.complete_rounds,
@@ -79,7 +78,7 @@ def test_two_processes_completing_the_same_instants(place: Place) -> None:
         winner = "A" if a[i] == "won" else "B"
         completed = json.loads(storage.read(f".hoodie/{instant_time}.commit"))
         assert completed == {"writer": winner, "instant": instant_time}
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert [i.timestamp for i in timeline.completed()][1:] == instants
     assert [i for i in timeline.instants if i.timestamp in instants and i.state is not State.COMPLETED] == []
 
@@ -91,7 +90,7 @@ def test_two_writers_on_one_instant_time(place: Place) -> None:
     no instant is pending and no marker is left."""
     write_local(place.uri, rows("base"), place.write_options())
     storage = place.storage()
-    last = Timeline.load(storage, load_table_config(storage)).last_instant_time()
+    last = Table.load(storage).timeline.last_instant_time()
     times = []
     for _ in range(WRITE_ROUNDS):
         times.append(new_instant_time(times[-1] if times else last))
@@ -108,7 +107,7 @@ def test_two_writers_on_one_instant_time(place: Place) -> None:
         assert loss.startswith("CommitConflictError"), f"round {r}: {loss}"
         expected += pairs(rows(f"{'A' if ours == 'committed' else 'B'}{r}"))
     assert snapshot(place) == sorted(expected)
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert [i.timestamp for i in timeline.completed()][1:] == times
     assert timeline.pending() == []
     assert data_files(storage) == committed_files(storage)

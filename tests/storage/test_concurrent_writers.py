@@ -12,9 +12,8 @@ import time
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.storage_lock import StorageLockProvider
 from tests.server_process import join_or_kill
 from tests.storage import occ_workers
@@ -105,7 +104,7 @@ def test_writes_of_the_same_keys_one_commits_the_other_conflicts(place: Place) -
     assert f"conflicts with commit {outcomes[winner][1]}" in outcomes[loser][1]
     assert snapshot(place) == pairs(same_keys[winner])
     storage = place.storage()
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert timeline.pending() == []
     assert committed_files(storage) == data_files(storage)  # the loser's files are gone
     assert storage.list_tree(".hoodie/.temp") == [] and storage.list_tree(HEARTBEAT_FOLDER) == []
@@ -139,7 +138,7 @@ def test_compaction_in_another_process_beside_a_writer(place: Place) -> None:
     compactions = [c for done in outcomes["compactor"] for c in done]
     assert compactions, outcomes  # the compactor found gaps between the writes
     storage = place.storage()
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert [i for i in timeline.pending()] == []
     assert {c for c in compactions} <= {i.timestamp for i in timeline.instants if i.is_completed}
     assert snapshot(place) == pairs(batches[committed[-1]])

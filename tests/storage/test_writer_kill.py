@@ -21,11 +21,10 @@ import pyarrow as pa
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.table.markers import MARKER_SUFFIX, marker_dir
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.heartbeat import HEARTBEAT_FOLDER, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import ROLLBACK, Instant, State
-from hoodie_datasource.timeline.timeline import Timeline
 from tests.storage import commit_workers
 from tests.storage.tables import Place, committed_files, data_files, pairs, rows, snapshot
 
@@ -80,7 +79,7 @@ def killed_at_commit_point(place: Place, before: list[tuple[str, str]]) -> tuple
     committed_before = data_files(storage)
     kill_when_stopped(commit_workers.write_until_commit_point, place.uri, place.write_options(**HEARTBEAT), DEAD)
 
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     (pending,) = timeline.pending()
     assert pending.state is State.INFLIGHT
     dead_files = data_files(storage) - committed_before
@@ -97,7 +96,7 @@ def killed_at_commit_point(place: Place, before: list[tuple[str, str]]) -> tuple
 def assert_cleaned_up(place: Place, dead: Instant, dead_files: set[str], rollbacks: int = 1) -> None:
     """No trace of the dead write is left: no instant file, data file or marker; its rollback is completed."""
     storage = place.storage()
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert timeline.pending() == []
     assert [i for i in timeline.instants if i.timestamp == dead.timestamp] == []
     done = [i for i in timeline.instants if i.action == ROLLBACK]
@@ -119,7 +118,7 @@ def test_writer_killed_at_its_commit_point(place: Place, table_type: str) -> Non
     assert snapshot(place) == sorted(before + pairs(rows("next", 2)))
     assert_cleaned_up(place, dead, dead_files)
     storage = place.storage()
-    (rollback,) = [i for i in Timeline.load(storage, load_table_config(storage)).instants if i.action == ROLLBACK]
+    (rollback,) = [i for i in Table.load(storage).timeline.instants if i.action == ROLLBACK]
     assert rollback.timestamp < after
 
 
@@ -167,7 +166,7 @@ def test_a_live_writer_is_not_taken_for_a_dead_one(place: Place) -> None:
     assert outcome.startswith("HoodieWriteConflictError") and after in outcome, outcome
     assert "optimistic_concurrency_control" in outcome  # single_writer mode names the way to several writers
     assert committed_files(storage) == data_files(storage)  # the loser left no file behind
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert timeline.pending() == []
     (rollback,) = [i for i in timeline.instants if i.action == ROLLBACK]
     assert rollback.timestamp > after  # the slow writer rolled itself back; the second writer left it alone

@@ -14,14 +14,13 @@ from hoodie_datasource.client.local_engine import _run, write_local
 from hoodie_datasource.client.write_client import run_write, start_write
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError, HoodieWriteConflictError, LockError, LockTimeoutError
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.storage.local import LocalStorage
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.heartbeat import heartbeat_path, is_heartbeat_expired, write_heartbeat
 from hoodie_datasource.timeline.instant import State
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.transaction.in_process_lock import InProcessLockProvider
 from hoodie_datasource.transaction.lock_manager import LockManager
 from hoodie_datasource.transaction.storage_lock import KEEP, StorageLockProvider
@@ -99,7 +98,7 @@ def test_a_write_beats_until_it_commits(tmp_path):
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
     session = start_write(open_storage(path), {**OPTS, "hoodie.client.heartbeat.interval_in_ms": "1000"},
                           batch([("b", 1, "x", 2)]).schema)
-    storage = session.storage
+    storage = session.table.storage
     first = storage.stat(heartbeat_path(session.instant_time)).modified_ns
     time.sleep(2.5)
     assert storage.stat(heartbeat_path(session.instant_time)).modified_ns > first  # the thread beat again
@@ -113,15 +112,15 @@ def test_a_live_pending_write_is_not_rolled_back(tmp_path):
     slow = start_write(open_storage(path), OPTS, batch([("b", 1, "y", 2)]).schema)
     write_local(path, batch([("c", 1, "x", 3)]), OPTS)
     storage = open_storage(path)
-    pending = Timeline.load(storage, load_table_config(storage)).pending()
+    pending = Table.load(storage).timeline.pending()
     assert [i.timestamp for i in pending] == [slow.instant_time]
     slow.abort()
-    assert Timeline.load(storage, load_table_config(storage)).pending() == []
+    assert Table.load(storage).timeline.pending() == []
 
 
 def _write(session, rows):
-    """The local engine's work for a started session: write ``rows`` and commit."""
-    return session.run(lambda s: _run(s, batch(rows)))
+    """The local engine's work for a started session: write ``rows`` and commit; the committed instant."""
+    return session.run(lambda s: _run(s, batch(rows))).instant
 
 
 def _start_two(path, options, first_rows, second_rows):
@@ -145,7 +144,7 @@ def test_writes_of_the_same_file_group_conflict(tmp_path, options):
     assert ("optimistic_concurrency_control" in message) == (options is OPTS)  # single_writer names the way out
     assert read(path) == [("a", 2), ("b", 1)]
     storage = open_storage(path)
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert timeline.pending() == [] and two.instant_time not in {i.timestamp for i in timeline.instants}
     left = table_listing(path) - before
     assert all(p.startswith((".hoodie/timeline", ".hoodie/2", ".hoodie/.lock")) or won in p for p in left), left
@@ -223,7 +222,7 @@ def test_the_cleaner_rolls_back_failed_writes_under_lazy(tmp_path, policy):
     dead.transactions.stop_heartbeat()  # the writer dies; no writer starts after it
     HoodieTable(path).clean(**{"hoodie.cleaner.policy.failed.writes": policy})
     storage = open_storage(path)
-    pending = {i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending()}
+    pending = {i.timestamp for i in Table.load(storage).timeline.pending()}
     assert pending == ({live.instant_time} if policy == "LAZY" else {live.instant_time, dead.instant_time})
     live.abort()
 
@@ -261,7 +260,7 @@ def test_a_conflicting_write_runs_again_when_retries_allow(tmp_path, retries):
             run_write(storage, options, batch([("b", 3, "x", 3)]).schema, engine)
         assert read(path) == [("a", 2)]
     else:
-        committed = run_write(storage, options, batch([("b", 3, "x", 3)]).schema, engine)
+        committed = run_write(storage, options, batch([("b", 3, "x", 3)]).schema, engine).instant
         assert committed == attempts[-1] and len(attempts) == 2
         assert read(path) == [("a", 2), ("b", 3)]
 
@@ -313,7 +312,7 @@ def test_an_occ_write_whose_commit_cannot_get_the_lock_rolls_itself_back(tmp_pat
     finally:
         holder.unlock()
     storage = open_storage(path)
-    timeline = Timeline.load(storage, load_table_config(storage))
+    timeline = Table.load(storage).timeline
     assert timeline.pending() == [] and session.instant_time not in {i.timestamp for i in timeline.completed()}
     assert storage.list_tree(".hoodie/.heartbeat") == [] and read(path) == [("a", 1)]
 
@@ -336,7 +335,7 @@ def test_a_lock_release_failing_after_the_commit_keeps_the_commit(tmp_path, monk
     monkeypatch.undo()
     assert read(path) == [("a", 1), ("b", 2)]
     storage = open_storage(path)
-    assert instant in {i.timestamp for i in Timeline.load(storage, load_table_config(storage)).completed()}
+    assert instant in {i.timestamp for i in Table.load(storage).timeline.completed()}
 
 
 def test_a_pending_rollback_finished_by_another_writer_meanwhile_is_no_error(tmp_path):
@@ -346,9 +345,10 @@ def test_a_pending_rollback_finished_by_another_writer_meanwhile_is_no_error(tmp
     write_local(path, batch([("a", 1, "x", 1)]), OPTS)
     dead = start_write(open_storage(path), OPTS, batch([("b", 1, "x", 2)]).schema)
     storage = open_storage(path)
-    stale = Timeline.load(storage, load_table_config(storage))  # lists the write as pending
+    stale = Table.load(storage)  # lists the write as pending
     dead.abort()  # rolls it back: a completed rollback instant
-    rolled = [i for i in Timeline.load(storage, load_table_config(storage)).instants if i.action == "rollback"]
+    rolled = [i for i in Table.load(storage).timeline.instants if i.action == "rollback"]
     # the stale view sees that rollback as pending (its requested and inflight files exist)
-    pending_view = replace(stale, instants=(*stale.instants, rolled[0].with_state(State.INFLIGHT)))
+    pending_view = replace(stale, timeline=replace(
+        stale.timeline, instants=(*stale.timeline.instants, rolled[0].with_state(State.INFLIGHT))))
     assert rollback_failed_writes(pending_view, 120_000) == []

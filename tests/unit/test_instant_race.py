@@ -41,7 +41,7 @@ def _touch(path: str) -> None:
 
 def run_compaction(path: str, instant: str, signals: str, name: str, stale: bool = False) -> str:
     """One run of compaction ``instant`` in its own process; it says ``<name>.ready`` at the commit
-    point and completes only when ``go`` appears. ``stale``: the run reads the timeline, says
+    point and completes only when ``go`` appears. ``stale``: the run lists the timeline, says
     ``<name>.loaded`` and goes on only at ``first.done`` (it acts on a timeline read before the other
     run completed). Returns "completed" or the error's class and message."""
     from hoodie_datasource import hoodie_table
@@ -49,20 +49,20 @@ def run_compaction(path: str, instant: str, signals: str, name: str, stale: bool
 
     complete = compaction.transition_to_completed
     if stale:
-        load = hoodie_table.HoodieTable.timeline
+        load = hoodie_table.HoodieTable.refresh
 
         def load_then_wait(self):
-            timeline = load(self)
+            loaded = load(self)
             _touch(os.path.join(signals, f"{name}.loaded"))
             _wait_for(os.path.join(signals, "first.done"))
-            return timeline
+            return loaded
 
-        hoodie_table.HoodieTable.timeline = load_then_wait
+        hoodie_table.HoodieTable.refresh = load_then_wait
 
-    def complete_together(timeline, inflight, content):
+    def complete_together(table, inflight, content):
         _touch(os.path.join(signals, f"{name}.ready"))
         _wait_for(os.path.join(signals, "go"))
-        return complete(timeline, inflight, content)
+        return complete(table, inflight, content)
 
     compaction.transition_to_completed = complete_together
     try:

@@ -10,17 +10,16 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.streaming_config import StreamingSinkConfig, resolve_streaming_config
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, InvalidRecordError, StreamingSinkError
 from hoodie_datasource.spark.stream_sink import HoodieStreamSink
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.sink_checkpoint import (
     SINK_CHECKPOINT_KEY,
     SinkCheckpoint,
     latest_sink_checkpoint,
     sink_metadata,
 )
-from hoodie_datasource.timeline.timeline import Timeline
 from tests.unit.small_tables import batch
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
@@ -29,7 +28,7 @@ OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id
 
 def _latest(path, identifier):
     storage = open_storage(str(path), {})
-    return latest_sink_checkpoint(Timeline.load(storage, load_table_config(storage)), identifier)
+    return latest_sink_checkpoint(Table.load(storage).timeline, identifier)
 
 
 def _write(path, n, extra=None):

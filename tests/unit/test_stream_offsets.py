@@ -9,10 +9,10 @@ import pytest
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.stream_config import StreamReadConfig, resolve_stream_read_config
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError, ReadWindowError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset, initial_offset
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
 from tests.unit.small_tables import batch
 
@@ -21,7 +21,7 @@ OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", 
 
 def timeline(path: str) -> Timeline:
     storage = open_storage(path)
-    return Timeline.load(storage, load_table_config(storage))
+    return Table.load(storage).timeline
 
 
 @pytest.fixture

@@ -13,13 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.streamer.checkpoint import CHECKPOINT_KEY, CHECKPOINT_RESET_KEY, resume_point
 from hoodie_datasource.streamer.config import parse_config
 from hoodie_datasource.streamer.file_source import parse_file, select_new_files
-from hoodie_datasource.timeline.timeline import Timeline
+from hoodie_datasource.table.table import Table
 
 SECOND_MS = 1000
 
@@ -94,7 +93,7 @@ def test_a_restart_resumes_from_the_newest_commit_holding_a_checkpoint_and_an_ov
 
     def timeline():
         storage = open_storage(path)
-        return Timeline.load(storage, load_table_config(storage))
+        return Table.load(storage).timeline
 
     assert resume_point(timeline(), None).checkpoint == "100"
     overridden = resume_point(timeline(), "50")

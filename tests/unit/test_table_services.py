@@ -83,7 +83,7 @@ def _compaction_midway(mor: str) -> tuple[HoodieTable, str, str]:
     table = HoodieTable(mor)
     instant = table.schedule_compaction()
     timeline = table.timeline()
-    timeline.storage.write(timeline.path_of(timeline.find(instant).with_state(State.INFLIGHT)), b"")
+    table.storage.write(timeline.path_of(timeline.find(instant).with_state(State.INFLIGHT)), b"")
     written = os.path.join(mor, "x", f"deadbeef-0_1-0-1_{instant}.parquet")
     open(written, "wb").close()
     return table, instant, written
@@ -294,15 +294,15 @@ def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
     from hoodie_datasource.write.rollback import instant_data_files
 
     t3 = write_local(mor, batch([("b", 3, "x", 20)]), MOR)
-    timeline = HoodieTable(mor).timeline()
-    files = instant_data_files(timeline, timeline.find(t3), [s["path"] for s in
+    table = HoodieTable(mor).table
+    files = instant_data_files(table, table.timeline.find(t3), [s["path"] for s in
                                                            HoodieTable(mor).commit_metadata(t3)
                                                            ["partitionToWriteStats"]["x"]])
     plan = {"instantToRollback": {"commitTime": t3, "action": "deltacommit"},
             "RollbackRequests": [{"partitionPath": "x", "fileId": None, "latestBaseInstant": None,
                                   "filesToBeDeleted": [f.split("/")[-1] for f in files],
                                   "logBlocksToBeDeleted": None}], "version": 1}
-    create_requested(timeline, str(int(t3) + 1), "rollback", encode(ROLLBACK_PLAN, plan))
+    create_requested(table, str(int(t3) + 1), "rollback", encode(ROLLBACK_PLAN, plan))
     write_local(mor, batch([("c", 4, "y", 30)]), MOR)
     assert rows(mor) == [("a", 1), ("b", 2), ("c", 30)]
     assert not HoodieTable(mor).timeline().pending()

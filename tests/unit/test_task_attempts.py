@@ -11,13 +11,12 @@ import pytest
 from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import WriteSession, start_write
-from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.errors import StaleTaskAttemptError
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.markers import create_marker, marker_dir
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.instant import Instant, State
-from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import (
     create_requested,
     delete_pending_files,
@@ -43,8 +42,8 @@ def started(path: str) -> WriteSession:
 def attempt_writes(session: WriteSession, attempt: int) -> WriteStat:
     """What a task attempt does before its last step: a marker, then its data file."""
     name = f"f1-0_0-1-{attempt}_{session.instant_time}.parquet"
-    create_marker(session.storage, session.instant_time, "x", name, "CREATE")
-    session.storage.write(f"x/{name}", b"a data file")
+    create_marker(session.table.storage, session.instant_time, "x", name, "CREATE")
+    session.table.storage.write(f"x/{name}", b"a data file")
     return WriteStat(fileId="f1-0", path=f"x/{name}", partitionPath="x")
 
 
@@ -61,14 +60,15 @@ def leftovers(path: str, session: WriteSession) -> list[str]:
                                               ("sample_table/cow/v8_nonpartitioned.zip", 2)])
 def test_an_instant_is_pending_until_it_is_completed_or_rolled_back(tmp_path, zip_name, layout):
     storage = open_storage(str(unzip_table(zip_name, tmp_path)))
-    timeline = Timeline.load(storage, load_table_config(storage))
-    assert timeline.config.timeline_layout_version == layout
-    assert not is_still_pending(timeline, timeline.completed()[-1])
+    table = Table.load(storage)
+    timeline = table.timeline
+    assert table.config.timeline_layout_version == layout
+    assert not is_still_pending(table, timeline.completed()[-1])
 
     def begin(instant_time: str) -> tuple[Instant, Instant]:
         if layout == 1:
-            requested = create_requested(timeline, instant_time, "commit")
-            return requested, transition_to_inflight(timeline, requested)
+            requested = create_requested(table, instant_time, "commit")
+            return requested, transition_to_inflight(table, requested)
         # this library writes no layout-2 instant (``TableConfig.check_writable``): the files Hudi 1.x writes
         requested = Instant(instant_time, "commit", State.REQUESTED)
         for instant in (requested, requested.with_state(State.INFLIGHT)):
@@ -76,24 +76,24 @@ def test_an_instant_is_pending_until_it_is_completed_or_rolled_back(tmp_path, zi
         return requested, requested.with_state(State.INFLIGHT)
 
     requested, inflight = begin("29990101000000000")
-    assert is_still_pending(timeline, requested) and is_still_pending(timeline, inflight)
+    assert is_still_pending(table, requested) and is_still_pending(table, inflight)
     completed = inflight.with_state(State.COMPLETED, "29990101000000001" if layout == 2 else None)
     other = begin("29990101000000002")[1]
-    delete_pending_files(timeline, other)  # what a rollback does last
+    delete_pending_files(table, other)  # what a rollback does last
     if layout == 1:
-        transition_to_completed(timeline, inflight, b"{}")
+        transition_to_completed(table, inflight, b"{}")
     else:  # this library does not complete layout-2 instants: the file Hudi 1.x would write
         storage.write(timeline.path_of(completed), b"{}")
-    assert not is_still_pending(timeline, inflight)
-    assert not is_still_pending(timeline, other)
-    assert not is_still_pending(timeline, Instant("29990101000000000", "deltacommit", State.INFLIGHT))
+    assert not is_still_pending(table, inflight)
+    assert not is_still_pending(table, other)
+    assert not is_still_pending(table, Instant("29990101000000000", "deltacommit", State.INFLIGHT))
 
 
 def test_an_attempt_ending_while_its_instant_is_pending_keeps_its_files(tmp_path):
     path = str(tmp_path / "t")
     session = started(path)
     stat = attempt_writes(session, 1)
-    assert end_task_attempt(session.timeline, session.instant, [stat]) == [stat]
+    assert end_task_attempt(session.table, session.instant, [stat]) == [stat]
     assert leftovers(path, session) == sorted([stat.path, f"{marker_dir(session.instant_time)}/x/"
                                                f"{os.path.basename(stat.path)}.marker.CREATE"])
     session.commit([stat])
@@ -104,21 +104,21 @@ def test_an_attempt_ending_after_the_commit_removes_its_files_and_markers(tmp_pa
     path = str(tmp_path / "t")
     session = started(path)
     winner = attempt_writes(session, 1)
-    assert end_task_attempt(session.timeline, session.instant, [winner]) == [winner]
+    assert end_task_attempt(session.table, session.instant, [winner]) == [winner]
     session.commit([winner])
     late = attempt_writes(session, 2)  # the losing attempt wakes up and writes after the commit
     with pytest.raises(StaleTaskAttemptError, match=f"{session.instant_time} .* was completed without"):
-        end_task_attempt(session.timeline, session.instant, [late])
+        end_task_attempt(session.table, session.instant, [late])
     assert leftovers(path, session) == [winner.path]
 
 
 def test_an_attempt_ending_after_a_rollback_removes_its_files(tmp_path):
     path = str(tmp_path / "t")
     session = started(path)
-    rollback_pending(session.timeline, session.instant)
+    rollback_pending(session.table, session.instant)
     late = attempt_writes(session, 1)
     with pytest.raises(StaleTaskAttemptError, match="rolled back"):
-        end_task_attempt(session.timeline, session.instant, [late])
+        end_task_attempt(session.table, session.instant, [late])
     assert leftovers(path, session) == []
 
 
@@ -131,10 +131,10 @@ def test_an_attempt_checking_between_the_reconciliation_and_the_commit_point_is_
     winner = attempt_writes(session, 1)
     checked = []
 
-    def late_attempt_then_complete(timeline, inflight, content):
+    def late_attempt_then_complete(table, inflight, content):
         late = attempt_writes(session, 2)
-        checked.append(end_task_attempt(session.timeline, session.instant, [late]))
-        return transition_to_completed(timeline, inflight, content)
+        checked.append(end_task_attempt(session.table, session.instant, [late]))
+        return transition_to_completed(table, inflight, content)
 
     monkeypatch.setattr(write_client, "transition_to_completed", late_attempt_then_complete)
     session.commit([winner])
@@ -152,12 +152,12 @@ def test_a_rollback_removes_the_files_of_an_attempt_that_checked_before_the_inst
     session = started(path)
     checked = []
 
-    def late_attempt_then_delete(timeline, instant):
+    def late_attempt_then_delete(table, instant):
         late = attempt_writes(session, 1)
-        checked.append(end_task_attempt(session.timeline, session.instant, [late]))
-        delete_pending_files(timeline, instant)
+        checked.append(end_task_attempt(session.table, session.instant, [late]))
+        delete_pending_files(table, instant)
 
     monkeypatch.setattr(rollback, "delete_pending_files", late_attempt_then_delete)
-    rollback_pending(session.timeline, session.instant)
+    rollback_pending(session.table, session.instant)
     assert len(checked) == 1
     assert leftovers(path, session) == []

@@ -7,6 +7,7 @@ import pytest
 from hoodie_datasource.config.table_config import load_table_config, table_checksum
 from hoodie_datasource.errors import CommitConflictError, TimelineError
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import Instant, State, validate_instant_time
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline
@@ -78,15 +79,15 @@ def test_transitions_are_create_once(tmp_path):
     config = TableConfig("t", "COPY_ON_WRITE", 6, 1, ("id",), (), None, "", False, False, True, "PARQUET", "p")
     storage = open_storage(str(tmp_path))
     write_table_config(storage, config)
-    timeline = Timeline.load(storage, config)
-    requested = create_requested(timeline, "20240101000000000", "commit")
-    inflight = transition_to_inflight(timeline, requested)
-    transition_to_completed(timeline, inflight, b"{}")
+    table = Table.load(storage, config=config)
+    requested = create_requested(table, "20240101000000000", "commit")
+    inflight = transition_to_inflight(table, requested)
+    transition_to_completed(table, inflight, b"{}")
     with pytest.raises(CommitConflictError, match="never overwritten"):
-        transition_to_completed(timeline, inflight, b'{"another": "writer"}')
+        transition_to_completed(table, inflight, b'{"another": "writer"}')
     # a retry of the same create (its first answer lost) finds its own content: the commit stands
-    assert transition_to_completed(timeline, inflight, b"{}").state is State.COMPLETED
+    assert transition_to_completed(table, inflight, b"{}").state is State.COMPLETED
     loaded = Timeline.load(storage, config)
     assert [i.state for i in loaded.instants] == [State.COMPLETED]
-    assert storage.read(timeline.path_of(loaded.instants[0])) == b"{}"
+    assert storage.read(loaded.path_of(loaded.instants[0])) == b"{}"
     assert not [p for p in (tmp_path / ".hoodie").iterdir() if p.name.endswith(".tmp")]
