@@ -71,9 +71,9 @@ def alter_table_schema(table: Table, requested: pa.Schema) -> str | None:
     avro = to_avro_json(arrow_to_avro_schema(schema, *avro_record_name_and_namespace(config.name)))
     action = DELTA_COMMIT if config.table_type == "MERGE_ON_READ" else COMMIT
     metadata = CommitMetadata(ALTER_SCHEMA_OPERATION, [], {"schema": avro})
-    requested_instant = create_requested(timeline, new_instant_time(timeline.last_instant_time()), action)
-    inflight = transition_to_inflight(timeline, requested_instant)
-    transition_to_completed(timeline, inflight, metadata.to_json())
+    requested_instant = create_requested(table, new_instant_time(timeline.last_instant_time()), action)
+    inflight = transition_to_inflight(table, requested_instant)
+    transition_to_completed(table, inflight, metadata.to_json())
     logger.info("Committed %s %s: table schema now %s", action, inflight.timestamp, ", ".join(
         f"{f.name} {f.type}" for f in schema))
     return inflight.timestamp

@@ -127,6 +127,7 @@ def test_static_overwrite_of_typed_partitions(sql, name, location):
         return sorted(r.id for r in sql.sql(f"SELECT id FROM {name}").collect())
 
     def replaced() -> list[str]:
+        table.refresh()  # the table as the statement left it
         return sorted(table.commit_metadata(table.latest_commit())["partitionToReplaceFileIds"])
 
     assert ids_after(f"INSERT OVERWRITE {name} PARTITION (day = DATE'2026-01-01', hour = 1) "
