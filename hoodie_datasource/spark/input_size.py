@@ -26,6 +26,14 @@ def plan_size(df: DataFrame) -> PlanSize:
     return PlanSize(int(str(count.get())) if count.isDefined() else None, size if size < unknown else None)
 
 
+def partitions(df: DataFrame) -> int | None:
+    """How many partitions ``df``'s physical plan reads in (a planning, no job); None over Spark Connect."""
+    try:
+        return int(df._jdf.queryExecution().executedPlan().execute().getNumPartitions())
+    except Exception:  # noqa: BLE001 - no JVM plan here (Spark Connect)
+        return None
+
+
 def cores(spark: SparkSession) -> int:
     """The cores Spark runs tasks on (``defaultParallelism``; the configured value over Spark Connect)."""
     try:
