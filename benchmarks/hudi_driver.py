@@ -90,18 +90,23 @@ class Peer:
 
 
     def phases(self, path: str, options: dict, action: str) -> dict:
-        started = time.perf_counter()
-        df = self.spark.read.format("hudi").options(**options).load(path)
-        resolved = time.perf_counter()
-        query = df.selectExpr(*AGGREGATE) if action == "aggregate" else df
-        execution = query._jdf.queryExecution()
-        execution.executedPlan()
-        planned = time.perf_counter()
-        if action == "aggregate":
-            query.collect()  # on the query execution just planned
-        else:
-            execution.toRdd().count()  # every row, as Spark's noop sink reads them
-        return {"resolve": resolved - started, "plan": planned - resolved, "run": time.perf_counter() - planned}
+        return read_phases(self.spark, "hudi", path, options, action)
+
+
+def read_phases(spark, source: str, path: str, options: dict, action: str) -> dict:
+    """A read of ``path`` by the data source ``source`` timed in three phases (``benchmarks/read_phases.py``)."""
+    started = time.perf_counter()
+    df = spark.read.format(source).options(**options).load(path)
+    resolved = time.perf_counter()
+    query = df.selectExpr(*AGGREGATE) if action == "aggregate" else df
+    execution = query._jdf.queryExecution()
+    execution.executedPlan()
+    planned = time.perf_counter()
+    if action == "aggregate":
+        query.collect()  # on the query execution just planned
+    else:
+        execution.toRdd().count()  # every row, as Spark's noop sink reads them
+    return {"resolve": resolved - started, "plan": planned - resolved, "run": time.perf_counter() - planned}
 
 
 def main() -> None:

@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
 from benchmarks import machine, ours, peer_hudi, spark_session  # noqa: E402
 from benchmarks.fixtures import stage  # noqa: E402
-from benchmarks.hudi_driver import AGGREGATE  # noqa: E402
+from benchmarks.hudi_driver import read_phases  # noqa: E402
 from benchmarks.markdown import markdown_table  # noqa: E402
 from benchmarks.workload import SEED, base_table, upsert_batch  # noqa: E402
 
@@ -45,22 +45,6 @@ ACTIONS = {"scan": "full scan", "aggregate": "count + sum(fare)"}
 class PhaseCase:
     label: str
     measure: Callable[[], dict[str, float]]
-
-
-def our_phases(spark: SparkSession, path: Path, action: str) -> dict[str, float]:
-    """The three phases of our read of ``path``, as ``hudi_driver.Peer.phases`` times Hudi's."""
-    started = time.perf_counter()
-    df: DataFrame = spark.read.format("hoodie").load(str(path))
-    resolved = time.perf_counter()
-    query = df.selectExpr(*AGGREGATE) if action == "aggregate" else df
-    execution = query._jdf.queryExecution()
-    execution.executedPlan()
-    planned = time.perf_counter()
-    if action == "aggregate":
-        query.collect()
-    else:
-        execution.toRdd().count()
-    return {"resolve": resolved - started, "plan": planned - resolved, "run": time.perf_counter() - planned}
 
 
 def build_tables(spark: SparkSession, peer: peer_hudi.HudiPeer, rows: int, root: Path) -> dict[str, Path]:
@@ -93,7 +77,8 @@ def cases(spark: SparkSession, peer: peer_hudi.HudiPeer, tables: dict[str, Path]
     for action, what in ACTIONS.items():
         for label, path in tables.items():
             if label.startswith("hoodie"):
-                found.append(PhaseCase(f"{label} snapshot, {what}", lambda p=path, a=action: our_phases(spark, p, a)))
+                found.append(PhaseCase(f"{label} snapshot, {what}", lambda p=path, a=action:
+                                       read_phases(spark, "hoodie", str(p), {}, a)))
             else:
                 config = next(c for c in options if c in label)
                 found.append(PhaseCase(f"{label} snapshot, {what}", lambda p=path, a=action, o=options[config]:
