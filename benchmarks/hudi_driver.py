@@ -8,13 +8,17 @@ line on stdin; each answer is one JSON line on stdout::
     {"cmd": "unstage", "name": N}                                   -> {"ok": true}
     {"cmd": "write", "name": N, "path": P, "options": {...}}        -> {"ok": true, "seconds": S}
     {"cmd": "read", "path": P, "options": {...}, "action": A}       -> {"ok": true, "seconds": S, ...}
+    {"cmd": "phases", "path": P, "options": {...}, "action": A}     -> {"ok": true, "resolve": S, "plan": S, "run": S}
 
 ``stage`` reads a parquet file into a cached DataFrame (counted, so it is in memory) kept under ``name``:
 ``write`` then times only Hudi's ``df.write.format("hudi")...save(path)`` of it, as our side times its write of
 a cached DataFrame. ``read`` times ``spark.read.format("hudi")`` and then, by ``action``: ``scan`` (every row to
 Spark's ``noop`` sink) or ``aggregate`` (``count(*)``, ``sum(fare)`` collected; the answer carries ``count``
-and ``sum``). Seconds are ``time.perf_counter`` around the operation in this process, so neither the pipe
-nor the JSON is in them. A failure answers ``{"ok": false, "error": ...}`` and the process goes on.
+and ``sum``). ``phases`` splits such a read (``benchmarks/read_phases.py``): ``resolve`` is ``load()`` (the
+relation and its schema), ``plan`` Spark's physical plan of the query (the file listing), ``run`` the action on
+that plan (a scan counts the plan's rows, as the ``noop`` sink reads them). Seconds are ``time.perf_counter``
+around the operation in this process, so neither the pipe nor the JSON is in them. A failure answers
+``{"ok": false, "error": ...}`` and the process goes on.
 """
 
 from __future__ import annotations
@@ -85,6 +89,26 @@ class Peer:
         return {"seconds": time.perf_counter() - started, "count": count, "sum": total}
 
 
+    def phases(self, path: str, options: dict, action: str) -> dict:
+        return read_phases(self.spark, "hudi", path, options, action)
+
+
+def read_phases(spark, source: str, path: str, options: dict, action: str) -> dict:
+    """A read of ``path`` by the data source ``source`` timed in three phases (``benchmarks/read_phases.py``)."""
+    started = time.perf_counter()
+    df = spark.read.format(source).options(**options).load(path)
+    resolved = time.perf_counter()
+    query = df.selectExpr(*AGGREGATE) if action == "aggregate" else df
+    execution = query._jdf.queryExecution()
+    execution.executedPlan()
+    planned = time.perf_counter()
+    if action == "aggregate":
+        query.collect()  # on the query execution just planned
+    else:
+        execution.toRdd().count()  # every row, as Spark's noop sink reads them
+    return {"resolve": resolved - started, "plan": planned - resolved, "run": time.perf_counter() - planned}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True, help="the hudi-spark3.5-bundle jar")
@@ -102,7 +126,8 @@ def main() -> None:
     answers.write(json.dumps({"ok": True, "spark": spark.version, "java": jvm.java.lang.System.getProperty("java.version"),
                               "jvm_pid": int(jvm.java.lang.ProcessHandle.current().pid())}) + "\n")
     peer = Peer(spark)
-    commands = {"stage": peer.stage, "unstage": peer.unstage, "write": peer.write, "read": peer.read}
+    commands = {"stage": peer.stage, "unstage": peer.unstage, "write": peer.write, "read": peer.read,
+                "phases": peer.phases}
     for line in sys.stdin:
         if not line.strip():
             continue

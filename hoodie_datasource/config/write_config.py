@@ -244,7 +244,8 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     if sizing.small_file_candidates < 0:
         raise HoodieConfigError(f"hoodie.merge.small.file.group.candidates.limit must be 0 or more, not "
                                 f"{sizing.small_file_candidates}")
-    if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or (sizing.record_size_estimate or 1) <= 0:
+    estimate = sizing.record_size_estimate
+    if sizing.max_file_size <= 0 or sizing.small_file_limit < 0 or (estimate is not None and estimate <= 0):
         raise HoodieConfigError("File sizes must be positive: check hoodie.parquet.max.file.size and friends")
     operation = get(k.OPERATION)
     static_partitions = get(k.STATIC_OVERWRITE_PARTITIONS)

@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hoodie_datasource.client.write_client import WriteSession
-from hoodie_datasource.spark.input_size import cores, plan_size
+from hoodie_datasource.spark.input_size import cores, leaves, plan_size
 from hoodie_datasource.spark.partition_balance import task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -53,6 +53,8 @@ logger = logging.getLogger(__name__)
 ArrowFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 SAMPLE_ROWS = 20_000  # rows encoded on the driver to learn the bytes a record takes in a file
+TINY_LEAVES_PER_CORE = 8
+TINY_LEAF_BYTES = 8 * 2**20
 GROUP_COLUMN = "_hoodie_bulk_insert_group"
 UNITS_COLUMN = "_hoodie_bulk_insert_units"
 
@@ -94,13 +96,14 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
     memory then disk), a partition per core, which the count, the sample and the write read: such inputs
     often come as hundreds of small partitions under a plan of as many leaves (200 Arrow slices unioned:
     400 partitions), and every job over them paid the plan's analysis and a task per partition again (10 s a
-    job on 2 cores for 200,000 rows, more than the rows took to write). Its blocks go when the checkpointed
-    DataFrame is collected (Spark's ``ContextCleaner``)."""
+    job on 2 cores for 200,000 rows, more than the rows took to write). Spark knows the size of Arrow or
+    pandas data, so an input made of many small DataFrames is read once so too (``_read_once``). Its blocks go
+    when the checkpointed DataFrame is collected (Spark's ``ContextCleaner``)."""
     cfg = session.config
     mode, partitioned = cfg.bulk_insert_sort_mode, bool(cfg.keygen.partition_fields)
     if mode == "NONE":
         return BulkInsertInput(df, keyed=False, sorted_by_partition=False, tasks=None)
-    if plan_size(df).bytes is None and not df.storageLevel.useMemory and not df.storageLevel.useDisk:
+    if _read_once(df):
         df = df.coalesce(cores(df.sparkSession)).localCheckpoint(eager=True)
     profile = _profile(session, df, keyed_schema, add_keys)
     if mode is None:
@@ -120,6 +123,21 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
     sort = mode == "PARTITION_PATH_REPARTITION_AND_SORT"
     return BulkInsertInput(rows.sortWithinPartitions(*profile.by) if sort else rows, profile.keyed,
                            sorted_by_partition=sort, tasks=tasks)
+
+
+def _read_once(df: DataFrame) -> bool:
+    """Whether the count, the sample and the write had better read a local checkpoint of ``df`` than ``df``:
+    it is not cached and its plan does not know its size, or its plan reads more than
+    ``TINY_LEAVES_PER_CORE`` relations a core averaging under ``TINY_LEAF_BYTES`` (200 Arrow slices each
+    made a DataFrame and unioned: the sample's limit alone took 27 s over them for 2M rows, the count 16 s,
+    as every job analysed the 200 leaves and ran a task for each)."""
+    if df.storageLevel.useMemory or df.storageLevel.useDisk:
+        return False
+    size = plan_size(df).bytes
+    if size is None:
+        return True
+    count = leaves(df)
+    return count is not None and count > TINY_LEAVES_PER_CORE * cores(df.sparkSession) and size < count * TINY_LEAF_BYTES
 
 
 def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add_keys: ArrowFunction) -> _Profile:

@@ -26,6 +26,15 @@ def plan_size(df: DataFrame) -> PlanSize:
     return PlanSize(int(str(count.get())) if count.isDefined() else None, size if size < unknown else None)
 
 
+def leaves(df: DataFrame) -> int | None:
+    """How many relations ``df``'s optimized plan reads (200 DataFrames unioned: 200), without planning its
+    execution (adaptive execution runs a plan's shuffles to tell its partitions); None over Spark Connect."""
+    try:
+        return int(df._jdf.queryExecution().optimizedPlan().collectLeaves().size())
+    except Exception:  # noqa: BLE001 - no JVM plan here (Spark Connect)
+        return None
+
+
 def cores(spark: SparkSession) -> int:
     """The cores Spark runs tasks on (``defaultParallelism``; the configured value over Spark Connect)."""
     try:

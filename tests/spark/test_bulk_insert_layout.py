@@ -5,6 +5,7 @@ name keep their own layouts, and every mode runs ``hoodie.bulkinsert.shuffle.par
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections import defaultdict
@@ -14,6 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql import DataFrame
+
+from tests.spark_stages import tasks_of
 
 TARGET = 60_000
 # bloom filters sized for the files' few thousand keys: Hudi's default (60,000 entries) alone is 500 kB a file
@@ -142,3 +146,15 @@ def test_a_first_upsert_or_insert_sizes_its_files_by_its_records(spark, trips, t
     df.write.format("hoodie").options(**OPTS, **{"hoodie.copyonwrite.record.size.estimate": "1024"}) \
         .mode(operation).save(estimated)
     assert len(_files(estimated)[BIG]) > 2 * len(big)
+
+
+def test_many_small_partitions_of_known_size_are_read_once(spark, trips, tmp_path):
+    """60 Arrow slices unioned (Spark knows their size): read once into a checkpoint of a partition per core,
+    so no stage of the write runs a task per slice (the count, the sample's limit and the write each did)."""
+    slices = [spark.createDataFrame(pa.Table.from_batches([part])) for part in trips.to_batches(max_chunksize=ROWS // 60)]
+    tiny = functools.reduce(DataFrame.union, slices)
+    path = str(tmp_path / "t")
+    tasks = tasks_of(spark, lambda: tiny.write.format("hoodie").options(**OPTS).mode("bulk_insert").save(path))
+    assert tasks and max(tasks) < len(slices), tasks
+    assert_df_equality(spark.read.format("hoodie").load(path).select("id", "ts", "day", "note"),
+                       spark.createDataFrame(trips), ignore_row_order=True, ignore_nullable=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
-from hoodie_datasource.config.write_config import FileSizing
+from hoodie_datasource.config.write_config import FileSizing, resolve_write_config
+from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.table.meta_columns import IS_DELETE_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -134,3 +136,13 @@ def test_merge_on_read_fills_at_most_its_small_file_candidates():
     assert [t.file_id for t in every.targets] == ["s1", "s2", "s3", "new-0"]
     none = plan_inserts({"p": 200}, files, 100, sizing, "1", ids, candidates=0).by_partition["p"]
     assert [t.file_id for t in none.targets] == ["new-0", "new-1"]
+
+
+@pytest.mark.parametrize("estimate", ["0", "-5"])
+def test_a_record_size_estimate_must_be_positive(estimate):
+    """Unset, it is measured on the first write's input; given, it must be a positive byte count."""
+    options = {"hoodie.table.name": "t", "recordkey.field": "id", "hoodie.copyonwrite.record.size.estimate": estimate}
+    with pytest.raises(HoodieConfigError, match="File sizes must be positive"):
+        resolve_write_config(options, None)
+    assert resolve_write_config({**options, "hoodie.copyonwrite.record.size.estimate": "100"},
+                                None).sizing.record_size_estimate == 100
