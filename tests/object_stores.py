@@ -135,6 +135,24 @@ class Server:
         """Requests by verb since ``mark``: GET, PUT, HEAD, DELETE, POST, and LIST (a listing GET)."""
         return Counter(verb for verb, _ in self.request_log_since(mark))
 
+    def listings_since(self, mark: int) -> Counter:
+        """LIST requests since ``mark`` by what they list: the timeline (``.hoodie/``, one level), the table
+        (every file, at any depth), or another folder."""
+        kinds: Counter = Counter()
+        for verb, path in self.request_log_since(mark):
+            if verb != "LIST":
+                continue
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+            prefix = query.get("prefix", [""])[0]
+            deep = "delimiter" not in query
+            if prefix.endswith("/.hoodie/") and not deep:
+                kinds["timeline"] += 1
+            elif deep and prefix.count("/") == 1:
+                kinds["table"] += 1
+            else:
+                kinds[prefix] += 1
+        return kinds
+
     def request_log_since(self, mark: int) -> list[tuple[str, str]]:
         """(verb, path with query) of every request since ``mark``, in order."""
         self._sync()

@@ -11,12 +11,16 @@ A read is planned once per data source: PySpark calls ``schema()`` and hands the
 to ``reader()``, so the table and the plan made for the schema travel with it (planning lists the timeline
 and the table, and reads instant files: on an object store each of those is a request), and so do its
 options, resolved once. A DataFrame is read again on every action, so an unpinned plan is checked against
-one listing of the timeline first. Nothing is kept between data sources: each plans its own read.
+one listing of the timeline first. Nothing is kept between data sources in Python: the jvm-shim, which calls
+into Python several times for one query, hands each call the plan its file listing made
+(``shim_options.PLAN_OPTION``).
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import pickle
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -37,7 +41,7 @@ from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.cdc_reader import CDC_SPARK_SCHEMA, CDCReader, cdc_listing
-from hoodie_datasource.spark.file_listing import listing_schema, properties_schema
+from hoodie_datasource.spark.file_listing import carried_plan, carry_plan, listing_schema, properties_schema
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
@@ -47,6 +51,8 @@ from hoodie_datasource.spark.shim_options import (
     LOG_CHANGES_OPTION,
     PLAN_FILES_OPTION,
     PLAN_INSTANT_OPTION,
+    PLAN_OPTION,
+    PLANNED_SOURCE_OPTION,
     PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
     TABLE_PROPERTIES_OPTION,
@@ -82,6 +88,16 @@ def _shows_the_same_writes(table: Table, plan: ReadPlan, cfg: ReadConfig) -> boo
     return frozenset(i.timestamp for i in table.timeline.completed_writes_upto(upto)) == plan.visible_instants
 
 
+def _planned_by(pickled: str, path: str, cfg: ReadConfig) -> tuple[Table, ReadPlan] | None:
+    """The table and plan of a data source PySpark made and pickled (``PLANNED_SOURCE_OPTION``), when it read
+    the table at ``path`` with options that resolve to ``cfg``; else None."""
+    source = pickle.loads(base64.b64decode(pickled))  # noqa: S301 - as trusted as a UDF (file_listing.carried_plan)
+    made = getattr(source, "_made", None)
+    if made is None or table_path(source.options) != path or source._read_config() != cfg:
+        return None
+    return made
+
+
 class HoodieDataSource(DataSource):
     """Hudi tables as ``format("hoodie")``."""
 
@@ -96,12 +112,17 @@ class HoodieDataSource(DataSource):
         return cfg
 
     def _planned(self) -> tuple[Table, ReadPlan]:
-        """The table and the read plan made from it, the plan restricted to the file groups the jvm-shim asks for.
-        Both travel with this instance from ``schema()`` to ``reader()`` (PySpark pickles it, maybe into another
-        worker); a DataFrame is read again on every action, so an unpinned plan is made again when one listing
-        of the timeline shows other completed writes than it does."""
+        """The table and the read plan made from it (or handed over by the jvm-shim: ``PLAN_OPTION``), the plan
+        restricted to the file groups the shim asks for. Both travel with this instance from ``schema()`` to
+        ``reader()`` (PySpark pickles it, maybe into another worker); a DataFrame is read again on every action,
+        so an unpinned plan is made again when one listing of the timeline shows other completed writes than
+        it does."""
         cfg = self._read_config()
         made: tuple[Table, ReadPlan] | None = getattr(self, "_made", None)
+        if made is None and self.options.get(PLAN_OPTION):
+            made = carried_plan(self.options[PLAN_OPTION])
+        if made is None and self.options.get(PLANNED_SOURCE_OPTION):
+            made = _planned_by(self.options[PLANNED_SOURCE_OPTION], table_path(self.options), cfg)
         if made is None:
             table = Table.load(table_path(self.options), self.options)
             made = table, plan_read(table, cfg)
@@ -146,9 +167,9 @@ class HoodieDataSource(DataSource):
         cdc = self._cdc()
         if cdc is not None:
             return listing_schema(cdc_listing(cdc)) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
-        _, plan = self._planned()
+        table, plan = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
-            return listing_schema(planned_files(plan), plan.storage, table_path(self.options))
+            return listing_schema(planned_files(plan), plan.storage, table_path(self.options), carry_plan(table, plan))
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:

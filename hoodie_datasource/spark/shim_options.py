@@ -10,6 +10,14 @@ PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
 """``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
 PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
 """Plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
+PLAN_OPTION = "hoodie.datasource.read.plan"
+"""The table and read plan a file listing made (``spark.file_listing.carried_plan``): a read pinned to the
+listing's instant takes it as it is, an unpinned one checks it against one listing of the timeline; so the
+shim's calls into Python for one query, and the executions of one DataFrame, plan once between writes."""
+PLANNED_SOURCE_OPTION = "hoodie.datasource.read.plan.source"
+"""The data source PySpark made for a DataFrame, pickled after its ``schema()`` planned the read (base64, as
+Spark keeps it to make the reader from): the shim's first listing of the DataFrame takes its table and plan
+when its options resolve to the same read, checked against one listing of the timeline."""
 FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 """Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
 LOG_CHANGES_OPTION = "hoodie.datasource.read.plan.log.changes"

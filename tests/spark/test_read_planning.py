@@ -8,6 +8,7 @@ calls it."""
 
 from __future__ import annotations
 
+import base64
 import pickle
 
 import pyarrow as pa
@@ -16,7 +17,12 @@ import pytest
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.spark import datasource
 from hoodie_datasource.spark.datasource import HoodieDataSource
-from hoodie_datasource.spark.shim_options import PLAN_INSTANT_OPTION
+from hoodie_datasource.spark.shim_options import (
+    PLAN_FILES_OPTION,
+    PLAN_INSTANT_OPTION,
+    PLAN_OPTION,
+    PLANNED_SOURCE_OPTION,
+)
 from hoodie_datasource.table import table as table_module
 from hoodie_datasource.table.table import Table
 from tests.counting_storage import CountingStorage
@@ -84,3 +90,31 @@ def test_a_pinned_read_is_not_checked_again_and_two_data_sources_plan_their_own_
     assert storage.timeline_listings() == 1  # schema() only
     assert read(HoodieDataSource({"path": path})) == [("a", 2), ("b", 1), ("c", 1)]
     assert len(resolved) == 3
+
+
+def test_the_shims_calls_take_the_plan_they_are_handed(counted, monkeypatch):
+    """The jvm-shim hands its file listing's plan to the Python reads of the same query, and a DataFrame's first
+    listing the data source PySpark pickled after ``schema()``: neither plans again; a pickled source of another
+    read is not taken."""
+    path, storage, _ = counted
+    plans: list[str] = []
+    real = datasource.plan_read
+    monkeypatch.setattr(datasource, "plan_read", lambda table, cfg: plans.append(cfg.query_type) or real(table, cfg))
+    listing = HoodieDataSource({"path": path, PLAN_FILES_OPTION: "true"})
+    metadata = listing.schema().fields[0].metadata
+    storage.timeline_listings()
+    handed = HoodieDataSource({"path": path, PLAN_INSTANT_OPTION: metadata["instant"], PLAN_OPTION: metadata["plan"]})
+    assert read(handed) == [("a", 1), ("b", 1), ("c", 1)]
+    assert storage.timeline_listings() == 0 and plans == ["snapshot"]  # the listing's plan only
+
+    made = HoodieDataSource({"path": path})
+    made.schema()
+    pickled = base64.b64encode(pickle.dumps(made)).decode()
+    storage.timeline_listings()
+    HoodieDataSource({"path": path, PLAN_FILES_OPTION: "true", PLANNED_SOURCE_OPTION: pickled}).schema()
+    assert storage.timeline_listings() == 1 and len(plans) == 2  # the handed plan, checked against the timeline
+
+    other_read = {"path": path, PLAN_FILES_OPTION: "true", PLANNED_SOURCE_OPTION: pickled,
+                  "hoodie.datasource.query.type": "read_optimized"}
+    HoodieDataSource(other_read).schema()
+    assert plans[2:] == ["read_optimized"]  # another read: its own plan

@@ -27,25 +27,6 @@ SCHEMA = "uuid string, ts bigint, fare double, city string"
 ROWS = [("a", 1, 10.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
 
 
-def listings(server: Server, mark: int) -> Counter:
-    """LIST requests since ``mark`` by what they list: the timeline (``.hoodie/``, one level), the table
-    (every file, at any depth), or another folder."""
-    kinds: Counter = Counter()
-    for verb, path in server.request_log_since(mark):
-        if verb != "LIST":
-            continue
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
-        prefix = query.get("prefix", [""])[0]
-        deep = "delimiter" not in query
-        if prefix.endswith("/.hoodie/") and not deep:
-            kinds["timeline"] += 1
-        elif deep and prefix.count("/") == 1:
-            kinds["table"] += 1
-        else:
-            kinds[prefix] += 1
-    return kinds
-
-
 def upsert(spark, bucket: S3Bucket, uri: str, rows: list[tuple], mode: str = "upsert") -> None:
     spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **bucket.options).mode(mode).save(uri)
 
@@ -54,7 +35,7 @@ def counted_read(spark, moto: Server, bucket: S3Bucket, uri: str) -> tuple[list[
     mark = moto.mark()
     df = spark.read.format("hoodie").options(**bucket.options).load(uri)
     rows = sorted(tuple(r) for r in df.select("uuid", "ts", "fare", "city").collect())
-    return rows, moto.requests_since(mark), listings(moto, mark)
+    return rows, moto.requests_since(mark), moto.listings_since(mark)
 
 
 def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to_it(spark, moto, s3_bucket):

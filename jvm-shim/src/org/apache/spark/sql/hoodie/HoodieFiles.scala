@@ -23,9 +23,11 @@ object HoodieFiles {
   case class Planned(group: String, path: String, size: Long, native: Boolean, changes: Boolean)
 
   /** What a read plans: its file slices, the newest completed write it shows, for an incremental pull the
-   * commit time its rows come after, and for a table on S3 the S3A settings that reach its store
-   * (`hoodie_datasource.storage.s3a.s3a_identity`: `fs.s3a.*` keys). */
-  case class Listing(files: Seq[Planned], instant: String, begin: Option[String], s3a: Map[String, String])
+   * commit time its rows come after, for a table on S3 the S3A settings that reach its store
+   * (`hoodie_datasource.storage.s3a.s3a_identity`: `fs.s3a.*` keys), and the plan itself, opaque here, for the
+   * Python reads of the same query ([[HoodieSource.PlanOption]]). */
+  case class Listing(files: Seq[Planned], instant: String, begin: Option[String], s3a: Map[String, String],
+                     plan: String)
 
   /** A planned file's Hadoop path: local files are plain absolute paths, others full URIs. */
   def path(planned: String): Path = if (planned.startsWith("/")) new Path("file", null, planned) else new Path(planned)
@@ -89,13 +91,13 @@ object HoodieFiles {
   def list(options: Map[String, String]): Listing = {
     val schema = HoodieSource.inferSchema(options + (HoodieSource.PlanFilesOption -> "true"))
     val m = schema.fields.head.metadata
-    if (m.getLong("count") == 0) return Listing(Nil, "", None, Map.empty)
+    if (m.getLong("count") == 0) return Listing(Nil, "", None, Map.empty, "")
     val (ids, paths, sizes, native, changes) = (m.getStringArray("group"), m.getStringArray("path"),
       m.getLongArray("size"), m.getBooleanArray("native"), m.getBooleanArray("changes"))
     val s3a = if (m.contains("s3a.keys")) m.getStringArray("s3a.keys").zip(m.getStringArray("s3a.values")).toMap
       else Map.empty[String, String]
     Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i), changes(i))), m.getString("instant"),
-      Option(m.getString("begin")).filter(_.nonEmpty), s3a)
+      Option(m.getString("begin")).filter(_.nonEmpty), s3a, m.getString("plan"))
   }
 }
 

@@ -3,6 +3,7 @@ package org.apache.spark.sql.hoodie
 import java.util
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 
 import org.apache.spark.sql.{classic, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, GetStructField, GreaterThan,
@@ -14,7 +15,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.execution.datasources.v2.python.PythonTable
+import org.apache.spark.sql.execution.datasources.v2.python.{PythonDataSourceCreationResult, PythonTable}
 import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, LongType, StringType, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -24,8 +25,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * With `spark.hoodie.read.native` (the default), the Python source first lists the files its plan reads
  * ([[HoodieFiles]]); base files that hold their rows as they are (copy-on-write, read-optimized, and
  * merge-on-read slices without log files) are read by Spark's own parquet scan, and only the slices that
- * need log blocks merged are read by the Python reader, pinned to the instant the listing saw and
- * restricted to those file groups; the two are unioned. An incremental pull reads its base files with
+ * need log blocks merged are read by the Python reader, pinned to the instant the listing saw, handed the
+ * plan the listing made (so it plans nothing again) and restricted to those file groups; the two are unioned. An incremental pull reads its base files with
  * Spark's scan under a `_hoodie_commit_time` range filter (row groups outside it are skipped).
  * Otherwise (`spark.hoodie.read.native=false`), every row is read by the Python reader: a
  * `format("hoodie")` relation gets a read-only [[HoodieReadTable]] with the [[HoodieScanBuilder]] of SQL
@@ -55,7 +56,11 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
 
   private def native(relation: DataSourceV2Relation, readable: StructType, options: Map[String, String],
                      floatPredicates: => Boolean): LogicalPlan = {
-    val listed = HoodieFiles.list(options)
+    val previous = Option(HoodieReads.lastPlans.get(relation.table)).collect {
+      case (made, plan) if made == options => HoodieSource.PlanOption -> plan
+    }.orElse(HoodieReads.plannedSource(relation.table).map(HoodieSource.PlannedSourceOption -> _))
+    val listed = HoodieFiles.list(options ++ previous)
+    if (listed.plan.nonEmpty) HoodieReads.lastPlans.put(relation.table, (options, listed.plan))
     if (listed.files.isEmpty) return LocalRelation(relation.output)
     val hadoopConf = session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
     val (spark, listing) = listed.files.find(f => f.native || f.changes)
@@ -69,7 +74,7 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val parquet = if (spark) listing.files.filter(_.native) else Nil
     val changed = if (spark) listing.files.filter(f => !f.native && f.changes) else Nil
     val merged = if (spark) listing.files.filter(f => !f.native && !f.changes) else listing.files
-    val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant)
+    val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) + (HoodieSource.PlanOption -> listing.plan)
     val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String],
                   columns: StructType) => {
       // the replaced rows' scan always gets its groups: their order gives each base file its ordinal
@@ -157,6 +162,30 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
 
 object HoodieReads {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[HoodieReads])
+
+  /** The plan the last listing of a relation's read made, and the options it was made with, by the relation's
+   * table (a DataFrame keeps its relation, so each action plans afresh from the same one): the next listing of
+   * the same read takes it when the table has had no write since, checked by one listing of the timeline.
+   * Weakly held: it goes with the relation. */
+  private val lastPlans =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[Table, (Map[String, String], String)]())
+
+  /** The Python data source PySpark made for a `format("hoodie")` DataFrame, as Spark keeps it (pickled after its
+   * `schema()` planned the read, in the relation's `PythonDataSourceV2`, to make the reader from), in base64: the
+   * first listing of the DataFrame takes its plan. None for SQL tables, and where Spark's private fields (read by
+   * reflection) are not as in Spark 4. */
+  private def plannedSource(table: Table): Option[String] = table match {
+    case python: PythonTable => Try {
+      def field(owner: AnyRef, name: String): AnyRef = {
+        val f = owner.getClass.getDeclaredField(name)
+        f.setAccessible(true)
+        f.get(owner)
+      }
+      val made = field(field(python, "ds"), "dataSourceInPython").asInstanceOf[PythonDataSourceCreationResult]
+      java.util.Base64.getEncoder.encodeToString(made.dataSource)
+    }.toOption
+    case _ => None
+  }
 
   /** parquet-mr's reader options (a scan's relation options reach its Hadoop configuration) turning off its
    * row-group filtering by min/max statistics and by column indexes (`ParquetInputFormat`). */

@@ -35,6 +35,12 @@ object HoodieSource {
   val PlanFilesOption = "hoodie.datasource.read.plan.files"
   /** Pins a Python read to the instant its file listing saw. */
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
+  /** The table and plan a listing was made from ([[HoodieFiles.Listing]]`.plan`), handed back to the Python
+   * source so it does not plan the read again (`hoodie_datasource.spark.file_listing.carried_plan`). */
+  val PlanOption = "hoodie.datasource.read.plan"
+  /** The data source PySpark made for a `format("hoodie")` DataFrame, pickled after its `schema()` planned the
+   * read (base64): the first listing of the DataFrame takes that plan. */
+  val PlannedSourceOption = "hoodie.datasource.read.plan.source"
   /** Restricts a Python read to these file groups (`partition/fileId`, one per line). */
   val FileGroupsOption = "hoodie.datasource.read.plan.file.groups"
   /** Tells the Python source to read the log changes of its file slices: `rows` (the log records that win)
