@@ -54,7 +54,7 @@ from hoodie_datasource.errors import (
     InvalidTablePathError,
     SchemaMismatchError,
 )
-from hoodie_datasource.read.merged_reader import MergeRule, deleted_base_keys
+from hoodie_datasource.file_group.merged_reader import MergeRule, deleted_base_keys
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join

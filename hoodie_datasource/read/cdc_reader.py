@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.log.cdc_block import (
     AFTER,
     BEFORE,
@@ -61,7 +62,6 @@ from hoodie_datasource.read.cdc_splits import (
     extract_cdc_splits,
 )
 from hoodie_datasource.read.hollow_commits import readable_end
-from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.read.read_window import check_cdc_range
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage

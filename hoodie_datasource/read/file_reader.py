@@ -1,5 +1,5 @@
 """Reading a file slice as Arrow batches in the table's schema: its base file alone
-(``read.base_reader``) or merged with its log blocks (``read.merged_reader``)."""
+(``file_group.base_reader``) or merged with its log blocks (``file_group.merged_reader``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.read.base_reader import BATCH_ROWS, read_base_file
-from hoodie_datasource.read.merged_reader import iter_merged_slice, merge_schema
+from hoodie_datasource.file_group.base_reader import BATCH_ROWS, read_base_file
+from hoodie_datasource.file_group.merged_reader import iter_merged_slice, merge_schema
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.table.file_group import FileSlice
 

@@ -39,7 +39,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from hoodie_datasource.read.merged_reader import LogDecision, MergeRule
+from hoodie_datasource.file_group.merged_reader import LogDecision, MergeRule
 from hoodie_datasource.storage import host_scratch
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice

@@ -14,7 +14,7 @@ file groups, so the two parts never overlap and show the same commits.
 A slice with log files to merge is ``changes`` when its base file stores the table's columns as they are
 and the table has the record key and partition path meta columns: a parquet reader then reads its base
 file less the rows (by file name and row index) the logs replace, and our reader adds the log
-records that win (``read.merged_reader.log_changes``), so only the slice's log records and the base
+records that win (``file_group.merged_reader.log_changes``), so only the slice's log records and the base
 file's key and ordering columns pass through Python.
 """
 

@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.file_group.merged_reader import MergeRule
 from hoodie_datasource.read.hollow_commits import readable_end
-from hoodie_datasource.read.merged_reader import MergeRule
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice

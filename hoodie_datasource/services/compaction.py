@@ -31,7 +31,7 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
-from hoodie_datasource.read.merged_reader import MergeRule, read_merged_slice
+from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join

@@ -9,7 +9,7 @@ where pyarrow compares as IEEE 754 does (every comparison with NaN false). So a 
 floating-point column that NaN satisfies in Spark is spelled with ``is_nan``: ``d > 1.0`` as
 ``is_nan(d) or d > 1.0``, ``d = NaN`` as ``is_nan(d)``, ``d < NaN`` as ``not is_nan(d)`` (null for a null ``d``
 throughout, so a ``Not`` around it stays unknown for nulls, as in Spark). Row groups are never skipped by
-these filters' columns' statistics (``read.base_reader``).
+these filters' columns' statistics (``file_group.base_reader``).
 """
 
 from __future__ import annotations

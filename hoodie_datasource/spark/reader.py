@@ -17,7 +17,7 @@ so no query reuses another's reader. The shim also hands the base files that nee
 Spark's own parquet scan (``spark.file_listing``), so these readers then read only the file slices
 whose log files need merging (``spark.shim_options``). For slices whose base files Spark reads less the
 rows their logs replace, a reader reads only the log changes (``changes``: ``rows`` or ``replaced``,
-``read.merged_reader.log_changes``, decided once per slice and query: ``read.log_changes_cache``); the
+``file_group.merged_reader.log_changes``, decided once per slice and query: ``read.log_changes_cache``); the
 replaced rows are named by base file (its ordinal among the scan's file groups) and row index, which Spark's
 scan knows without decoding a column (``_metadata.file_modification_time``, ``row_index``: ``spark.shim_options``).
 """
@@ -36,9 +36,9 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.file_group.merged_reader import log_changes, merge_schema
 from hoodie_datasource.read import log_changes_cache
 from hoodie_datasource.read.file_reader import read_file_slice
-from hoodie_datasource.read.merged_reader import log_changes, merge_schema
 from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.spark.filters import ConvertedFilter, convert

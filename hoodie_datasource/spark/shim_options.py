@@ -21,7 +21,7 @@ when its options resolve to the same read, checked against one listing of the ti
 FILE_GROUPS_OPTION = "hoodie.datasource.read.plan.file.groups"
 """Read only these file groups (``partition/fileId``, one per line); Spark reads the others' base files."""
 LOG_CHANGES_OPTION = "hoodie.datasource.read.plan.log.changes"
-"""Read the log changes of the file slices (``read.merged_reader.log_changes``), not the merged slices:
+"""Read the log changes of the file slices (``file_group.merged_reader.log_changes``), not the merged slices:
 ``rows`` (the log records that win) or ``replaced`` (the base file's ordinal and the row index of the base
 rows that lose, as ``REPLACED_FILE_COLUMN`` and ``REPLACED_ROW_COLUMN``; the ordinal of a slice's base file is
 its file group's position in ``FILE_GROUPS_OPTION``, always set for this scan). Spark reads their base files

@@ -10,8 +10,8 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read.base_reader import read_base_file
-from hoodie_datasource.read.merged_reader import log_changes, read_merged_slice
+from hoodie_datasource.file_group.base_reader import read_base_file
+from hoodie_datasource.file_group.merged_reader import log_changes, read_merged_slice
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN

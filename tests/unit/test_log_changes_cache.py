@@ -14,8 +14,9 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.read import log_changes_cache, merged_reader
-from hoodie_datasource.read.merged_reader import LogDecision
+from hoodie_datasource.file_group import merged_reader
+from hoodie_datasource.file_group.merged_reader import LogDecision
+from hoodie_datasource.read import log_changes_cache
 from hoodie_datasource.read.planner import plan_read
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.spark.shim_options import REPLACED_FILE_COLUMN, REPLACED_ROW_COLUMN

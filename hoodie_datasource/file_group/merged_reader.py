@@ -35,10 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.table_config import TableConfig, orders_by_event_time
+from hoodie_datasource.file_group.base_reader import read_base_file
 from hoodie_datasource.log.data_block import decode_data_block
 from hoodie_datasource.log.delete_block import comparable_orderings, decode_delete_records
 from hoodie_datasource.log.log_format import BlockType, LogBlock, read_log_blocks
-from hoodie_datasource.read.base_reader import read_base_file
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN, conform
