@@ -43,7 +43,7 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.index import base_file_cache
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.fs_view import list_table_files
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write.record_keys import keyed
 
 logger = logging.getLogger(__name__)
 TABLE_ROWS = 20_000_000
@@ -88,11 +88,11 @@ def tag_once(path: Path, table_type: str, batches: Sequence[pa.Table], profiler:
         session = start_write(storage, options, records.schema)
         try:
             writer = session.record_writer(listed)
-            keyed = tagging.keyed(records, session.config)
+            with_keys = keyed(records, session.config)
             started = time.process_time()
             if profiler is not None:
                 profiler.enable()
-            tagged, _, found = writer.tag(keyed)
+            tagged, _, found = writer.tag(with_keys)
             if profiler is not None:
                 profiler.disable()
             seconds += time.process_time() - started

@@ -13,7 +13,7 @@ from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_names import UNKNOWN_WRITE_TOKEN
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.bulk_insert import write_bulk_insert_task
 from hoodie_datasource.write.stage_timer import StageTimer
 
@@ -36,9 +36,11 @@ def run_local_write(storage: Storage, data: pa.Table, options: Mapping[str, str]
 
 
 def _run(session: WriteSession, data: pa.Table) -> CommitResult:
-    if session.config.streams_bulk_insert:
+    if session.streams_bulk_insert:
         return _bulk_insert(session, data)
-    records = tagging.combined_across_partitions(tagging.keyed(data, session.config), session.config)
+    records = record_keys.keyed(data, session.config)
+    if session.index.is_global:
+        records = record_keys.combined_across_partitions(records, session.config)
     partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
     if session.operation.drops_partitions:
         return session.drop_partitions(partitions)
@@ -73,7 +75,7 @@ def _bulk_insert(session: WriteSession, data: pa.Table) -> CommitResult:
     cfg = session.config
     session.mark_inflight({})
     timer = StageTimer(session.stage_seconds)
-    records = tagging.keyed(data, cfg)
+    records = record_keys.keyed(data, cfg)
     sort_keys = _SORT_KEYS.get(cfg.bulk_insert_sort_mode, ())
     if sort_keys:
         records = records.sort_by([(column, "ascending") for column in sort_keys])

@@ -24,7 +24,6 @@ Engines only move records: ``local_engine`` (pyarrow, one process), ``spark.writ
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import posixpath
@@ -54,13 +53,14 @@ from hoodie_datasource.errors import (
     InvalidTablePathError,
     SchemaMismatchError,
 )
-from hoodie_datasource.file_group.merged_reader import MergeRule, deleted_base_keys
+from hoodie_datasource.index.index import Index
+from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
 from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
-from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN, RECORD_KEY_COLUMN
+from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.table.table_schema import evolve_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
@@ -69,12 +69,10 @@ from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.transaction.conflict import FileGroup, check_conflicts
 from hoodie_datasource.transaction.transaction_manager import TransactionManager
-from hoodie_datasource.write.bucket_count import bucket_count_metadata, check_bucket_count
 from hoodie_datasource.write.partitioner import average_record_size
 from hoodie_datasource.write.record_writer import RecordWriter
 from hoodie_datasource.write.rollback import rollback_failed_writes, rollback_pending
 from hoodie_datasource.write.stage_timer import StageTimer
-from hoodie_datasource.write.tagging import LogDeletes
 from hoodie_datasource.write.targets import WriteContext
 
 logger = logging.getLogger(__name__)
@@ -138,6 +136,7 @@ class CommitResult:
 class WriteSession:
     table: Table  # as the write started, with its requested instant
     config: WriteConfig
+    index: Index  # made once from the config (``index.registry.index_for``)
     instant: Instant
     data_schema: pa.Schema
     new_table: bool
@@ -160,8 +159,18 @@ class WriteSession:
         return self.config.operation
 
     @property
-    def needs_tagging(self) -> bool:
-        return self.operation.needs_tagging and not self.new_table
+    def looks_up_keys(self) -> bool:
+        """The write looks its keys up among the table's stored ones: its operation is tagged, by an index that does
+        not place records by hash, in a table with files."""
+        return not (self.new_table or self.index.places_by_hash) and self.index.requires_tagging(self.operation)
+
+    @property
+    def streams_bulk_insert(self) -> bool:
+        """A bulk insert each task writes straight into new file groups (``write.bulk_insert``): records need no
+        index to place them (an index placing by hash sends them to their buckets' file groups) and are not
+        combined before the insert (which needs all records of a key together)."""
+        return self.operation is WriteOperation.BULK_INSERT and not self.index.places_by_hash \
+            and not self.config.dedupes
 
     def context(self) -> WriteContext:
         return WriteContext(
@@ -188,23 +197,9 @@ class WriteSession:
         self.table.timeline.replaced_file_ids()
         if self.config.is_mor:
             self.table.timeline.pending_compactions()
-        context = self.context()
-        return RecordWriter(context, self.config, self.table, self.average_record_size(),
-                            self.needs_tagging, self.new_table, listed, self.log_deletes(context.data_schema))
-
-    def log_deletes(self, data: pa.Schema) -> LogDeletes | None:
-        """Under a global index on a merge-on-read table, the keys a slice's logs delete, merged as the
-        table's readers merge it (``tagging.LogDeletes``): the completed writes' log blocks, decided by the
-        record key and the ordering field."""
-        if not (self.config.index.is_global and self.config.is_mor):
-            return None
-        ordering = self.table.config.precombine_field
-        fields = [pa.field(RECORD_KEY_COLUMN, pa.string())]
-        if ordering and ordering in data.names:
-            fields.append(data.field(ordering))
-        visible = frozenset(i.timestamp for i in self.table.timeline.completed_writes_upto(None))
-        return LogDeletes(functools.partial(deleted_base_keys, schema=pa.schema(fields), visible_instants=visible,
-                                            rule=MergeRule.of(self.table.config)))
+        scope = self.index.scope(self.table, self.instant_time, self.operation, self.data_schema)
+        return RecordWriter(self.context(), self.config, self.table, self.average_record_size(), self.new_table,
+                            self.index, scope, listed)
 
     def average_record_size(self) -> int:
         """Bytes per record of the last write (its write stats); before any write,
@@ -427,6 +422,7 @@ def _write_partition_metafile(storage: Storage, partition: str, instant_time: st
 class _CheckedWrite:
     storage: Storage
     config: WriteConfig
+    index: Index  # made once from the config
     table: Table | None  # the existing table, loaded once for the whole start of the write
     data_schema: pa.Schema
 
@@ -449,15 +445,16 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     deleting = config.operation.is_delete
     if config.precombine_field and config.precombine_field not in incoming_schema.names and not deleting:
         raise SchemaMismatchError(_missing_precombine(config.precombine_field, incoming_schema.names, existing))
+    index = index_for(config.index)
     table = Table.load(storage, config=existing) if existing else None
     if table is not None:
-        check_bucket_count(table.timeline, config.index)
+        index.check_table(table.timeline)
     table_schema = table.data_schema if table else None
     if deleting and table_schema is not None:
         data_schema = table_schema
     else:
         data_schema = evolve_schema(table_schema, incoming_schema, allow_missing=deleting)
-    return _CheckedWrite(storage, config, table, data_schema)
+    return _CheckedWrite(storage, config, index, table, data_schema)
 
 
 def _missing_precombine(field: str, columns: list[str], existing: TableConfig | None) -> str:
@@ -526,9 +523,10 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             tx.close()
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    session = WriteSession(table.with_instant(instant), config, instant, data_schema,
+    index = checked.index
+    session = WriteSession(table.with_instant(instant), config, index, instant, data_schema,
                            not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
-                           extra_metadata={**(extra_metadata or {}), **bucket_count_metadata(config.index)})
+                           extra_metadata={**(extra_metadata or {}), **index.commit_metadata()})
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
     except BaseException:

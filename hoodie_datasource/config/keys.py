@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hoodie_datasource.config.index_type import IndexType
 from hoodie_datasource.config.property import (
     ConfigProperty,
     OptionCatalog,
@@ -16,7 +17,6 @@ from hoodie_datasource.config.write_operation import WriteOperation
 MB = 1024 * 1024
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
-INDEX_TYPES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "BUCKET")
 BUCKET_ENGINES = ("SIMPLE", "CONSISTENT_HASHING")  # HoodieIndex.BucketIndexEngineType
 BLOOM_FILTER_TYPES = ("DYNAMIC_V0", "SIMPLE")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -97,11 +97,13 @@ PAYLOAD_CLASS = ConfigProperty(
          "stays."),
 )
 INDEX_TYPE = ConfigProperty(
-    "hoodie.index.type", "BLOOM", ("index.type",), choices=INDEX_TYPES,
+    "hoodie.index.type", IndexType.BLOOM, ("index.type",), choices=tuple(IndexType),
     doc=("How a write finds the file group of each incoming key. BLOOM: key ranges and bloom filters in the base "
-         "files' footers, per partition. GLOBAL_BLOOM: keys unique across partitions (a key that changes partition "
-         "moves). SIMPLE: a join with the stored keys. BUCKET: the file group is the key's hash bucket (Hudi's "
-         "simple bucket index)."),
+         "files' footers, per partition. GLOBAL_BLOOM: the same across all partitions, keys unique in the table (a "
+         "key that changes partition moves). SIMPLE: the incoming keys checked against the stored keys of their "
+         "partitions' latest base files. GLOBAL_SIMPLE: the same against every partition's, keys unique in the "
+         "table (a key that changes partition moves). BUCKET: the file group is the key's hash bucket (Hudi's simple "
+         "bucket index)."),
 )
 # HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
 # FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
@@ -122,10 +124,17 @@ BUCKET_ENGINE = ConfigProperty(
     choices=BUCKET_ENGINES,
     doc="BUCKET index engine. Only SIMPLE is supported; CONSISTENT_HASHING is refused with an error.",
 )
-# HoodieIndexConfig.BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE
-GLOBAL_UPDATE_PARTITION_PATH = ConfigProperty(
+# HoodieIndexConfig.BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE and SIMPLE_INDEX_UPDATE_PARTITION_PATH_ENABLE (Hudi
+# 0.15: both default to true)
+BLOOM_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.bloom.index.update.partition.path", True, parser=parse_bool,
     doc=("GLOBAL_BLOOM index: a key written with another partition moves there (deleted in its old partition). "
+         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
+         "error."),
+)
+SIMPLE_UPDATE_PARTITION_PATH = ConfigProperty(
+    "hoodie.simple.index.update.partition.path", True, parser=parse_bool,
+    doc=("GLOBAL_SIMPLE index: a key written with another partition moves there (deleted in its old partition). "
          "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
          "error."),
 )
@@ -154,8 +163,8 @@ PRUNE_BY_RANGES = ConfigProperty(
 # and the index is no bloom index (HoodieFileWriterFactory.enableBloomFilter)
 PARQUET_BLOOM_FILTER = ConfigProperty(
     "hoodie.parquet.bloom.filter.enabled", True, parser=parse_bool,
-    doc=("false: base files carry no bloom filter unless the index is BLOOM or GLOBAL_BLOOM (BUCKET and SIMPLE "
-         "never read it; filling it is about 40% of a bulk insert's CPU)."),
+    doc=("false: base files carry no bloom filter unless the index is BLOOM or GLOBAL_BLOOM (BUCKET, SIMPLE and "
+         "GLOBAL_SIMPLE never read it; filling it is about 40% of a bulk insert's CPU)."),
 )
 MAX_FILE_SIZE = ConfigProperty(
     "hoodie.parquet.max.file.size", 120 * MB, parser=parse_int,
@@ -504,8 +513,8 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    GLOBAL_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE, BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES,
-    PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
+    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
+    BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,
     DELETE_PARALLELISM, LOG_BLOCK_FORMAT, CDC_ENABLED,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.index_type import IndexType
 from hoodie_datasource.config.table_config import (
     CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
@@ -27,9 +28,16 @@ _OPERATION_PARALLELISM = {
 }
 
 
+# a global index's option saying whether a key written with another partition moves there
+_UPDATE_PARTITION_PATH = {IndexType.GLOBAL_BLOOM: k.BLOOM_UPDATE_PARTITION_PATH,
+                          IndexType.GLOBAL_SIMPLE: k.SIMPLE_UPDATE_PARTITION_PATH}
+
+
 @dataclass(frozen=True)
 class IndexConfig:
-    index_type: str = "BLOOM"
+    """The index options of a write; ``index.registry.index_for`` makes the index they describe."""
+
+    index_type: IndexType = IndexType.BLOOM
     bloom_num_entries: int = 60000
     bloom_fpp: float = 1e-9
     bloom_filter_type: str = "DYNAMIC_V0"
@@ -41,21 +49,10 @@ class IndexConfig:
 
     @property
     def writes_bloom_filter(self) -> bool:
-        """Base files carry a bloom filter: always under a bloom index, else unless turned off (Hudi's
-        ``HoodieFileWriterFactory.enableBloomFilter``; a BUCKET or SIMPLE index never reads it)."""
-        return self.bloom_filter_enabled or self.uses_bloom
-
-    @property
-    def is_global(self) -> bool:
-        return self.index_type == "GLOBAL_BLOOM"
-
-    @property
-    def uses_bloom(self) -> bool:
-        return self.index_type in ("BLOOM", "GLOBAL_BLOOM")
-
-    @property
-    def is_bucket(self) -> bool:
-        return self.index_type == "BUCKET"
+        """Base files carry a bloom filter: always under an index whose type names BLOOM, else unless turned off
+        (Hudi's ``HoodieFileWriterFactory.enableBloomFilter`` asks ``hoodie.index.type`` whether it contains
+        "BLOOM"; the other indexes never read it)."""
+        return self.bloom_filter_enabled or "BLOOM" in self.index_type
 
 
 @dataclass(frozen=True)
@@ -108,13 +105,6 @@ class WriteConfig:
         again included (Hudi's ``HoodieMergeHandleFactory``: ``HoodieConcatHandle`` for an operation that
         changes no records when duplicates are allowed)."""
         return self.operation is WriteOperation.INSERT and self.allow_duplicate_on_inserts
-
-    @property
-    def streams_bulk_insert(self) -> bool:
-        """A bulk insert each task writes straight into new file groups (``write.bulk_insert``): no
-        bucket index (records must go to their bucket's file group) and no combining before the insert
-        (which needs all records of a key together)."""
-        return self.operation is WriteOperation.BULK_INSERT and not self.index.is_bucket and not self.dedupes
 
     @property
     def combine_field(self) -> str | None:
@@ -226,12 +216,14 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or tuple(record_keys),
         bloom_filter_enabled=get(k.PARQUET_BLOOM_FILTER),
     )
-    if index.is_bucket:
+    if index.index_type is IndexType.BUCKET:
         _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))
-    if index.is_global and not get(k.GLOBAL_UPDATE_PARTITION_PATH):
+    moves = _UPDATE_PARTITION_PATH.get(index.index_type)
+    if moves is not None and not get(moves):
         raise HoodieConfigError(
-            f"{k.GLOBAL_UPDATE_PARTITION_PATH.key}=false (a key written with another partition updated in its old "
-            "partition) is not supported; valid values: true (Hudi's default: the key moves to the new partition)")
+            f"{moves.key}=false (a key written with another partition updated in its old partition) is not "
+            f"supported under {index.index_type}; valid values: true (Hudi's default: the key moves to the new "
+            "partition)")
     if not 0 < index.bloom_fpp < 1 or index.bloom_num_entries <= 0:
         raise HoodieConfigError("hoodie.index.bloom.fpp must be in (0, 1) and hoodie.index.bloom.num_entries > 0")
     sizing = FileSizing(

@@ -44,7 +44,7 @@ from hoodie_datasource.spark.input_size import cores, leaves, plan_size
 from hoodie_datasource.spark.partition_balance import task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
-from hoodie_datasource.write import bulk_insert, tagging
+from hoodie_datasource.write import bulk_insert, record_keys
 from hoodie_datasource.write.bulk_insert_layout import plan_layout
 from hoodie_datasource.write.task_balance import inferred_parallelism
 
@@ -160,7 +160,7 @@ def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add
         counts = {r[0]: r[1] for r in frame.groupBy(group.alias(GROUP_COLUMN)).count().collect()}
     sample = sample.drop_columns([GROUP_COLUMN])
     if not keyed:
-        sample = tagging.keyed(sample, cfg)
+        sample = record_keys.keyed(sample, cfg)
     record_size = bulk_insert.encoded_record_size(session.context(), sample, cfg.sizing.max_file_size)
     return _Profile(frame, keyed, by, counts, record_size, whole)
 

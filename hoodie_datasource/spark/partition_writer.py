@@ -21,22 +21,24 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.client.write_client import WriteSession, start_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.errors import WriteLayoutError
+from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.spark.write_dag import task_token
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.task_attempt import end_task_attempt
 
 logger = logging.getLogger(__name__)
 
 def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
-    """The input is clustered by partition and the write can run per partition."""
-    return (is_set(options, CLUSTERED_OPTION) and bool(config.keygen.partition_fields) and not config.index.is_global
-            and config.operation.runs_per_partition)
+    """The input is clustered by partition and the write can run per partition (the index is not global: a
+    partition's records are tagged against that partition's files alone)."""
+    return (is_set(options, CLUSTERED_OPTION) and bool(config.keygen.partition_fields)
+            and not index_for(config.index).is_global and config.operation.runs_per_partition)
 
 
 @dataclass
@@ -80,7 +82,7 @@ class PartitionWriter(DataSourceArrowWriter):
         if not batches:
             return PartitionStats()
         timer = StageTimer()
-        records = tagging.keyed(pa.Table.from_batches(batches), self.session.config)
+        records = record_keys.keyed(pa.Table.from_batches(batches), self.session.config)
         token, task_partition = task_token()
         stats = self.writer.write_records(records, token, task_partition, timer)
         stats = end_task_attempt(self.writer.table, self.session.instant, stats)  # the attempt's last step

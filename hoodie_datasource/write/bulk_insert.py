@@ -44,7 +44,7 @@ from hoodie_datasource.table.meta_columns import (
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.base_file_writer import BaseFileEncoder, empty_filter_for, footer_entries
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext
@@ -95,7 +95,7 @@ class _OpenFile:
 
 
 class BulkInsertWriter:
-    """The files of one task of a bulk insert: ``write`` keyed records (``tagging.keyed``), batch by
+    """The files of one task of a bulk insert: ``write`` keyed records (``record_keys.keyed``), batch by
     batch, then ``close`` for the write stats of every file written."""
 
     def __init__(self, ctx: WriteContext, max_file_size: int, record_size: int, token: str, task_partition: int,
@@ -294,7 +294,7 @@ def write_bulk_insert_task(ctx: WriteContext, config: WriteConfig, record_size: 
                               sorted_by_partition, timer)
     for batch in batches:
         timer.lap("input")  # waiting for the batch (in Spark: the JVM's rows turned into Arrow, sent over)
-        records = batch if keyed else tagging.keyed(batch, config)
+        records = batch if keyed else record_keys.keyed(batch, config)
         timer.lap("keys")
         writer.write(records)
     return writer.close()

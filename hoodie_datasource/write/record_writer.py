@@ -15,15 +15,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
-from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
+from hoodie_datasource.index.index import Index, TagScope, unlocated
+from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import WriteStat
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import routing
 from hoodie_datasource.write.append_handle import PendingLog, encode_log_file, write_log_files
-from hoodie_datasource.write.bucket_tagging import bucket_tag
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -38,17 +38,16 @@ class RecordWriter:
     config: WriteConfig
     table: Table  # as the write started
     avg_record_size: int
-    needs_tagging: bool
     new_table: bool
+    index: Index
+    scope: TagScope  # what the index needs of this write to tag its records
     # the table's files by directory, listed by the driver at the start of the write (None: tasks list
     # the partitions they write)
     listed: Mapping[str, tuple[FileInfo, ...]] | None = None
-    # a global index on a merge-on-read table: what tells a key's file group from one whose logs deleted it
-    log_deletes: tagging.LogDeletes | None = None
 
     def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
-        """Min/max keys of the latest base files in ``partitions`` (all when None); under a bucket index
-        the files without their key ranges."""
+        """The latest base files in ``partitions`` (all when None), as the index reads them
+        (``Index.file_ranges``: their min/max keys, or only their file ids)."""
         if self.new_table:
             return []
         if partitions is None:
@@ -56,10 +55,7 @@ class RecordWriter:
         else:  # list only the partitions asked for (a task owns one): no walk of the whole table
             view = self.table.file_system_view(list(partitions), self.listed)
         slices = view.latest_file_slices()
-        if self.config.index.is_bucket:  # file ids alone place records: no footer is read
-            files = [unranged(s) for s in slices if s.base_file is not None]
-        else:
-            files = load_key_ranges(self.ctx.storage, slices)
+        files = self.index.file_ranges(self.ctx.storage, slices)
         if not self.config.is_mor:
             return files
         pending = self._pending_compactions()  # logs written while a compaction is pending are named after it
@@ -99,26 +95,22 @@ class RecordWriter:
         return targets
 
     def tag(self, records: pa.Table) -> tuple[pa.Table, list[FileKeyRange], IndexCounts | None]:
-        """Every record's current file (null for an insert), the files of its partitions, and the index
-        work it took (None when no lookup ran)."""
-        index = self.config.index
-        partitions = pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
-        files = self.key_ranges(None if index.is_global else partitions)
-        if index.is_bucket:  # the hash alone places every record, whatever the operation
-            overwrite = self.config.operation.replaces_file_groups
-            return bucket_tag(records, files, index, self.ctx.instant, overwrite), files, None
-        if not (self.needs_tagging and files):
-            return tagging.untagged(records), files, None
-        # this task holds every candidate of its keys: unambiguous bloom hits skip the key read
-        records, counts = tagging.locate(self.ctx.storage, records, files, index, self.log_deletes)
-        return (tagging.split_partition_moves(records) if index.is_global else records), files, counts
+        """Every record's current file (null for an insert), the files of its partitions (of the table: a global
+        index), and the index work it took (None when no lookup ran). ``records`` hold every record of their keys;
+        a key a global index found in another partition moves (``routing.split_partition_moves``)."""
+        partitions = None if self.index.is_global else pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
+        files = self.key_ranges(partitions)
+        if not self.index.requires_tagging(self.config.operation):
+            return unlocated(records), files, None
+        tagged, counts = self.index.tag(records, files, self.scope)
+        return (routing.split_partition_moves(tagged) if self.index.is_global else tagged), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
         """The workload profile (inserts per partition), the insert plan, and every record's target file id."""
-        counts = tagging.insert_counts(tagged)
+        counts = routing.insert_counts(tagged)
         plan = self.insert_plan(counts, files)
-        return tagging.route(tagged, plan), self.targets(files, plan), counts
+        return routing.route(tagged, plan), self.targets(files, plan), counts
 
     def write_records(self, records: pa.Table, token: str, task_partition: int, timer: StageTimer) -> list[WriteStat]:
         """Tag, plan and write records that hold every record of their partitions (one task's share of a

@@ -22,9 +22,9 @@ from hoodie_datasource.index.bucket_id import (
     java_string_hashes,
     new_bucket_file_id,
 )
+from hoodie_datasource.index.bucket_index import bucket_file_groups
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.write import record_writer
-from hoodie_datasource.write.bucket_tagging import bucket_file_groups
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -208,7 +208,7 @@ def test_file_ids_of_more_buckets_than_the_count_are_refused():
 def test_bucket_options_default_as_hudis_spark_writer():
     index = resolve_write_config({**_options(), "hoodie.bucket.index.num.buckets": "256"}, None).index
     defaults = resolve_write_config({k: v for k, v in _options().items() if "num.buckets" not in k}, None).index
-    assert defaults == index and defaults.bucket_hash_fields == ("id",) and defaults.is_bucket
+    assert defaults == index and defaults.bucket_hash_fields == ("id",) and defaults.index_type == "BUCKET"
 
 
 def test_trailing_empty_parts_are_dropped_as_javas_split_does():

@@ -13,7 +13,7 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.errors import FileGroupWrittenTwiceError
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import write_token
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.stage_timer import StageTimer
 from tests.conftest import assert_failed_write_left_nothing, table_listing
 from tests.unit.small_tables import batch, read_pairs
@@ -30,7 +30,7 @@ def test_two_tasks_rewriting_one_file_group_are_not_committed(tmp_path):
     session.mark_inflight({})
     writer = session.record_writer()
     stats = [stat for task, rows in enumerate((update, insert))
-             for stat in writer.write_records(tagging.keyed(rows, session.config), write_token(task, 1, 0), task,
+             for stat in writer.write_records(record_keys.keyed(rows, session.config), write_token(task, 1, 0), task,
                                               StageTimer())]
     assert len({s.fileId for s in stats}) == 1 and len({s.path for s in stats}) == 2  # one group, two base files
     with pytest.raises(FileGroupWrittenTwiceError, match="Two tasks of this write wrote base files of file group"):
@@ -48,7 +48,7 @@ def test_marker_reconciliation_never_deletes_a_file_the_commit_lists(tmp_path):
     rows = batch([("a", 1, "x", 1)])
     session = start_write(open_storage(path), OPTS, rows.schema)
     session.mark_inflight({})
-    stats = session.record_writer().write_records(tagging.keyed(rows, session.config), write_token(0, 1, 0), 0,
+    stats = session.record_writer().write_records(record_keys.keyed(rows, session.config), write_token(0, 1, 0), 0,
                                                   StageTimer())
     respelled = [dataclasses.replace(s, path=s.path.replace("/", "//", 1)) for s in stats]
     session.commit(respelled)

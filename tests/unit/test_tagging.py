@@ -18,11 +18,11 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.index import bloom_probe, lookup
+from hoodie_datasource.index import bloom_probe, lookup, lookup_index
 from hoodie_datasource.index.bloom_probe import positives
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
-from hoodie_datasource.write import tagging
+from hoodie_datasource.write import record_keys
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read
 
@@ -252,13 +252,14 @@ def test_probing_whole_partitions_tags_as_the_pairs_do(tmp_path, monkeypatch, or
     storage = open_storage(path)
     session = start_write(storage, {**options, "operation": "upsert"}, records.schema)
     try:
-        keyed = tagging.keyed(records, session.config)
-        files = session.record_writer().key_ranges(["x", "y", "z"])
+        keyed = record_keys.keyed(records, session.config)
+        writer = session.record_writer()
+        files = writer.key_ranges(["x", "y", "z"])
         probed = []
         monkeypatch.setattr(bloom_probe, "positives", lambda *a: probed.append(1) or positives(*a))
-        tagged, counts = tagging.locate(storage, keyed, files, session.config.index)
-        monkeypatch.setattr(tagging, "partition_positives", lambda *a: None)
-        by_pairs, pair_counts = tagging.locate(storage, keyed, files, session.config.index)
+        tagged, counts = session.index.tag(keyed, files, writer.scope)
+        monkeypatch.setattr(lookup_index, "partition_positives", lambda *a: None)
+        by_pairs, pair_counts = session.index.tag(keyed, files, writer.scope)
     finally:
         session.abort()
     assert probed == ([] if ordered else [1])

@@ -1,0 +1,99 @@
+"""The index protocol: how a write finds the file group of each incoming key, as Apache Hudi's ``HoodieIndex``.
+
+``index.registry.index_for(config)`` makes a write's index once from its options; nothing else asks which type
+of index it is. An index tells what it can do, as Hudi's does:
+
+    is_global             ``HoodieIndex.isGlobal``: a key is unique in the whole table, not per partition, so its
+                          records are tagged against every partition's files, and a key written with another
+                          partition moves there
+    places_by_hash        the file group follows from the key alone (Hudi's bucket index): placing a record needs
+                          no lookup of stored keys and no other record, so any slice of a batch is placed alike,
+                          with no shuffle
+    requires_tagging(op)  ``HoodieIndex.requiresTagging``: the operation's records are placed by the index
+
+and does (``Index``):
+
+    file_ranges(storage, slices)  what it reads of the latest file slices it may place records in
+    scope(table, ...)             what one write's tagging needs besides its records and files (``TagScope``)
+    tag(records, files, scope)    every record's file group (null: a new key), for records that hold every record
+                                  of their keys (a task that owns its partitions, the local engine)
+
+A lookup index (``lookup_index.LookupIndex``) also has the two steps a distributed engine runs apart:
+``candidates``, thin (key, candidate file) rows per batch, and ``confirm``, the exact locations among them per
+file after a shuffle by file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+
+from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.index.log_deletes import LogDeletes
+from hoodie_datasource.index.lookup import IndexCounts
+from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.timeline.timeline import Timeline
+
+# the columns tagging adds: the file group holding the record's key, and that group's partition (which differs
+# from the record's own when a global index finds the key elsewhere)
+LOCATION_COLUMNS = (FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN)
+
+
+def unlocated(records: pa.Table) -> pa.Table:
+    """``records`` with no location: every key new to the table."""
+    nulls = pa.nulls(records.num_rows, pa.string())
+    return records.append_column(FILE_ID_COLUMN, nulls).append_column(LOCATION_PARTITION_COLUMN, nulls)
+
+
+@dataclass(frozen=True)
+class TagScope:
+    """What one write's tagging needs besides its records and the files (picklable: it travels to Spark tasks)."""
+
+    storage: Storage
+    instant: str  # the write's: a new file group an index places records in is named after it
+    overwrite: bool = False  # the operation replaces the file groups it writes: none of theirs is a location
+    log_deletes: LogDeletes | None = None  # a global index on a merge-on-read table: keys a slice's logs deleted
+
+
+@dataclass(frozen=True)
+class Index(ABC):
+    config: IndexConfig
+    is_global: ClassVar[bool] = False
+    places_by_hash: ClassVar[bool] = False
+
+    def requires_tagging(self, operation: WriteOperation) -> bool:
+        """Hudi's default: updates and deletes are tagged; inserts, bulk inserts and overwrites are not."""
+        return operation.needs_tagging
+
+    @abstractmethod
+    def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
+        """The slices with a base file, as the index needs them."""
+
+    def scope(self, table: Table, instant: str, operation: WriteOperation, data: pa.Schema) -> TagScope:
+        """What tagging the records of a write of ``operation`` at ``instant`` into ``table`` (as the write started)
+        needs; ``data``: the write's data schema."""
+        return TagScope(table.storage, instant, operation.replaces_file_groups)
+
+    @abstractmethod
+    def tag(self, records: pa.Table, files: Sequence[FileKeyRange], scope: TagScope
+            ) -> tuple[pa.Table, IndexCounts | None]:
+        """Keyed ``records`` with their location columns (``LOCATION_COLUMNS``), and the index work it took (None:
+        nothing was looked up). ``records`` hold every record of their keys; ``files``: those of ``file_ranges``
+        of the latest slices of the records' partitions (of every partition: a global index)."""
+
+    def check_table(self, timeline: Timeline) -> None:
+        """Refuse, before anything is written, a write the table's history says the index cannot do (none here)."""
+        return None
+
+    def commit_metadata(self) -> dict[str, str]:
+        """What a write's commit records of the index in its ``extraMetadata``."""
+        return {}

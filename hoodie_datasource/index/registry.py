@@ -1,0 +1,22 @@
+"""A write's index, made once from its options: the one place that maps ``hoodie.index.type`` to what it does."""
+
+from __future__ import annotations
+
+from hoodie_datasource.config.index_type import IndexType
+from hoodie_datasource.config.write_config import IndexConfig
+from hoodie_datasource.index.bucket_index import BucketIndex
+from hoodie_datasource.index.index import Index
+from hoodie_datasource.index.lookup_index import BloomIndex, GlobalBloomIndex, GlobalSimpleIndex, SimpleIndex
+
+_INDEXES: dict[IndexType, type[Index]] = {
+    IndexType.BLOOM: BloomIndex,
+    IndexType.GLOBAL_BLOOM: GlobalBloomIndex,
+    IndexType.SIMPLE: SimpleIndex,
+    IndexType.GLOBAL_SIMPLE: GlobalSimpleIndex,
+    IndexType.BUCKET: BucketIndex,
+}
+
+
+def index_for(config: IndexConfig) -> Index:
+    """The index ``config`` describes (Hudi's ``SparkHoodieIndexFactory.createIndex``)."""
+    return _INDEXES[config.index_type](config)
