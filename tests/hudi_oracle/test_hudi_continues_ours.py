@@ -114,3 +114,38 @@ def test_hudi_upserts_into_our_bucket_file_groups(hudi, tmp_path):
     expected = sorted([(k, 2) for k in ("k0", "k1", "k2")] + [(k, 1) for k in ("k4", "k5")]
                       + [(k, 3) for k in ("k3", *new_keys)])
     assert_all_read_alike(hudi, path, False, expected)
+
+
+GLOBAL_SIMPLE = {"hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path": "true"}
+
+
+def key_city_ts(table) -> list[tuple]:
+    return sorted(zip(table.column("id").to_pylist(), table.column("city").to_pylist(), table.column("ts").to_pylist()))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_and_we_move_keys_of_a_global_simple_table(hudi, tmp_path, table_type):
+    """Our partitioned table with the global simple index (``GLOBAL_SIMPLE``, Hudi's ``HoodieGlobalSimpleIndex``,
+    ``hoodie.simple.index.update.partition.path=true`` on both sides): Java's upsert finds our stored keys in every
+    partition, moving ``c`` from ``sf`` to ``nyc`` and updating ``a`` where it is; ours moves ``c`` back and ``a``
+    to ``la``; Java's next upsert moves ``c`` once more (merge-on-read: each move leaves the key in its old base
+    file, deleted there by a log block, which the next lookup must see through). After each write every key is
+    held once, where its latest write put it, and Java, hudi-rs and we read the same rows."""
+    path = str(tmp_path / "trips")
+    ours = {**our_options(table_type, partitioned=True), **GLOBAL_SIMPLE}
+    java = {**java_options(hudi, table_type, partitioned=True, metadata=False), **GLOBAL_SIMPLE,
+            "hoodie.datasource.write.operation": "upsert"}
+    write_local(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]), ours)
+    hudi.write(path, rows(["a", "c", "e"], [2, 2, 2], ["sf", "nyc", "la"], [2.0] * 3), java)
+    expected = [("a", "sf", 2), ("b", "nyc", 1), ("c", "nyc", 2), ("e", "la", 2)]
+    assert key_city_ts(hudi.read(path)) == expected
+    assert_all_read_alike(hudi, path, False, [(k, ts) for k, _, ts in expected])
+    write_local(path, rows(["a", "c"], [3, 3], ["la", "sf"], [3.0] * 2), ours)
+    expected = [("a", "la", 3), ("b", "nyc", 1), ("c", "sf", 3), ("e", "la", 2)]
+    assert key_city_ts(hudi.read(path)) == expected
+    assert_all_read_alike(hudi, path, False, [(k, ts) for k, _, ts in expected])
+    hudi.write(path, rows(["c", "b"], [4, 4], ["nyc", "la"], [4.0] * 2), java)
+    expected = [("a", "la", 3), ("b", "la", 4), ("c", "nyc", 4), ("e", "la", 2)]
+    assert key_city_ts(hudi.read(path)) == expected
+    assert key_city_ts(read_table(path)) == expected
+    assert_all_read_alike(hudi, path, False, [(k, ts) for k, _, ts in expected])

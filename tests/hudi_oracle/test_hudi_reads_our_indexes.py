@@ -3,11 +3,12 @@ Apache Hudi itself (0.15.0 and 1.1.1 on Spark 3.5): snapshot, read-optimized, ti
 CDC query, every column compared, ``_hoodie_*`` included (``test_hudi_reads_ours`` reads a begin/end window and
 every instant of the same history on BLOOM tables).
 
-Each table is COW and MOR, with its own shape and CDC supplemental logging mode, so the three modes are read
-on both table types once:
+Each table is COW and MOR, with its own shape and CDC supplemental logging mode, so each of the three modes is
+read on both table types:
 
 * GLOBAL_BLOOM, partitioned by ``city``, ``hoodie.bloom.index.update.partition.path=true``: key ``c`` moves
   from ``sf`` to ``nyc`` (a delete in the old partition, an insert in the new); CDC DATA_BEFORE_AFTER.
+* GLOBAL_SIMPLE, the same with ``hoodie.simple.index.update.partition.path=true``; CDC DATA_BEFORE.
 * SIMPLE, non-partitioned, complex key ``id,seats``: ``c``'s new city is an update; CDC DATA_BEFORE.
 * BUCKET (``hoodie.index.type=BUCKET``, ``hoodie.bucket.index.num.buckets=4``,
   ``hoodie.bucket.index.hash.field=id``), partitioned, complex key ``id,seats``: ``c`` in ``nyc`` is a
@@ -39,6 +40,10 @@ SHAPES = {
                       "hoodie.datasource.write.partitionpath.field": "city",
                       "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER"},
                      [("a", "sf"), ("c", "nyc"), ("dd", "la")]),
+    "GLOBAL_SIMPLE": ({"hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path": "true",
+                       "hoodie.datasource.write.partitionpath.field": "city",
+                       "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE"},
+                      [("a", "sf"), ("c", "nyc"), ("dd", "la")]),
     "SIMPLE": ({"hoodie.index.type": "SIMPLE", "hoodie.datasource.write.recordkey.field": "id,seats",
                 "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE"},
                [("a", "sf"), ("c", "nyc"), ("dd", "la")]),
@@ -51,6 +56,7 @@ SHAPES = {
 # the changes of the history (op, id) a CDC query from the start returns
 CHANGES = {
     "GLOBAL_BLOOM": [("d", "b"), ("d", "c"), ("i", "a"), ("i", "b"), ("i", "c"), ("i", "c"), ("i", "dd"), ("u", "a")],
+    "GLOBAL_SIMPLE": [("d", "b"), ("d", "c"), ("i", "a"), ("i", "b"), ("i", "c"), ("i", "c"), ("i", "dd"), ("u", "a")],
     "SIMPLE": [("d", "b"), ("i", "a"), ("i", "b"), ("i", "c"), ("i", "dd"), ("u", "a"), ("u", "c")],
     "BUCKET": [("d", "b"), ("i", "a"), ("i", "b"), ("i", "c"), ("i", "c"), ("i", "dd"), ("u", "a")],
 }

@@ -2,7 +2,7 @@
 after every step against an in-memory model of what the table must hold.
 
 Each sequence mixes upserts (duplicate keys within a batch, nulls in the payload, keys moving partitions
-under GLOBAL_BLOOM), inserts of new keys, deletes, insert_overwrite of partitions, compaction, cleaning,
+under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction, cleaning,
 rollback of the latest write and archival. After each step the snapshot, an incremental pull of the
 last write and a time travel to an earlier write must equal the model's; at the end hudi-rs must read
 the same snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES`` sets the number of sequences
@@ -91,10 +91,9 @@ step = st.one_of(
 )
 
 
-def _options(table_type: str, global_index: bool) -> dict[str, str]:
+def _options(table_type: str, index_type: str) -> dict[str, str]:
     return {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-            "hoodie.datasource.write.table.type": table_type,
-            "hoodie.index.type": "GLOBAL_BLOOM" if global_index else "BLOOM", **SERVICES}
+            "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": index_type, **SERVICES}
 
 
 def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, table_type: str) -> bool:
@@ -188,11 +187,12 @@ def _hudi_rs(path: str) -> list[Row]:
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), global_index=st.booleans(),
+@given(table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]),
+       index_type=st.sampled_from(["BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE"]),
        steps=st.lists(step, min_size=2, max_size=8))
-def test_random_sequences_match_the_model(table_type: str, global_index: bool, steps) -> None:
-    model = Model(global_index)
-    options = _options(table_type, global_index)
+def test_random_sequences_match_the_model(table_type: str, index_type: str, steps) -> None:
+    model = Model(global_index=index_type.startswith("GLOBAL_"))
+    options = _options(table_type, index_type)
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "t")
         for name, arg in steps:

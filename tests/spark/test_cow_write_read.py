@@ -185,7 +185,7 @@ def test_filters(spark, table_path):
     assert df.count() == 3 and df.selectExpr("sum(fare)").first()[0] == 60.0
 
 
-@pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE", "GLOBAL_BLOOM"])
+@pytest.mark.parametrize("index_type", ["BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE"])
 def test_index_types(spark, table_path, index_type):
     write(trips(spark, [("a", 1, "sf", 10.0), ("b", 1, "nyc", 20.0)]), table_path, **{"index.type": index_type})
     write(trips(spark, [("a", 2, "sf", 11.0), ("b", 2, "nyc", 21.0), ("c", 2, "sf", 1.0)]), table_path,
@@ -196,23 +196,25 @@ def test_index_types(spark, table_path, index_type):
     )
 
 
+@pytest.mark.parametrize("index_type", ["GLOBAL_BLOOM", "GLOBAL_SIMPLE"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_global_bloom_moves_a_key_across_partitions_and_back(spark, table_path, table_type):
+def test_global_index_moves_a_key_across_partitions_and_back(spark, table_path, table_type, index_type):
     """Merge-on-read keeps a moved key in its old base file, deleted by a log block, until compaction: moved
     back, the key is in two base files and the write must find the group that holds it."""
-    opts = {"index.type": "GLOBAL_BLOOM", "hoodie.datasource.write.table.type": table_type}
+    opts = {"index.type": index_type, "hoodie.datasource.write.table.type": table_type}
     for ts, city in enumerate(["sf", "nyc", "sf", "nyc"], start=1):
         write(trips(spark, [("a", ts, city, 10.0 + ts), ("b", ts, "la", 1.0)]), table_path, **opts)
         assert_df_equality(data_only(snapshot(spark, table_path)),
                            expect(spark, [("a", ts, city, 10.0 + ts), ("b", ts, "la", 1.0)]), ignore_row_order=True)
 
 
+@pytest.mark.parametrize("index_type", ["GLOBAL_BLOOM", "GLOBAL_SIMPLE"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_global_bloom_combines_one_key_arriving_in_two_partitions(spark, table_path, table_type):
+def test_global_index_combines_one_key_arriving_in_two_partitions(spark, table_path, table_type, index_type):
     """Under a global index a batch holding one key in two partitions keeps one record, the one with the
     highest ordering value (Hudi's HoodieWriteHelper.deduplicateRecords keys by the record key alone), on
     the first write as on later ones: never the same key twice in the table."""
-    opts = {"index.type": "GLOBAL_BLOOM", "hoodie.datasource.write.table.type": table_type}
+    opts = {"index.type": index_type, "hoodie.datasource.write.table.type": table_type}
     write(trips(spark, [("a", 3, "sf", 10.0), ("a", 2, "nyc", 20.0), ("b", 1, "sf", 1.0)]), table_path, **opts)
     assert_df_equality(data_only(snapshot(spark, table_path)), expect(spark, [("a", 3, "sf", 10.0), ("b", 1, "sf", 1.0)]))
     write(trips(spark, [("b", 4, "nyc", 2.0), ("b", 5, "la", 3.0), ("a", 4, "sf", 11.0)]), table_path, **opts)

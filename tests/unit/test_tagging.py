@@ -193,14 +193,15 @@ def test_records_with_struct_and_list_columns_are_tagged_and_updated(tmp_path, t
     assert out.column("tags").to_pylist() == [["t1"], ["t2"], ["t2", "t2"]]
 
 
+@pytest.mark.parametrize("index", ["GLOBAL_BLOOM", "GLOBAL_SIMPLE"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, table_type):
+def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, table_type, index):
     """Merge-on-read: a key that left a partition stays in that partition's base file, deleted by a log block,
     until compaction. Moved back, it is in two base files; the index must take the file group that holds
     it (here the new partition's), delete it there and update the old one, never leave both."""
     path = str(tmp_path / "t")
     opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-            "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": "GLOBAL_BLOOM"}
+            "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": index}
     for ts, part in enumerate(["a", "b", "a", "b", "c"], start=1):
         write_local(path, pa.table({"id": ["k0", "k1"], "p": [part, "a"], "ts": [ts, ts], "v": [ts, -ts]}), opts)
         got = read_table(path, ReadConfig())
@@ -210,18 +211,52 @@ def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, t
     assert bool(logs) == (table_type == "MERGE_ON_READ"), logs  # merge-on-read: the deletes are log blocks
 
 
-def test_a_global_index_keeping_keys_in_their_old_partition_is_refused(tmp_path):
-    """hoodie.bloom.index.update.partition.path=false would update a key in its old partition (Hudi's
+@pytest.mark.parametrize(("index", "option"), [("GLOBAL_BLOOM", "hoodie.bloom.index.update.partition.path"),
+                                               ("GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path")])
+def test_a_global_index_keeping_keys_in_their_old_partition_is_refused(tmp_path, index, option):
+    """hoodie.bloom.index.update.partition.path=false (GLOBAL_BLOOM) or hoodie.simple.index.update.partition.path
+    =false (GLOBAL_SIMPLE) would update a key in its old partition (Hudi's
     HoodieIndexUtils.tagGlobalLocationBackToRecords); it is refused, naming the option and the valid value,
-    before anything is written, rather than ignored (a moved key would land where the user did not ask)."""
+    before anything is written, rather than ignored (a moved key would land where the user did not ask). The
+    other global index's option does not apply, as in Hudi."""
     path = str(tmp_path / "t")
     opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-            "hoodie.index.type": "GLOBAL_BLOOM"}
+            "hoodie.index.type": index}
+    other = ({"hoodie.bloom.index.update.partition.path", "hoodie.simple.index.update.partition.path"} - {option}).pop()
     data = pa.table({"id": ["k0"], "p": ["a"], "ts": [1], "v": [1]})
-    write_local(path, data, {**opts, "hoodie.bloom.index.update.partition.path": "true"})
-    with pytest.raises(HoodieConfigError, match="hoodie.bloom.index.update.partition.path=false.*valid values: true"):
-        write_local(path, data, {**opts, "hoodie.bloom.index.update.partition.path": "false"})
+    write_local(path, data, {**opts, option: "true", other: "false"})
+    with pytest.raises(HoodieConfigError, match=f"{option}=false.*valid values: true"):
+        write_local(path, data, {**opts, option: "false"})
     assert len(HoodieTable(path).completed_commits()) == 1 and not HoodieTable(path).timeline().pending()
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_global_simple_checks_every_partitions_stored_keys_without_bloom_filters(tmp_path, monkeypatch, table_type):
+    """GLOBAL_SIMPLE (Hudi's HoodieGlobalSimpleIndex): every incoming key is checked against the stored keys of the
+    latest base files of every partition, whose footers carry no bloom filter here
+    (hoodie.parquet.bloom.filter.enabled=false) and none is read: a key written with another partition moves
+    there, once in the table, and a new key stays new. hudi-rs reads the same rows."""
+    path = str(tmp_path / "t")
+    opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": "GLOBAL_SIMPLE",
+            "hoodie.parquet.bloom.filter.enabled": "false", "hoodie.parquet.small.file.limit": "0"}
+    write_local(path, batch([("k1", 1, "x", 1), ("k2", 1, "x", 2), ("k3", 1, "y", 3)]), opts)
+    bloom_reads = []
+    real = lookup.base_file_cache.bloom_filter
+    monkeypatch.setattr(lookup.base_file_cache, "bloom_filter",
+                        lambda *a, **k: bloom_reads.append(a[1]) or real(*a, **k))
+    reads = _key_reads(monkeypatch)
+    t2 = write_local(path, batch([("k1", 2, "y", 10), ("k3", 2, "y", 30), ("k4", 2, "x", 40)]), opts)
+    assert bloom_reads == [] and sum(reads) >= 2  # both files' stored keys, no filter
+    got = read_table(path, ReadConfig())
+    rows = sorted(zip(got.column("id").to_pylist(), got.column("p").to_pylist(), got.column("v").to_pylist()))
+    assert rows == [("k1", "y", 10), ("k2", "x", 2), ("k3", "y", 30), ("k4", "x", 40)]
+    counts = {k.removeprefix("hoodie.stage.index."): int(v) for k, v in
+              HoodieTable(path).commit_metadata(t2)["extraMetadata"].items() if k.startswith("hoodie.stage.index.")}
+    assert (counts["keys"], counts["files"], counts["bloom_probes"], counts["found"]) == (3, 2, 0, 2)
+    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    assert sorted(zip(data.column("id").to_pylist(), data.column("p").to_pylist(), data.column("v").to_pylist())) \
+        == rows
 
 
 @pytest.mark.parametrize("ordered", [False, True], ids=["random-keys", "ordered-keys"])
