@@ -66,6 +66,8 @@ class TagScope:
 
 @dataclass(frozen=True)
 class Index(ABC):
+    """A write's index (Hudi's ``HoodieIndex``): its capabilities are its class's, its options ``config``."""
+
     config: IndexConfig
     is_global: ClassVar[bool] = False
     places_by_hash: ClassVar[bool] = False

@@ -1,4 +1,5 @@
-"""Tagging records with the file group that holds their key (Hudi's bloom index, columnar).
+"""Finding the base file that holds each key, columnar: the work of the lookup indexes (``lookup_index``;
+Hudi's bloom index).
 
 Step 1 ``range_candidates``: pair each record with the files of its partition (every partition for
 a global index) whose [min, max] key range contains its key (Hudi's ``HoodieBloomIndex``
