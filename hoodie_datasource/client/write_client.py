@@ -190,7 +190,15 @@ class WriteSession:
             self.table.timeline.pending_compactions()
         context = self.context()
         return RecordWriter(context, self.config, self.table, self.average_record_size(),
-                            self.needs_tagging, self.new_table, listed, self.log_deletes(context.data_schema))
+                            self.needs_tagging, self.new_table, listed, self.log_deletes(context.data_schema),
+                            self.measures_record_size())
+
+    def measures_record_size(self) -> bool:
+        """Nothing tells the bytes a record of this write, which may insert, takes: the table has no write, no
+        ``hoodie.copyonwrite.record.size.estimate`` is given, and no sample of the input was measured
+        (``measured_record_size``)."""
+        return (not self.operation.is_delete and self.config.sizing.record_size_estimate is None
+                and self.measured_record_size is None and self.table.timeline.last_completed_write() is None)
 
     def log_deletes(self, data: pa.Schema) -> LogDeletes | None:
         """Under a global index on a merge-on-read table, the keys a slice's logs delete, merged as the

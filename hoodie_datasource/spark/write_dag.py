@@ -42,7 +42,7 @@ from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
-from hoodie_datasource.spark.bulk_insert_partitioning import SAMPLE_ROWS, bulk_insert_input
+from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
@@ -210,18 +210,18 @@ def _write_tasks(session: WriteSession, df: DataFrame, partitions: int | None, s
     return max(1, min([configured, by_size, *(n for n in (partitions, size.rows) if n is not None)]))
 
 
-def _measure_record_size(session: WriteSession, df: DataFrame) -> None:
-    """Before a new table's first write, unless ``hoodie.copyonwrite.record.size.estimate`` is given: the bytes
-    a record of ``df`` takes in a file, measured on its first rows (``bulk_insert.encoded_record_size``), which
-    the insert plan sizes new files by (``WriteSession.average_record_size``)."""
+def _measure_record_size(session: WriteSession, keyed: DataFrame) -> None:
+    """When the driver plans the inserts of a new table's first write and nothing tells the bytes a record
+    takes (``WriteSession.measures_record_size``): those bytes, measured on the first rows of the keyed records
+    (persisted, so the sample reads no input again; ``bulk_insert.encoded_record_size``), which the insert plan
+    sizes new files by. A write whose tasks plan their own inserts measures in the tasks (``RecordWriter``)."""
     cfg = session.config
-    if cfg.operation.is_delete or cfg.sizing.record_size_estimate is not None \
-            or session.table.timeline.last_completed_write() is not None:
+    if not session.measures_record_size():
         return
-    with _step(session, df, "sampling the records' size"):
-        sample = df.limit(SAMPLE_ROWS).toArrow()
+    with _step(session, keyed, "sampling the records' size"):
+        sample = keyed.limit(bulk_insert.SAMPLE_ROWS).toArrow()
     if sample.num_rows:
-        size = encoded_record_size(session.context(), tagging.keyed(sample, cfg), cfg.sizing.max_file_size)
+        size = encoded_record_size(session.context(), sample, cfg.sizing.max_file_size)
         session.measured_record_size = max(1, round(size))
 
 
@@ -241,7 +241,6 @@ def _run_per_partition(session: WriteSession, df: DataFrame, keyed_schema: T.Str
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    _measure_record_size(session, df)
     listed = _table_files(session)
     size = plan_size(df)
     batch_rows = size.rows
@@ -401,7 +400,7 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> Co
     if cfg.operation.drops_partitions:
         return session.drop_partitions(partitions)
 
-    _measure_record_size(session, df)
+    _measure_record_size(session, keyed)
     writer = session.record_writer()
     files = writer.key_ranges(None if cfg.index.is_global else partitions)
     if cfg.index.is_bucket:  # the bucket hash places every record: no lookup, no shuffle
