@@ -213,12 +213,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, help="markdown results (default: printed)")
     parser.add_argument("--shared", action="store_true", help="say in the results that the machine was shared")
+    parser.add_argument("--driver-memory", default=spark_session.DRIVER_MEMORY,
+                        help="the session's heap (Spark's own write of 5M rows as 200 unioned Arrow slices needs more "
+                             "than 8g)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logger.setLevel(logging.INFO)
     logging.getLogger("benchmarks.timing").setLevel(logging.INFO)
     started, began, load_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic(), load_average()
-    spark = spark_session.start()
+    spark = spark_session.start(driver_memory=args.driver_memory)
     memory = PeakMemory(spark_session.jvm_pid(spark))
     results = []
     for rows in (int(r) for r in args.rows.split(",")):

@@ -22,11 +22,12 @@ def spark_defaults(spark):
 
 
 def stage_tasks(spark, group: str) -> list[int]:
-    """The task count of every stage the jobs of ``group`` ran (skipped stages included)."""
+    """The task count of every stage the jobs of ``group`` ran; not of the stages they skipped (under adaptive
+    execution a shuffle's map stage runs as a job of its own, and the job reading its output skips it)."""
     tracker = spark.sparkContext.statusTracker()
     jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
     stages = [tracker.getStageInfo(s) for job in jobs if job is not None for s in job.stageIds]
-    return [stage.numTasks for stage in stages if stage is not None]
+    return [stage.numTasks for stage in stages if stage is not None and stage.numCompletedTasks]
 
 
 def tasks_of(spark, write) -> list[int]:

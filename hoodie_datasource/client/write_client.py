@@ -199,7 +199,14 @@ class WriteSession:
             self.table.timeline.pending_compactions()
         scope = self.index.scope(self.table, self.instant_time, self.operation, self.data_schema)
         return RecordWriter(self.context(), self.config, self.table, self.average_record_size(), self.new_table,
-                            self.index, scope, listed)
+                            self.index, scope, listed, self.measures_record_size())
+
+    def measures_record_size(self) -> bool:
+        """Nothing tells the bytes a record of this write, which may insert, takes: the table has no write, no
+        ``hoodie.copyonwrite.record.size.estimate`` is given, and no sample of the input was measured
+        (``measured_record_size``)."""
+        return (not self.operation.is_delete and self.config.sizing.record_size_estimate is None
+                and self.measured_record_size is None and self.table.timeline.last_completed_write() is None)
 
     def average_record_size(self) -> int:
         """Bytes per record of the last write (its write stats); before any write,

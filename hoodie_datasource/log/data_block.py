@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from hoodie_datasource.errors import CorruptFileError, UnsupportedTableError
 from hoodie_datasource.log.avro_codec import conform_to_avro, decode_avro_records, encode_avro_records, schema_json
 from hoodie_datasource.log.log_format import BlockType, HeaderKey, LogBlock, encode_block
-from hoodie_datasource.storage.parquet import statistics_columns
+from hoodie_datasource.storage.parquet import arrow_codec, statistics_columns
 
 
 def _header(instant_time: str, schema_text: str) -> dict[HeaderKey, str]:
@@ -69,7 +69,7 @@ def encode_parquet_data_block(table: pa.Table, instant_time: str, avro_schema: d
     table = conform_to_avro(table, avro_schema)
     sink = pa.BufferOutputStream()
     unique = {"_hoodie_commit_seqno", "_hoodie_record_key"}
-    pq.write_table(table, sink, compression=compression,
+    pq.write_table(table, sink, compression=arrow_codec(compression),
                    use_dictionary=[n for n in table.column_names if n not in unique],
                    write_statistics=statistics_columns(table.schema, table))
     return encode_block(BlockType.PARQUET_DATA, _header(instant_time, text), sink.getvalue().to_pybytes())

@@ -52,7 +52,6 @@ logger = logging.getLogger(__name__)
 
 ArrowFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
-SAMPLE_ROWS = 20_000  # rows encoded on the driver to learn the bytes a record takes in a file
 TINY_LEAVES_PER_CORE = 8
 TINY_LEAF_BYTES = 8 * 2**20
 GROUP_COLUMN = "_hoodie_bulk_insert_group"
@@ -142,8 +141,8 @@ def _read_once(df: DataFrame) -> bool:
 
 def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add_keys: ArrowFunction) -> _Profile:
     """Count ``df`` by table partition (one Spark job over the partition columns) and measure the bytes a
-    record takes from its first ``SAMPLE_ROWS`` rows (a small job before it; when they are all the input
-    has, they are counted instead)."""
+    record takes from its first ``bulk_insert.SAMPLE_ROWS`` rows (a small job before it; when they are all
+    the input has, they are counted instead)."""
     cfg = session.config
     frame, keyed, by = df, False, []
     if cfg.keygen.partition_fields:
@@ -151,8 +150,8 @@ def _profile(session: WriteSession, df: DataFrame, keyed_schema: StructType, add
         if by is None:  # values that render to paths only through the key generator: keyed first
             frame, keyed, by = df.mapInArrow(add_keys, keyed_schema), True, [F.col(PARTITION_PATH_COLUMN)]
     group = F.hash(*by) if by else F.lit(0)
-    sample = frame.withColumn(GROUP_COLUMN, group).limit(SAMPLE_ROWS).toArrow()
-    whole = sample.num_rows < SAMPLE_ROWS
+    sample = frame.withColumn(GROUP_COLUMN, group).limit(bulk_insert.SAMPLE_ROWS).toArrow()
+    whole = sample.num_rows < bulk_insert.SAMPLE_ROWS
     if whole:  # the sample is the whole input: counted from it
         groups, rows = np.unique(sample.column(GROUP_COLUMN).to_numpy(), return_counts=True)
         counts = {int(g): int(n) for g, n in zip(groups, rows)}

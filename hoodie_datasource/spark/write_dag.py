@@ -54,7 +54,7 @@ from hoodie_datasource.index.index import LOCATION_COLUMNS
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.index.lookup_index import BASE_FILE_COLUMN, CANDIDATE_SCHEMA, LOCATION_SCHEMA
-from hoodie_datasource.spark.bulk_insert_partitioning import SAMPLE_ROWS, bulk_insert_input
+from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
@@ -185,18 +185,18 @@ def _step(session: WriteSession, df: DataFrame, what: str):
                            f"hoodie {session.operation} {session.table.config.name} {session.instant_time}: {what}")
 
 
-def _measure_record_size(session: WriteSession, df: DataFrame) -> None:
-    """Before a new table's first write, unless ``hoodie.copyonwrite.record.size.estimate`` is given: the bytes
-    a record of ``df`` takes in a file, measured on its first rows (``bulk_insert.encoded_record_size``), which
-    the insert plan sizes new files by (``WriteSession.average_record_size``)."""
+def _measure_record_size(session: WriteSession, keyed: DataFrame) -> None:
+    """When the driver plans the inserts of a new table's first write and nothing tells the bytes a record
+    takes (``WriteSession.measures_record_size``): those bytes, measured on the first rows of the keyed records
+    (persisted, so the sample reads no input again; ``bulk_insert.encoded_record_size``), which the insert plan
+    sizes new files by. A write whose tasks plan their own inserts measures in the tasks (``RecordWriter``)."""
     cfg = session.config
-    if cfg.operation.is_delete or cfg.sizing.record_size_estimate is not None \
-            or session.table.timeline.last_completed_write() is not None:
+    if not session.measures_record_size():
         return
-    with _step(session, df, "sampling the records' size"):
-        sample = df.limit(SAMPLE_ROWS).toArrow()
+    with _step(session, keyed, "sampling the records' size"):
+        sample = keyed.limit(bulk_insert.SAMPLE_ROWS).toArrow()
     if sample.num_rows:
-        size = encoded_record_size(session.context(), record_keys.keyed(sample, cfg), cfg.sizing.max_file_size)
+        size = encoded_record_size(session.context(), sample, cfg.sizing.max_file_size)
         session.measured_record_size = max(1, round(size))
 
 
@@ -299,7 +299,6 @@ def _write_by_partition(session: WriteSession, df: DataFrame, keyed_schema: T.St
     cfg = session.config
     timer = StageTimer(session.stage_seconds)
     session.mark_inflight({})
-    _measure_record_size(session, df)
     listed = _table_files(session)
     size = plan_size(df)
     batch_rows = size.rows
@@ -397,7 +396,7 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         keyed = _Batches(frame, keyed_schema)
 
     if not index.places_by_hash:  # new file groups are sized by the bytes a record takes
-        _measure_record_size(session, df)
+        _measure_record_size(session, keyed.frame())
     writer = session.record_writer()
     # an index placing by hash refuses files that do not fit its buckets here, before anything is written
     files = writer.key_ranges(None if index.is_global else partitions)

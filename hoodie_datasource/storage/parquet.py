@@ -31,6 +31,12 @@ def parquet_errors(storage: Storage, rel: str) -> Iterator[None]:
         raise CorruptFileError(f"Cannot read {storage.uri_of(rel)} as parquet: {str(exc).splitlines()[0]}") from None
 
 
+def arrow_codec(codec: str) -> str:
+    """pyarrow's name for a parquet codec named as Hudi names it (``hoodie.parquet.compression.codec``:
+    parquet-mr's ``CompressionCodecName``, whose ``uncompressed`` pyarrow calls ``none``)."""
+    return "none" if codec.lower() == "uncompressed" else codec
+
+
 def statistics_columns(schema: pa.Schema, rows: pa.Table | None, skip: Collection[str] = ()) -> list[str]:
     """The leaf column paths (``d``, ``s.x``, ``l.list.element``: what ``pq.ParquetWriter``'s
     ``write_statistics`` takes) of a file of ``schema`` whose chunks get statistics: all but those under the

@@ -112,8 +112,10 @@ def encode_log_file(
     if upserts.num_rows:
         data = with_meta_columns(conform(upserts, ctx.data_schema), upserts.column(RECORD_KEY_COLUMN),
                                  target.partition, ctx.instant, task_partition, target.file_id)
-        encode = encode_avro_data_block if ctx.log_block_format == "avro" else encode_parquet_data_block
-        blocks.append(encode(data, ctx.instant, avro_schema))
+        if ctx.log_block_format == "avro":
+            blocks.append(encode_avro_data_block(data, ctx.instant, avro_schema))
+        else:  # in the base files' codec, as Hudi's HoodieAppendHandle writes a HoodieParquetDataBlock
+            blocks.append(encode_parquet_data_block(data, ctx.instant, avro_schema, ctx.compression))
     if deletes.num_rows:
         blocks.append(encode_delete_block(deletes.column(RECORD_KEY_COLUMN).combine_chunks(),
                                           deletes.column(PARTITION_PATH_COLUMN).combine_chunks(), ctx.instant,

@@ -22,7 +22,7 @@ from hoodie_datasource.index.bloom_filter import (
     BloomFilter,
     new_bloom_filter,
 )
-from hoodie_datasource.storage.parquet import statistics_columns
+from hoodie_datasource.storage.parquet import arrow_codec, statistics_columns
 from hoodie_datasource.storage.storage import Storage
 
 
@@ -158,7 +158,7 @@ class BaseFileEncoder:
         stored = (stored_schema or schema).remove_metadata()
         self._arrow_schema = base64.b64encode(stored.serialize()).decode("ascii")
         self._sink = pa.BufferOutputStream()
-        self._writer = pq.ParquetWriter(self._sink, self._schema, compression=compression, store_schema=False,
+        self._writer = pq.ParquetWriter(self._sink, self._schema, compression=arrow_codec(compression), store_schema=False,
                                         **options)
 
     def write(self, rows: pa.Table) -> None:

@@ -235,6 +235,9 @@ def _with_meta(ctx: WriteContext, rows: pa.Table, keys: pa.Array, partition: str
                              file_name, positions)
 
 
+SAMPLE_ROWS = 20_000  # rows encoded to learn the bytes a record takes in a file
+
+
 def encoded_record_size(ctx: WriteContext, records: pa.Table, max_file_size: int) -> float:
     """Bytes a record of ``records`` (keyed rows, a sample of a write) takes in a base file of the table of
     at most ``max_file_size`` bytes, its meta columns included: the sample encoded in memory, in slices

@@ -19,11 +19,12 @@ from hoodie_datasource.index.index import Index, TagScope, unlocated
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import FileInfo
-from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, PARTITION_PATH_COLUMN
+from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN, PARTITION_PATH_COLUMN
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import routing
 from hoodie_datasource.write.append_handle import PendingLog, encode_log_file, write_log_files
+from hoodie_datasource.write.bulk_insert import SAMPLE_ROWS, encoded_record_size
 from hoodie_datasource.write.file_group_writer import write_file_group
 from hoodie_datasource.write.partitioner import InsertPlan, plan_inserts
 from hoodie_datasource.write.stage_timer import StageTimer
@@ -44,6 +45,9 @@ class RecordWriter:
     # the table's files by directory, listed by the driver at the start of the write (None: tasks list
     # the partitions they write)
     listed: Mapping[str, tuple[FileInfo, ...]] | None = None
+    # nothing tells the bytes a record takes (a new table's first write, no hoodie.copyonwrite.record.size.estimate,
+    # no sample measured by the driver): ``route`` measures them on the records it routes, wherever it runs
+    measures_record_size: bool = False
 
     def key_ranges(self, partitions: Iterable[str] | None) -> list[FileKeyRange]:
         """The latest base files in ``partitions`` (all when None), as the index reads them
@@ -109,8 +113,18 @@ class RecordWriter:
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:
         """The workload profile (inserts per partition), the insert plan, and every record's target file id."""
         counts = routing.insert_counts(tagged)
-        plan = self.insert_plan(counts, files)
+        plan = self._sized_by(tagged).insert_plan(counts, files)
         return routing.route(tagged, plan), self.targets(files, plan), counts
+
+    def _sized_by(self, tagged: pa.Table) -> RecordWriter:
+        """This writer, with the bytes a record takes measured on the first ``SAMPLE_ROWS`` of ``tagged`` when it
+        ``measures_record_size``: a Spark task owning its partitions sizes its new files by its own records, so no
+        job reads the input for a sample first (a read of an input of many small DataFrames costs seconds)."""
+        if not self.measures_record_size or tagged.num_rows == 0:
+            return self
+        sample = tagged.slice(0, SAMPLE_ROWS).drop_columns([FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN])
+        size = encoded_record_size(self.ctx, sample, self.config.sizing.max_file_size)
+        return replace(self, avg_record_size=max(1, round(size)), measures_record_size=False)
 
     def write_records(self, records: pa.Table, token: str, task_partition: int, timer: StageTimer) -> list[WriteStat]:
         """Tag, plan and write records that hold every record of their partitions (one task's share of a

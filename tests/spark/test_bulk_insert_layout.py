@@ -43,9 +43,9 @@ def trips() -> pa.Table:
 @pytest.fixture(autouse=True)
 def small_sample(monkeypatch):
     """A sample smaller than the input: an input that fits the sample is written by one task."""
-    from hoodie_datasource.spark import bulk_insert_partitioning
+    from hoodie_datasource.write import bulk_insert
 
-    monkeypatch.setattr(bulk_insert_partitioning, "SAMPLE_ROWS", ROWS // 6)
+    monkeypatch.setattr(bulk_insert, "SAMPLE_ROWS", ROWS // 6)
 
 
 def _files(path: str) -> dict[str, list[tuple[str, int]]]:
@@ -131,21 +131,37 @@ def test_every_mode_honours_the_shuffle_parallelism(spark, trips, tmp_path, mode
     assert spark.read.format("hoodie").load(path).count() == ROWS
 
 
-@pytest.mark.parametrize("operation", ["upsert", "insert"])
-def test_a_first_upsert_or_insert_sizes_its_files_by_its_records(spark, trips, tmp_path, operation):
+@pytest.mark.parametrize("operation,index", [("upsert", "BLOOM"), ("insert", "BLOOM"), ("upsert", "GLOBAL_BLOOM")])
+def test_a_first_upsert_or_insert_sizes_its_files_by_its_records(spark, trips, tmp_path, operation, index):
     """Into a new table an upsert or insert plans its files by the bytes its records take, measured on a sample
-    (Hudi's 1024-byte estimate would make files of a tenth of the target here); the estimate option, when
-    given, still decides."""
+    (Hudi's 1024-byte estimate would make files of a tenth of the target here): by each task on its own
+    records where the tasks plan their partitions' inserts, by the driver on the keyed records under a global
+    index; the estimate option, when given, still decides."""
+    opts = {**OPTS, "hoodie.index.type": index}
     path = str(tmp_path / "measured")
     df = spark.createDataFrame(trips)
-    df.write.format("hoodie").options(**OPTS).mode(operation).save(path)
+    df.write.format("hoodie").options(**opts).mode(operation).save(path)
     big = _files(path)[BIG]
     assert len(big) <= math.ceil(sum(b for _, b in big) / TARGET) + 1, big
     assert spark.read.format("hoodie").load(path).count() == ROWS
     estimated = str(tmp_path / "estimated")
-    df.write.format("hoodie").options(**OPTS, **{"hoodie.copyonwrite.record.size.estimate": "1024"}) \
+    df.write.format("hoodie").options(**opts, **{"hoodie.copyonwrite.record.size.estimate": "1024"}) \
         .mode(operation).save(estimated)
     assert len(_files(estimated)[BIG]) > 2 * len(big)
+
+
+def test_a_first_upsert_of_many_small_partitions_reads_them_once(spark, trips, tmp_path):
+    """60 Arrow slices unioned, upserted into a new table: its tasks measure the records' size on their own
+    records, so only the write's stage runs a task per slice (a sample's limit on the driver ran another)."""
+    slices = [spark.createDataFrame(pa.Table.from_batches([part])) for part in trips.to_batches(max_chunksize=ROWS // 60)]
+    tiny = functools.reduce(DataFrame.union, slices)
+    path = str(tmp_path / "t")
+    tasks = tasks_of(spark, lambda: tiny.write.format("hoodie").options(**OPTS).mode("upsert").save(path))
+    assert len([n for n in tasks if n >= len(slices)]) == 1, tasks
+    big = _files(path)[BIG]
+    assert len(big) <= math.ceil(sum(b for _, b in big) / TARGET) + 1, big
+    assert_df_equality(spark.read.format("hoodie").load(path).select("id", "ts", "day", "note"),
+                       spark.createDataFrame(trips), ignore_row_order=True, ignore_nullable=True)
 
 
 def test_many_small_partitions_of_known_size_are_read_once(spark, trips, tmp_path):
