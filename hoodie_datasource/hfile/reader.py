@@ -26,7 +26,7 @@ from hoodie_datasource.hfile.binary_arrays import as_binary
 from hoodie_datasource.hfile.block import BlockType, read_block
 from hoodie_datasource.hfile.block_index import DataIndex, IndexEntries, parse_lower_index, parse_root_index
 from hoodie_datasource.hfile.cells import Cells, decode_cells
-from hoodie_datasource.hfile.key_search import searchable
+from hoodie_datasource.hfile.key_search import fixed_width, searchable
 from hoodie_datasource.hfile.key_value import row_of
 from hoodie_datasource.hfile.trailer import TRAILER_SIZE, Trailer, parse_trailer
 from hoodie_datasource.storage.storage import Storage
@@ -236,16 +236,21 @@ class HFileReader:
         wanted = last >= first
         first, last, unbounded = first[wanted], last[wanted], unbounded[wanted]
         lows, highs = lows.filter(pa.array(wanted)), highs.filter(pa.array(wanted))
+        low_keys, high_keys = low_keys[wanted], high_keys[wanted]
         counts = last - first + 1
         needed = np.unique(np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum())))
         found = []
         for position, cells in self._data_blocks(needed):
             begin = int(np.searchsorted(last, position, "left"))
             end = int(np.searchsorted(first, position, "right"))
-            rows, low_keys, high_keys = searchable(cells.rows, lows.slice(begin, end - begin),
-                                                   highs.slice(begin, end - begin))
-            starts = np.searchsorted(rows, low_keys, "left")
-            ends = np.where(unbounded[begin:end], len(cells), np.searchsorted(rows, high_keys, side))
+            rows = fixed_width(cells.rows) if low_keys.dtype != object else None
+            if rows is None:  # a key ending with a NUL byte: search this block exactly
+                rows, block_lows, block_highs = searchable(cells.rows, lows.slice(begin, end - begin),
+                                                           highs.slice(begin, end - begin))
+            else:
+                block_lows, block_highs = low_keys[begin:end], high_keys[begin:end]
+            starts = np.searchsorted(rows, block_lows, "left")
+            ends = np.where(unbounded[begin:end], len(cells), np.searchsorted(rows, block_highs, side))
             counts = np.maximum(ends - starts, 0)
             if counts.sum():
                 found.append(cells.take(np.repeat(starts - np.cumsum(counts) + counts, counts)
