@@ -52,7 +52,6 @@ class Block:
     block_type: BlockType
     data: bytes
     on_disk_size: int
-    prev_offset: int
 
 
 def read_block(raw: memoryview, codec: Compression, verify_checksums: bool, where: str,
@@ -60,7 +59,7 @@ def read_block(raw: memoryview, codec: Compression, verify_checksums: bool, wher
     """The block at the start of ``raw``; its checksums verified when asked, its type one of ``expected``."""
     if len(raw) < HEADER_SIZE:
         raise CorruptFileError(f"{where}: {len(raw)} bytes left, too few for a block header")
-    magic, on_disk, uncompressed, prev, kind, per_checksum, data_with_header = _HEADER.unpack_from(raw)
+    magic, on_disk, uncompressed, _, kind, per_checksum, data_with_header = _HEADER.unpack_from(raw)
     try:
         block_type = BlockType(magic)
     except ValueError:
@@ -84,7 +83,7 @@ def read_block(raw: memoryview, codec: Compression, verify_checksums: bool, wher
         checksum.verify(kind, raw[:data_with_header], raw[data_with_header:total], per_checksum,
                         f"{where} ({block_type.name} block)")
     data = decompress(codec, raw[HEADER_SIZE:data_with_header], uncompressed, f"{where} ({block_type.name} block)")
-    return Block(block_type, data, total, prev)
+    return Block(block_type, data, total)
 
 
 def encode_block(block_type: BlockType, data: bytes, prev_offset: int, codec: Compression,

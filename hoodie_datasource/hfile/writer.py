@@ -78,7 +78,7 @@ def _check_sorted(keys: pa.Array) -> None:
 
 
 def write_hfile(keys, values, config: HFileWriterConfig = HFileWriterConfig(), *, avro_schema: str | None = None,
-                bloom_filter: HudiBloomFilter | None = None, meta_blocks: dict[str, bytes] | None = None) -> bytes:
+                bloom_filter: HudiBloomFilter | None = None) -> bytes:
     """The bytes of an HFile holding ``values[i]`` under ``keys[i]`` (unique and ascending; ``str`` keys are
     their UTF-8 bytes). ``avro_schema`` is stored as Hudi's ``schema`` entry; ``bloom_filter`` as Hudi's
     ``bloomFilter`` meta block with its type code and the first and last keys (``HoodieAvroHFileWriter.close``)."""
@@ -110,7 +110,7 @@ def write_hfile(keys, values, config: HFileWriterConfig = HFileWriterConfig(), *
         data_index.keys.append(full_key(keys[start].as_py()))
         start = end
 
-    metas = dict(meta_blocks or {})
+    metas: dict[str, bytes] = {}
     entries = {info.KEY_VALUE_VERSION: info.int_value(info.KEY_VALUE_VERSION_WITH_MVCC),
                info.MAX_MEMSTORE_TS_KEY: info.long_value(0), info.CREATE_TIME_TS: info.long_value(0)}
     if avro_schema is not None:

@@ -5,6 +5,7 @@ Hudi reading the same files is tests/hudi_oracle/test_hfile_oracle.py."""
 
 from __future__ import annotations
 
+import io
 import struct
 from pathlib import Path
 
@@ -26,36 +27,18 @@ KEYS = [f"{i:08d}-{'x' * (i % 7)}".encode() for i in range(5_000)]
 VALUES = [bytes([i % 251]) * (i % 50) for i in range(5_000)]
 
 
-class CountingFile:
+class CountingFile(io.FileIO):
     """A real file whose reads are counted: the requests and bytes a reader asks the storage for."""
 
-    def __init__(self, inner, counts: dict) -> None:
-        self.inner, self.counts, self.closed = inner, counts, False
+    def __init__(self, path: str, counts: dict) -> None:
+        super().__init__(path, "rb")
+        self.counts = counts
 
     def read(self, size: int = -1) -> bytes:
-        data = self.inner.read(size)
+        data = super().read(size)
         self.counts["reads"] += 1
         self.counts["bytes"] += len(data)
         return data
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self.inner.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self.inner.tell()
-
-    def close(self) -> None:
-        self.closed = True
-        self.inner.close()
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return False
 
 
 class CountingStorage(LocalStorage):
@@ -64,7 +47,7 @@ class CountingStorage(LocalStorage):
         self.counts = {"reads": 0, "bytes": 0}
 
     def open_input(self, rel: str, size: int | None = None) -> pa.NativeFile:
-        return pa.PythonFile(CountingFile(super().open_input(rel, size), self.counts), mode="r")
+        return pa.PythonFile(CountingFile(self.path(rel), self.counts), mode="r")
 
 
 def written(tmp_path: Path, config: HFileWriterConfig | None = None, keys=KEYS, values=VALUES, **extra) -> HFileReader:
