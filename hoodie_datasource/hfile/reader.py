@@ -8,8 +8,8 @@ range may hold its keys, adjacent blocks in one read; a full scan reads the data
 
 Keys are compared by their row (Hudi's record key) as unsigned bytes. Lookups and prefix scans answer for a
 whole batch at once: the index and each block's rows are searched with ``np.searchsorted`` for all keys of the
-batch. Every cell with a matching key is returned, so a file with repeated keys (HBase allows them, Hudi's
-writers refuse them) gives each of them."""
+batch. Every cell with a matching key is returned: HBase allows a key more than once (in one block), Hudi's
+writers do not."""
 
 from __future__ import annotations
 
@@ -231,7 +231,9 @@ class HFileReader:
         unbounded = np.zeros(len(lows), bool) if unbounded is None else unbounded
         side = "right" if inclusive else "left"
         index_rows, low_keys, high_keys = searchable(self.index.rows, lows, highs)
-        first = np.maximum(np.searchsorted(index_rows, low_keys, "left") - 1, 0)
+        # every key of a block is above the previous block's keys: HBase keeps a key's repeated cells in one block
+        # and its index keys fall between blocks; Hudi's writers and ours write each key once
+        first = np.maximum(np.searchsorted(index_rows, low_keys, "right") - 1, 0)
         last = np.where(unbounded, blocks - 1, np.searchsorted(index_rows, high_keys, side) - 1)
         wanted = last >= first
         first, last, unbounded = first[wanted], last[wanted], unbounded[wanted]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hoodie_datasource.errors import CorruptFileError
@@ -164,3 +165,19 @@ def test_we_read_what_hbase_writes_with_a_multi_level_index(hbase, hudi_reader, 
             hudi_reader.cells(path)
     else:
         assert hudi_reader.cells(path) == cells
+
+
+def test_we_return_every_cell_of_a_key_hbase_wrote_many_times(hbase, tmp_path):
+    """HBase allows a key more than once (Hudi's writers do not): 200 keys, 21 cells each. It never ends a block
+    inside a key's run of cells (its ``append`` checks the block boundary only at a new key), which is what
+    lets a lookup read only the last block whose first key is not above it. A lookup returns every cell of
+    the key, in file order."""
+    cells = [(f"key-{k:04d}".encode(), f"value-{k}-{n}".encode()) for k in range(200) for n in range(21)]
+    path = tmp_path / "repeated.hfile"
+    hbase.write(path, cells, block_size=700, codec="GZ")
+    with ours(path) as reader:
+        blocks = [cells_of.rows for _, cells_of in reader._data_blocks(np.arange(len(reader.index)))]
+        assert len(blocks) == 200 and not [a for a, b in zip(blocks, blocks[1:]) if a[-1] == b[0]]
+        assert reader.lookup([b"key-0007", b"key-0150"])["value"].to_pylist() == \
+            [v for k, v in cells if k in (b"key-0007", b"key-0150")]
+        assert reader.scan_prefixes([b"key-019"]).num_rows == 210
