@@ -4,7 +4,7 @@ structure, checked rather than described; no JVM).
 
 Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping, option parsing),
 storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
-view, schema and the ``Table`` handle), resolved configs, index and log formats, write primitives, reads,
+view, schema and the ``Table`` handle), resolved configs, index, log and HFile formats, write primitives, reads,
 table services, write clients, the ``HoodieTable`` facade and SQL procedures, Spark, the ingestion
 utility (``streamer``), and the package's front door."""
 
@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("timeline", "log.log_format", "log.avro_codec"),
     ("table",),  # the table's files and the handle holding its config and timeline
     ("config",),
-    ("index", "log"),
+    ("index", "log", "hfile"),
     ("write",),
     ("read",),
     ("services",),
