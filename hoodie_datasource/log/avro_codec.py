@@ -163,7 +163,7 @@ def schema_json(avro_schema: dict[str, Any] | str) -> tuple[dict[str, Any], str]
 # byte-range helpers
 
 
-def _gather_ranges(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def gather_ranges(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of ``src[starts[i]:starts[i] + lengths[i]]`` over i."""
     total = int(lengths.sum())
     out = np.empty(total, np.uint8)
@@ -186,8 +186,8 @@ def _gather_ranges(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
     return out
 
 
-def _scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, lengths: np.ndarray) -> None:
-    """Inverse of :func:`_gather_ranges`: row i's ``lengths[i]`` bytes of ``data`` go to ``starts[i]``."""
+def scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, lengths: np.ndarray) -> None:
+    """Inverse of :func:`gather_ranges`: row i's ``lengths[i]`` bytes of ``data`` go to ``starts[i]``."""
     rows = len(lengths)
     if data.size == 0:
         return
@@ -371,7 +371,7 @@ class _Decoder:
 
     def _binary(self, node: _Node, rows, starts, lengths) -> pa.Array:
         m = len(starts)
-        data = _gather_ranges(self.buf, starts, lengths)
+        data = gather_ranges(self.buf, starts, lengths)
         if data.size >= (1 << 31):
             raise UnsupportedTableError(f"AVRO_DATA block in {self.where}: a column holds over 2 GiB")
         offsets = np.zeros(m + 1, np.int32)
@@ -757,10 +757,10 @@ def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> b
     out = np.empty(8 + int(record_lengths.sum()) + 4 * m, np.uint8)
     out[:8] = np.frombuffer(head, np.uint8)
     prefixes = record_lengths.astype(">i4").view(np.uint8)
-    _scatter_ranges(out, starts, prefixes, np.full(m, 4, np.int64))
+    scatter_ranges(out, starts, prefixes, np.full(m, 4, np.int64))
     cursor = starts + 4
     for lengths, data in segments:
-        _scatter_ranges(out, cursor, data, lengths)
+        scatter_ranges(out, cursor, data, lengths)
         cursor += lengths
     return out.tobytes()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 
 MB = 1024 * 1024
 ROW_GROUP_BYTES = 64 * MB
+INPUT_ROWS = 131_072  # rows a task keys and splits by partition at once
 TASK_MEMORY_BYTES = 256 * MB
 # Bloom filter bits are computed on this thread while the task's own thread encodes parquet (both
 # release the GIL): a task then keeps two cores busy. One thread: a file's keys are added in order, as
@@ -287,6 +288,22 @@ def _by_partition(records: pa.Table) -> list[tuple[str, pa.Table]]:
     return [(name, grouped.slice(bounds[i], bounds[i + 1] - bounds[i])) for i, name in enumerate(names)]
 
 
+def _gathered(batches: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
+    """``batches`` joined (without copying) into tables of at least ``rows`` rows, the last one smaller: keying
+    and splitting by partition cost per call, and Spark hands a task batches of 10,000 rows
+    (``spark.sql.execution.arrow.maxRecordsPerBatch``)."""
+    gathered: list[pa.Table] = []
+    count = 0
+    for batch in batches:
+        gathered.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield pa.concat_tables(gathered)
+            gathered, count = [], 0
+    if gathered:
+        yield pa.concat_tables(gathered)
+
+
 def write_bulk_insert_task(ctx: WriteContext, config: WriteConfig, record_size: int, batches: Iterable[pa.Table],
                            token: str, task_partition: int, timer: StageTimer, keyed: bool = False,
                            sorted_by_partition: bool = False) -> list[WriteStat]:
@@ -295,7 +312,7 @@ def write_bulk_insert_task(ctx: WriteContext, config: WriteConfig, record_size: 
     partition's file closes when the next partition starts."""
     writer = BulkInsertWriter(ctx, config.sizing.max_file_size, record_size, token, task_partition,
                               sorted_by_partition, timer)
-    for batch in batches:
+    for batch in _gathered(batches, INPUT_ROWS):
         timer.lap("input")  # waiting for the batch (in Spark: the JVM's rows turned into Arrow, sent over)
         records = batch if keyed else record_keys.keyed(batch, config)
         timer.lap("keys")

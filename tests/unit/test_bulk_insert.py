@@ -83,6 +83,7 @@ def test_a_task_over_its_memory_bound_encodes_early_then_closes_files(tmp_path, 
     from hoodie_datasource.write import bulk_insert
 
     monkeypatch.setattr(bulk_insert, "TASK_MEMORY_BYTES", 60_000)
+    monkeypatch.setattr(bulk_insert, "INPUT_ROWS", 100)  # each batch of 100 rows on its own
     path = str(tmp_path / "t")
     # NONE: the partitions' rows interleaved, a file open for each
     write_local(path, pa.Table.from_batches(batch(ROWS).to_batches(max_chunksize=100)),

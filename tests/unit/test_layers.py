@@ -4,9 +4,9 @@ structure, checked rather than described; no JVM).
 
 Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping, option parsing),
 storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
-view, schema and the ``Table`` handle), resolved configs, log formats, the file-slice merge (base file and
-logs), the index, write primitives, reads, table services, write clients, the ``HoodieTable`` facade and SQL
-procedures, Spark, the ingestion utility (``streamer``), and the package's front door."""
+view, schema and the ``Table`` handle), resolved configs, log and HFile formats, the file-slice merge (base file
+and logs), the index, write primitives, reads, table services, write clients, the ``HoodieTable`` facade and
+SQL procedures, Spark, the ingestion utility (``streamer``), and the package's front door."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("timeline", "log.log_format", "log.avro_codec"),
     ("table",),  # the table's files and the handle holding its config and timeline
     ("config",),
-    ("log",),
+    ("log", "hfile"),
     # a file slice read as one, base file and logs merged: what reads, compaction and tagging share
     ("file_group",),
     ("index",),
