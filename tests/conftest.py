@@ -89,6 +89,9 @@ def local_builder(app: str):
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
+        # past spark.ui.retainedStages (1000) stages the status store drops finished ones, skipped stages (no
+        # completion time) first: late in a test process, a test reading its own jobs' stages found them gone
+        .config("spark.ui.retainedStages", "100000")
     )
     s3a = s3a_jars()
     if s3a:
