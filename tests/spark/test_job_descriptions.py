@@ -4,6 +4,8 @@ comes back after the write."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from hoodie_datasource import HoodieTable
@@ -17,7 +19,7 @@ def _write_descriptions(spark, write, stages: list[str] | None = None) -> list[s
     """The descriptions of the jobs ``write`` ran, found by the caller's job group (the write keeps
     it), as Spark's status store (what the UI shows) records them; their stages' names go to ``stages``."""
     context = spark.sparkContext
-    group = f"test-job-descriptions-{id(write)}"
+    group = f"test-job-descriptions-{uuid.uuid4().hex}"  # not id(write): a later test's lambda may reuse the id
     context.setJobGroup(group, USER_DESCRIPTION)
     try:
         write()
