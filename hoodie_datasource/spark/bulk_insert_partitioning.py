@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -92,8 +93,8 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
     """``df`` arranged for the bulk insert's tasks as ``hoodie.bulkinsert.sort.mode`` asks; ``add_keys`` is
     the ``mapInArrow`` function keying rows into ``keyed_schema``. An input whose plan does not know its size
     (rows from Python, an RDD) is read once into a local checkpoint (``localCheckpoint``: executors' storage,
-    memory then disk), a partition per core, which the count, the sample and the write read: such inputs
-    often come as hundreds of small partitions under a plan of as many leaves (200 Arrow slices unioned:
+    serialized, memory then disk), a partition per core, which the count, the sample and the write read: such
+    inputs often come as hundreds of small partitions under a plan of as many leaves (200 Arrow slices unioned:
     400 partitions), and every job over them paid the plan's analysis and a task per partition again (10 s a
     job on 2 cores for 200,000 rows, more than the rows took to write). Spark knows the size of Arrow or
     pandas data, so an input made of many small DataFrames is read once so too (``_read_once``). Its blocks go
@@ -103,7 +104,9 @@ def bulk_insert_input(session: WriteSession, df: DataFrame, keyed_schema: Struct
     if mode == "NONE":
         return BulkInsertInput(df, keyed=False, sorted_by_partition=False, tasks=None)
     if _read_once(df):
-        df = df.coalesce(cores(df.sparkSession)).localCheckpoint(eager=True)
+        # serialized: the JVM's default for a checkpoint keeps the rows as objects on the heap, several times
+        # their bytes (5M rows of ~100 bytes ran a 12 GB heap out of memory on the third load in a session)
+        df = df.coalesce(cores(df.sparkSession)).localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     profile = _profile(session, df, keyed_schema, add_keys)
     if mode is None:
         return _size_balanced(session, profile)
