@@ -65,10 +65,20 @@ class HFileReader:
     """One HFile opened for reading; ``requests`` and ``bytes_read`` count the reads it made."""
 
     def __init__(self, storage: Storage, rel: str, size: int | None = None, verify_checksums: bool = True) -> None:
-        self.where = storage.uri_of(rel)
+        self._open(storage.open_input(rel, size), storage.uri_of(rel), verify_checksums)
+
+    @classmethod
+    def of_bytes(cls, data: bytes, where: str, verify_checksums: bool = True) -> HFileReader:
+        """An HFile held in memory (the content of an HFILE_DATA log block); ``where`` names it in errors."""
+        reader = cls.__new__(cls)
+        reader._open(pa.BufferReader(data), where, verify_checksums)
+        return reader
+
+    def _open(self, file: pa.NativeFile, where: str, verify_checksums: bool) -> None:
+        self.where = where
         self.verify_checksums = verify_checksums
         self.requests = self.bytes_read = 0
-        self._file = storage.open_input(rel, size)
+        self._file = file
         try:
             self.size = self._file.size()
             tail_start = max(0, self.size - TRAILER_SIZE)

@@ -98,39 +98,69 @@ def _strip_logical(avro: Any) -> Any:
     return out
 
 
-def _compile(avro: Any, arrow: pa.DataType, where: str) -> _Node:
+class _Names:
+    """The named types (records, enums, fixeds) a schema defined so far, by full name: a later branch or field
+    may name one instead of repeating it (``"maxValue": ["null", "BooleanWrapper", ...]``)."""
+
+    def __init__(self) -> None:
+        self.defined: dict[str, Any] = {}
+
+    def define(self, avro: dict[str, Any], namespace: str | None) -> str | None:
+        """Remember ``avro`` and return the namespace its own fields resolve names in."""
+        name = str(avro.get("name", ""))
+        own = name.rsplit(".", 1)[0] if "." in name else avro.get("namespace", namespace)
+        full = name if "." in name else (f"{own}.{name}" if own else name)
+        self.defined[full] = avro
+        return own or None
+
+    def resolve(self, name: str, namespace: str | None, where: str) -> Any:
+        for candidate in ([name] if "." in name else [f"{namespace}.{name}" if namespace else name, name]):
+            if candidate in self.defined:
+                return self.defined[candidate]
+        raise UnsupportedTableError(f"Field {where!r}: unknown Avro type {name!r}")
+
+
+def _compile(avro: Any, arrow: pa.DataType, where: str, names: _Names, namespace: str | None = None) -> _Node:
     if isinstance(avro, list):
         branches = list(avro)
         values = [i for i, b in enumerate(branches) if b != "null"]
         nulls = [i for i, b in enumerate(branches) if b == "null"]
         if len(values) == 0:
             return _Node("null", arrow, avro)
+        if len(values) > 1 and pa.types.is_union(arrow):  # planned with unions (avro_to_arrow_schema)
+            node = _Node("dense_union", arrow, avro)
+            node.fields = [(arrow.field(i).name, _compile(b, arrow.field(i).type, where, names, namespace))
+                           for i, b in enumerate(branches)]
+            return node
         if len(values) != 1 or len(nulls) > 1:
             raise UnsupportedTableError(f"Field {where!r}: Avro union {avro} is not supported (only [null, T])")
         node = _Node("union", arrow, avro)
-        node.value = _compile(branches[values[0]], arrow, where)
+        node.value = _compile(branches[values[0]], arrow, where, names, namespace)
         node.value_branch = values[0]
         node.null_branch = nulls[0] if nulls else -1
         return node
     if isinstance(avro, str):
         if avro not in _PRIMITIVES:
-            raise UnsupportedTableError(f"Field {where!r}: Avro named-type reference {avro!r} is not supported")
+            return _compile(names.resolve(avro, namespace, where), arrow, where, names, namespace)
         return _Node(avro, arrow, avro)
     kind = avro.get("type")
     if isinstance(kind, (dict, list)):
-        return _compile(kind, arrow, where)
+        return _compile(kind, arrow, where, names, namespace)
     logical = avro.get("logicalType")
     if kind in _PRIMITIVES:
         node = _Node(kind, arrow, avro)
     elif kind == "fixed":
+        names.define(avro, namespace)
         node = _Node("fixed", arrow, avro)
         node.size = int(avro["size"])
     elif kind == "enum":
+        names.define(avro, namespace)
         node = _Node("enum", arrow, avro)
         node.symbols = list(avro["symbols"])
     elif kind == "record":
+        own = names.define(avro, namespace)
         node = _Node("record", arrow, avro)
-        node.fields = [(f["name"], _compile(f["type"], arrow.field(i).type, f"{where}.{f['name']}"))
+        node.fields = [(f["name"], _compile(f["type"], arrow.field(i).type, f"{where}.{f['name']}", names, own))
                        for i, f in enumerate(avro["fields"])]
     elif kind in ("array", "map"):
         node = _Node(kind, arrow, avro)
@@ -142,14 +172,14 @@ def _compile(avro: Any, arrow: pa.DataType, where: str) -> _Node:
     return node
 
 
-def _plan(avro_schema: dict[str, Any]) -> tuple[_Node, pa.Schema]:
+def _plan(avro_schema: dict[str, Any], unions: bool = False) -> tuple[_Node, pa.Schema]:
     if avro_schema.get("type") != "record":
         raise UnsupportedTableError(f"Data block schema must be an Avro record, not {avro_schema.get('type')!r}")
     try:
-        arrow = avro_to_arrow_schema(avro_schema)
+        arrow = avro_to_arrow_schema(avro_schema, unions=unions)
     except (ValueError, KeyError, TypeError) as exc:  # e.g. a decimal wider than 38 digits
         raise UnsupportedTableError(f"Avro schema {avro_schema.get('name')!r} has no Arrow form: {exc}") from None
-    return _compile(avro_schema, pa.struct(list(arrow)), ""), arrow
+    return _compile(avro_schema, pa.struct(list(arrow)), "", _Names()), arrow
 
 
 def schema_json(avro_schema: dict[str, Any] | str) -> tuple[dict[str, Any], str]:
@@ -241,7 +271,7 @@ class _Decoder:
     # -- errors
     def _fail(self, rows: np.ndarray, bad: np.ndarray, what: str) -> None:
         first = int(rows[int(np.argmax(bad))])
-        raise CorruptFileError(f"AVRO_DATA block in {self.where}: record {first}: {what}")
+        raise CorruptFileError(f"{self.where}: record {first}: {what}")
 
     def _within(self, rows: np.ndarray, pos: np.ndarray, end: np.ndarray, what: str) -> None:
         over = pos > end
@@ -291,6 +321,8 @@ class _Decoder:
         kind = node.kind
         if kind == "union":
             return self._union(node, rows, pos, end)
+        if kind == "dense_union":
+            return self._dense_union(node, rows, pos, end)
         if kind == "record":
             children, pos = self.read_fields(node, rows, pos, end)
             return pa.StructArray.from_arrays(children, fields=list(node.arrow)), pos
@@ -361,6 +393,26 @@ class _Decoder:
         index[selected] = np.arange(selected.size)
         return child.take(pa.array(index, mask=~present)), pos
 
+    def _dense_union(self, node: _Node, rows, pos, end):
+        """A union of several types: each branch's rows decode together, into the child of that branch."""
+        branch, pos = self.varint(rows, pos, end, "union branch")
+        bad = (branch < 0) | (branch >= len(node.fields))
+        if bad.any():
+            self._fail(rows, bad, f"union branch {int(branch[int(np.argmax(bad))])} out of range")
+        pos = pos.copy()
+        offsets = np.zeros(len(pos), np.int32)
+        children = []
+        for b, (_, child_node) in enumerate(node.fields):
+            selected = np.flatnonzero(branch == b)
+            offsets[selected] = np.arange(selected.size, dtype=np.int32)
+            child, child_pos = self.read(child_node, rows[selected], pos[selected], end[selected])
+            pos[selected] = child_pos
+            children.append(child)
+        types = pa.array(branch.astype(np.int8), pa.int8())
+        union = pa.UnionArray.from_dense(types, pa.array(offsets, pa.int32()), children,
+                                         [name for name, _ in node.fields])
+        return union, pos
+
     def _numeric(self, node: _Node, values: np.ndarray) -> pa.Array:
         target = node.arrow
         if pa.types.is_floating(target) or pa.types.is_integer(target):
@@ -373,7 +425,7 @@ class _Decoder:
         m = len(starts)
         data = gather_ranges(self.buf, starts, lengths)
         if data.size >= (1 << 31):
-            raise UnsupportedTableError(f"AVRO_DATA block in {self.where}: a column holds over 2 GiB")
+            raise UnsupportedTableError(f"{self.where}: a column holds over 2 GiB")
         offsets = np.zeros(m + 1, np.int32)
         np.cumsum(lengths, out=offsets[1:])
         target = node.arrow
@@ -384,7 +436,7 @@ class _Decoder:
             try:
                 array.validate(full=True)
             except pa.ArrowInvalid:
-                raise CorruptFileError(f"AVRO_DATA block in {self.where}: a string is not valid UTF-8") from None
+                raise CorruptFileError(f"{self.where}: a string is not valid UTF-8") from None
         return array
 
     def _decimal(self, node: _Node, rows, raw: np.ndarray) -> pa.Array:
@@ -426,14 +478,14 @@ class _Decoder:
             try:
                 values.append(fastavro.schemaless_reader(stream, schema, None))
             except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ... on bad bytes
-                raise CorruptFileError(f"AVRO_DATA block in {self.where}: record {int(rows[i])}: "
+                raise CorruptFileError(f"{self.where}: record {int(rows[i])}: "
                                        f"cannot decode {node.kind}: {exc}") from None
             new[i] = stream.tell()
         self._within(rows, new, end, node.kind)
         try:
             return pa.array(values, node.arrow), new
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-            raise CorruptFileError(f"AVRO_DATA block in {self.where}: {node.kind} values do not fit "
+            raise CorruptFileError(f"{self.where}: {node.kind} values do not fit "
                                    f"{node.arrow}: {exc}") from None
 
 
@@ -482,15 +534,40 @@ def decode_avro_records(content: bytes, avro_schema: dict[str, Any] | str, where
     starts, ends = _record_bounds(content, count, where)
     if count == 0:
         return arrow.empty_table()
-    decoder = _Decoder(content, where)
-    rows = np.arange(count, dtype=np.int64)
-    columns, pos = decoder.read_fields(root, rows, starts, ends)
+    return _decode_bounded(content, root, arrow, starts, ends, f"AVRO_DATA block in {where}")
+
+
+def _decode_bounded(content: bytes, root: _Node, arrow: pa.Schema, starts: np.ndarray, ends: np.ndarray,
+                    where: str) -> pa.Table:
+    """The datums at ``content[starts[i]:ends[i]]``, each of which must end exactly at its bound."""
+    columns, pos = _Decoder(content, where).read_fields(root, np.arange(len(starts), dtype=np.int64), starts, ends)
     short = pos != ends
     if short.any():
         i = int(np.argmax(short))
-        raise CorruptFileError(f"AVRO_DATA block in {where}: record {i}: datum is {int(pos[i] - starts[i])} "
-                               f"bytes but its length prefix says {int(ends[i] - starts[i])}")
+        raise CorruptFileError(f"{where}: record {i}: datum is {int(pos[i] - starts[i])} bytes but its length "
+                               f"prefix says {int(ends[i] - starts[i])}")
     return pa.Table.from_arrays(columns, schema=arrow)
+
+
+def decode_avro_datums(values: pa.Array | pa.ChunkedArray, avro_schema: dict[str, Any] | str,
+                       where: str = "<memory>") -> pa.Table:
+    """One Avro binary datum per value of the binary array ``values`` (an HFile's cell values: no count, no
+    length prefixes), written with ``avro_schema``. A union of several types decodes to an Arrow dense union
+    (``avro_to_arrow_schema(unions=True)``): Hudi's metadata records wrap their column statistics in one."""
+    schema, _ = schema_json(avro_schema)
+    root, arrow = _plan(schema, unions=True)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    values = values.cast(pa.large_binary())
+    count = len(values)
+    if values.null_count:
+        raise CorruptFileError(f"{where}: {values.null_count} of its Avro datums are missing")
+    if count == 0:
+        return arrow.empty_table()
+    _, offset_buffer, data_buffer = values.buffers()
+    offsets = np.frombuffer(offset_buffer, np.int64)[values.offset:values.offset + count + 1]
+    content = b"" if data_buffer is None else data_buffer.to_pybytes()
+    return _decode_bounded(content, root, arrow, offsets[:-1].copy(), offsets[1:].copy(), where)
 
 
 def decode_avro_values(content: bytes, avro_schema: dict[str, Any] | str, where: str = "<memory>") -> list[Any]:
@@ -559,6 +636,9 @@ class _Encoder:
         kind, m = node.kind, len(array)
         if kind == "union":
             self._union(node, array, where, out)
+            return
+        if kind == "dense_union":
+            self._dense_union(node, array, where, out)
             return
         if kind == "null":
             out.append((np.zeros(m, np.int64), np.empty(0, np.uint8)))
@@ -632,6 +712,31 @@ class _Encoder:
             full = np.zeros(m, np.int64)
             full[selected] = lengths
             out.append((full, data))
+
+    def _dense_union(self, node: _Node, array: pa.Array, where: str, out: list[_Segment]) -> None:
+        """The branch of each row (its type code's position among the union's codes), then each branch's rows
+        encoded together and put back in row order."""
+        m = len(array)
+        codes = list(array.type.type_codes)
+        types = np.frombuffer(array.buffers()[1], np.int8)[array.offset:array.offset + m]
+        offsets = np.frombuffer(array.buffers()[2], np.int32)[array.offset:array.offset + m]
+        branch = np.full(m, -1, np.int64)
+        for b, code in enumerate(codes):
+            branch[types == code] = b
+        if (branch < 0).any() or len(codes) != len(node.fields):
+            raise SchemaMismatchError(f"Column {where!r}: union type codes {codes} do not match the Avro union's "
+                                      f"{len(node.fields)} branches")
+        out.append(_varint_bytes(branch))
+        for b, (name, child_node) in enumerate(node.fields):
+            selected = np.flatnonzero(branch == b)
+            if selected.size == 0:
+                continue
+            inner: list[_Segment] = []
+            self.write(child_node, array.field(b).take(pa.array(offsets[selected])), f"{where}.{name}", inner)
+            for lengths, data in inner:
+                full = np.zeros(m, np.int64)
+                full[selected] = lengths
+                out.append((full, data))
 
     @staticmethod
     def _integers(array: pa.Array, kind: str) -> np.ndarray:
@@ -731,25 +836,41 @@ def _shape(avro: Any, value: Any) -> Any:
     return value
 
 
-def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> bytes:
-    """AVRO_DATA content for ``table`` written with ``avro_schema``: version 3, record count, then
-    each record as a length-prefixed Avro binary datum."""
+def _encode_rows(table: pa.Table, avro_schema: dict[str, Any] | str, unions: bool = False
+                 ) -> tuple[np.ndarray, list[_Segment]]:
+    """Each row's datum length and the segments (a field's bytes for every row) that make up the datums."""
     schema, _ = schema_json(avro_schema)
-    root, arrow = _plan(schema)
+    root, arrow = _plan(schema, unions)
     table = _conform(table, arrow, schema)
-    m = table.num_rows
-    head = struct.pack(">ii", AVRO_CONTENT_VERSION, m)
-    if m == 0:
-        return head
     segments: list[_Segment] = []
+    if table.num_rows == 0:
+        return np.zeros(0, np.int64), segments
     encoder = _Encoder()
     for (name, node), column in zip(root.fields, table.columns):
         encoder.write(node, column.combine_chunks(), name, segments)
-    record_lengths = np.zeros(m, np.int64)
+    record_lengths = np.zeros(table.num_rows, np.int64)
     for lengths, _ in segments:
         record_lengths += lengths
     if int(record_lengths.max()) >= (1 << 31):
-        raise SchemaMismatchError("A record is larger than 2 GiB and cannot be written to an Avro log block")
+        raise SchemaMismatchError("A record is larger than 2 GiB and cannot be written as one Avro datum")
+    return record_lengths, segments
+
+
+def _scatter_segments(out: np.ndarray, starts: np.ndarray, segments: list[_Segment]) -> None:
+    cursor = starts.copy()
+    for lengths, data in segments:
+        scatter_ranges(out, cursor, data, lengths)
+        cursor += lengths
+
+
+def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> bytes:
+    """AVRO_DATA content for ``table`` written with ``avro_schema``: version 3, record count, then
+    each record as a length-prefixed Avro binary datum."""
+    m = table.num_rows
+    head = struct.pack(">ii", AVRO_CONTENT_VERSION, m)
+    record_lengths, segments = _encode_rows(table, avro_schema)
+    if m == 0:
+        return head
     starts = np.empty(m, np.int64)
     starts[0] = 8
     np.cumsum(record_lengths[:-1] + 4, out=starts[1:])
@@ -758,11 +879,20 @@ def encode_avro_records(table: pa.Table, avro_schema: dict[str, Any] | str) -> b
     out[:8] = np.frombuffer(head, np.uint8)
     prefixes = record_lengths.astype(">i4").view(np.uint8)
     scatter_ranges(out, starts, prefixes, np.full(m, 4, np.int64))
-    cursor = starts + 4
-    for lengths, data in segments:
-        scatter_ranges(out, cursor, data, lengths)
-        cursor += lengths
+    _scatter_segments(out, starts + 4, segments)
     return out.tobytes()
+
+
+def encode_avro_datums(table: pa.Table, avro_schema: dict[str, Any] | str) -> pa.Array:
+    """Each row of ``table`` as one Avro binary datum written with ``avro_schema``, as a binary array (the
+    values of an HFile's cells); Arrow dense unions encode as unions of several types (``decode_avro_datums``)."""
+    record_lengths, segments = _encode_rows(table, avro_schema, unions=True)
+    m = table.num_rows
+    offsets = np.zeros(m + 1, np.int64)
+    np.cumsum(record_lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), np.uint8)
+    _scatter_segments(out, offsets[:-1], segments)
+    return pa.Array.from_buffers(pa.large_binary(), m, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 def conform_to_avro(table: pa.Table, avro_schema: dict[str, Any] | str) -> pa.Table:

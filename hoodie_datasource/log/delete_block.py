@@ -30,10 +30,12 @@ from hoodie_datasource.log.log_format import BlockType, HeaderKey, LogBlock, enc
 
 DELETE_CONTENT_VERSION = 3  # HoodieDeleteBlock: Avro; versions 1 and 2 were Java (Kryo) serialisation
 
-_WRAPPERS = ("BooleanWrapper", "IntWrapper", "LongWrapper", "FloatWrapper", "DoubleWrapper", "BytesWrapper",
-             "StringWrapper", "DateWrapper", "DecimalWrapper", "TimeMicrosWrapper", "TimestampMicrosWrapper")
+# The one-field records Hudi's Avro unions wrap a value in, in their union order (HoodieDeleteRecord.orderingVal,
+# and the metadata table's column statistics, HoodieMetadataColumnStats.minValue/maxValue)
+VALUE_WRAPPERS = ("BooleanWrapper", "IntWrapper", "LongWrapper", "FloatWrapper", "DoubleWrapper", "BytesWrapper",
+                  "StringWrapper", "DateWrapper", "DecimalWrapper", "TimeMicrosWrapper", "TimestampMicrosWrapper")
 # Union branch of each wrapper in HoodieDeleteRecord.orderingVal: 0 is null, then the wrappers in order.
-_BRANCH = {name: i + 1 for i, name in enumerate(_WRAPPERS)}
+_BRANCH = {name: i + 1 for i, name in enumerate(VALUE_WRAPPERS)}
 _DECIMAL_WRAPPER_SCALE = 15  # DecimalWrapper.value is bytes decimal(30, 15)
 _DECIMAL_WRAPPER_PRECISION = 30
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -113,10 +115,10 @@ class _Reader:
         branch = self.long()
         if branch == 0:
             return None, None
-        if not 1 <= branch <= len(_WRAPPERS):
+        if not 1 <= branch <= len(VALUE_WRAPPERS):
             raise UnsupportedTableError(f"DELETE block in {self.where}: ordering value union branch {branch} "
                                         f"(e.g. a newer ArrayWrapper) is not supported")
-        name = _WRAPPERS[branch - 1]
+        name = VALUE_WRAPPERS[branch - 1]
         if name == "BooleanWrapper":
             byte = self.take(1)[0]
             if byte > 1:
@@ -209,7 +211,7 @@ def comparable_orderings(records: list[DeleteRecord], typ: pa.DataType) -> pa.Ar
     .processNextDeletedRecord``: the default Integer ``0``, what a DELETE operation writes, and a value of
     another class than the field's, ``ReflectionUtils.isSameClass``), and where there is none."""
     try:
-        wrapper = _wrapper_for(typ)
+        wrapper = wrapper_for(typ)
     except SchemaMismatchError:
         wrapper = None
     values = [r.ordering_value if r.ordering_type == wrapper and not (wrapper == "IntWrapper" and r.ordering_value == 0)
@@ -226,7 +228,8 @@ def _as_list(values: Any) -> list[Any]:
     return list(values)
 
 
-def _wrapper_for(typ: pa.DataType) -> str:
+def wrapper_for(typ: pa.DataType) -> str:
+    """The wrapper record (``VALUE_WRAPPERS``) Hudi puts a value of Arrow type ``typ`` in."""
     if pa.types.is_boolean(typ):
         return "BooleanWrapper"
     if pa.types.is_int8(typ) or pa.types.is_int16(typ) or pa.types.is_int32(typ) or pa.types.is_uint8(typ) \
@@ -250,7 +253,8 @@ def _wrapper_for(typ: pa.DataType) -> str:
         return "TimeMicrosWrapper"
     if pa.types.is_timestamp(typ):
         return "TimestampMicrosWrapper"
-    raise SchemaMismatchError(f"Ordering values of type {typ} cannot go in a delete block")
+    raise SchemaMismatchError(f"Values of type {typ} have no Avro value wrapper; the wrappers hold "
+                              f"{', '.join(VALUE_WRAPPERS)}")
 
 
 def _ordering_payloads(values: pa.Array | pa.ChunkedArray) -> tuple[str, list[Any]]:
@@ -259,7 +263,7 @@ def _ordering_payloads(values: pa.Array | pa.ChunkedArray) -> tuple[str, list[An
         values, typ = values.cast(typ.value_type), typ.value_type
     if pa.types.is_null(typ):
         return "IntWrapper", [None] * len(values)
-    name = _wrapper_for(typ)
+    name = wrapper_for(typ)
     if name == "DateWrapper":
         values = values.cast(pa.date32()).cast(pa.int32())
     elif name == "TimeMicrosWrapper":

@@ -255,8 +255,13 @@ def _decimal(typ: pa.DataType, name: str, namespace: str, where: str) -> dict[st
 # --------------------------------------------------------------------------------------------------
 # Avro -> Arrow
 
-def avro_to_arrow_schema(avro: dict[str, Any] | str) -> pa.Schema:
-    """The Arrow schema of an Avro record schema (a dict, or its JSON text)."""
+def avro_to_arrow_schema(avro: dict[str, Any] | str, unions: bool = False) -> pa.Schema:
+    """The Arrow schema of an Avro record schema (a dict, or its JSON text).
+
+    A union of several non-null types has no Arrow form in a table (Spark has none, nor has parquet) and is
+    refused, unless ``unions``: then it is an Arrow dense union with a child per branch, in branch order, each
+    named after its type (``"null"`` for the null branch, a record's or fixed's name without its namespace, a
+    primitive's name), as Hudi's metadata records need for their wrapped column statistics."""
     if isinstance(avro, (str, bytes)):
         try:
             avro = json.loads(avro)
@@ -265,17 +270,18 @@ def avro_to_arrow_schema(avro: dict[str, Any] | str) -> pa.Schema:
     if not isinstance(avro, dict) or avro.get("type") not in ("record", "error"):
         kind = avro.get("type") if isinstance(avro, dict) else avro
         raise UnsupportedTableError(f"A table schema must be an Avro record, not {_describe(kind)}")
-    struct = _AvroToArrow().record(avro, None, "")
+    struct = _AvroToArrow(unions).record(avro, None, "")
     return pa.schema([struct.field(i) for i in range(struct.num_fields)])
 
 
 class _AvroToArrow:
     """One conversion: remembers named types (records, enums, fixeds) so later references resolve."""
 
-    def __init__(self) -> None:
+    def __init__(self, unions: bool = False) -> None:
         # full name -> Arrow type; None while a record is still being converted (a self-reference
         # then is a recursive type, which Arrow cannot hold)
         self.named: dict[str, pa.DataType | None] = {}
+        self.unions = unions
 
     def convert(self, avro: Any, namespace: str | None, where: str) -> tuple[pa.DataType, bool]:
         """(Arrow type, whether it admits null) of the Avro type ``avro`` found at column ``where``;
@@ -337,6 +343,8 @@ class _AvroToArrow:
         has_null = len(values) < len(branches)
         if not values:
             return pa.null(), True
+        if len(values) > 1 and self.unions:
+            return self._dense_union(branches, namespace, where), has_null
         if len(values) > 1:
             raise UnsupportedTableError(
                 f"Field {where!r}: Avro union {_describe(branches)} has {len(values)} non-null branches; "
@@ -344,6 +352,16 @@ class _AvroToArrow:
             )
         typ, nullable = self.convert(values[0], namespace, where)
         return typ, has_null or nullable
+
+    def _dense_union(self, branches: list[Any], namespace: str | None, where: str) -> pa.DataType:
+        fields = []
+        for branch in branches:
+            typ, _ = self.convert(branch, namespace, where)
+            fields.append(pa.field(union_branch_name(branch), typ))
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise UnsupportedTableError(f"Field {where!r}: Avro union {_describe(branches)} has two branches named alike")
+        return pa.dense_union(fields)
 
     def _named_or_primitive(self, name: str, namespace: str | None, where: str) -> pa.DataType:
         if name in _PRIMITIVES:
@@ -408,6 +426,17 @@ class _AvroToArrow:
         if (kind, logical) not in (("string", "uuid"), ("fixed", "uuid"), ("fixed", "duration")):
             logger.debug("Field %r: ignoring logicalType %r on Avro %s, as Avro does", where, logical, kind)
         return None
+
+
+def union_branch_name(avro: Any) -> str:
+    """The name of a union branch's Arrow child: its type's name without the namespace."""
+    if isinstance(avro, dict):
+        kind = avro.get("type")
+        if isinstance(kind, (dict, list)):
+            return union_branch_name(kind)
+        name = avro.get("name") if kind in _NAMED_KINDS else kind
+        return str(name).rsplit(".", 1)[-1]
+    return "null" if _is_null_type(avro) else str(avro).rsplit(".", 1)[-1]
 
 
 def _is_null_type(avro: Any) -> bool:

@@ -16,14 +16,10 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
-from hoodie_datasource.index.bucket_id import (
-    bucket_id_of_file,
-    bucket_ids,
-    java_string_hashes,
-    new_bucket_file_id,
-)
+from hoodie_datasource.index.bucket_id import bucket_id_of_file, bucket_ids, new_bucket_file_id
 from hoodie_datasource.index.bucket_index import bucket_file_groups
 from hoodie_datasource.index.key_ranges import FileKeyRange
+from hoodie_datasource.table.string_hash import java_string_hashes
 from hoodie_datasource.write import record_writer
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as read

@@ -4,9 +4,9 @@ structure, checked rather than described; no JVM).
 
 Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping, option parsing),
 storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
-view, schema and the ``Table`` handle), resolved configs, log and HFile formats, the file-slice merge (base file
-and logs), the index, write primitives, reads, table services, write clients, the ``HoodieTable`` facade and
-SQL procedures, Spark, the ingestion utility (``streamer``), and the package's front door."""
+view, schema and the ``Table`` handle), resolved configs, log and HFile formats, the metadata table, the
+file-slice merge (base file and logs), the index, write primitives, reads, table services, write clients, the
+``HoodieTable`` facade and SQL procedures, Spark, the ingestion utility (``streamer``), and the package's front door."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("table",),  # the table's files and the handle holding its config and timeline
     ("config",),
     ("log", "hfile"),
+    ("metadata",),  # Apache Hudi's metadata table: its records, kept in HFiles and HFile log blocks
     # a file slice read as one, base file and logs merged: what reads, compaction and tagging share
     ("file_group",),
     ("index",),
