@@ -27,7 +27,9 @@ WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
 _COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 
 _TIME = re.compile(r"^\d{14}(\d{3})?$")
-_NAME = re.compile(r"^(\d{14,17})(?:_(\d{14,17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
+# the metadata table's service instants are an instant plus a 3-digit suffix, or two: the compaction (001) of a
+# partition's initialisation (010 and on) after a rollback forced one (HoodieTableMetadataUtil)
+_NAME = re.compile(r"^(\d{14}(?:\d{3}){0,3})(?:_(\d{14,17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
 
 
 class State(Enum):
