@@ -221,6 +221,8 @@ def test_a_dataframe_queried_again_with_other_filters_reads_what_they_keep(sql, 
             queried = df if condition is None else df.filter(condition)
             expected = truth.memory if condition is None else truth.kept(condition)
             assert canonical(queried) == canonical(expected), condition
+        # one query reading the relation twice, filtered in one place only
+        assert df.filter("n >= 500").union(df).count() == truth.kept("n >= 500").count() + truth.memory.count()
     finally:
         sql.conf.unset("spark.hoodie.read.native")
 

@@ -43,16 +43,23 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = {
     lazy val floatPredicates = HoodieReads.comparesFloats(plan)
-    val filtered = HoodieReads.filteredRelations(plan)
-    plan.transformUp {
-      case relation: DataSourceV2Relation => HoodieReads.read(relation) match {
-        case Some((readable, options)) if HoodieSource.nativeReads(session) =>
-          native(relation, readable, options, floatPredicates, Option(filtered.get(relation)).getOrElse(Nil))
-        case Some((readable, options)) if relation.table.isInstanceOf[PythonTable] =>
-          relation.copy(table = new HoodieReadTable(relation.table.name(), readable, options))
-        case _ => relation
-      }
+    // each relation where it is read, with the conditions of the filter on it there (a relation may be read in
+    // two places, a CTE's inlined twice, only one of them filtered); the plans put in its place hold no relation
+    // this rule plans
+    plan.transformDown {
+      case filter @ Filter(condition, relation: DataSourceV2Relation) =>
+        filter.copy(child = planned(relation, floatPredicates, HoodieReads.Conjuncts.of(condition)))
+      case relation: DataSourceV2Relation => planned(relation, floatPredicates, Nil)
     }
+  }
+
+  private def planned(relation: DataSourceV2Relation, floatPredicates: => Boolean,
+                      conditions: Seq[Expression]): LogicalPlan = HoodieReads.read(relation) match {
+    case Some((readable, options)) if HoodieSource.nativeReads(session) =>
+      native(relation, readable, options, floatPredicates, conditions)
+    case Some((readable, options)) if relation.table.isInstanceOf[PythonTable] =>
+      relation.copy(table = new HoodieReadTable(relation.table.name(), readable, options))
+    case _ => relation
   }
 
   /** `conditions`: those of the filter on the relation, which the listing skips file slices by (its plan, kept
@@ -196,16 +203,6 @@ object HoodieReads {
    * row-group filtering by min/max statistics and by column indexes (`ParquetInputFormat`). */
   private val NoStatisticsFiltering = Map("parquet.filter.stats.enabled" -> "false",
     "parquet.filter.columnindex.enabled" -> "false")
-
-  /** The conditions of each filter directly on a relation (by identity: the relations of a self-join are equal). */
-  private def filteredRelations(plan: LogicalPlan): java.util.IdentityHashMap[LogicalPlan, Seq[Expression]] = {
-    val found = new java.util.IdentityHashMap[LogicalPlan, Seq[Expression]]()
-    plan.foreach {
-      case Filter(condition, relation: DataSourceV2Relation) => found.put(relation, Conjuncts.of(condition))
-      case _ =>
-    }
-    found
-  }
 
   private object Conjuncts extends PredicateHelper {
     def of(condition: Expression): Seq[Expression] = splitConjunctivePredicates(condition)
