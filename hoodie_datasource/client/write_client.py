@@ -35,7 +35,6 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
-from hoodie_datasource.config.properties_file import format_properties
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import (
     METAFOLDER,
@@ -55,12 +54,14 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
+from hoodie_datasource.metadata.sync import sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.table_services import run_inline_services
-from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
-from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
+from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
+from hoodie_datasource.table.partition_metafile import write_partition_metafile
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.table.table_schema import evolve_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
@@ -286,7 +287,7 @@ class WriteSession:
         # its partitions' metafiles before it completes (Hudi's write handles too)
         known = {s.partitionPath for s in stats if s.prevCommit not in (None, "null")}
         for partition in {s.partitionPath for s in stats} - known:
-            _write_partition_metafile(self.table.storage, partition, self.instant_time)
+            write_partition_metafile(self.table.storage, partition, self.instant_time)
         name = self.table.config.name
         schema_json = to_avro_json(arrow_to_avro_schema(self.data_schema, f"{name}_record", f"hoodie.{name}"))
         extra = {**self.extra_metadata, "schema": schema_json}
@@ -304,7 +305,7 @@ class WriteSession:
         touched = {(s.partitionPath or "", s.fileId) for s in stats if s.fileId}
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
         fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.table.storage, instant=self.instant_time)
-        table = self._complete(metadata.to_json(), touched)
+        table = self._complete(metadata, touched)
         # an attempt that found the instant pending after the first reconciliation wrote its files before
         # the commit point, and its markers are listed now (``write.task_attempt``)
         if not single_attempt:
@@ -325,11 +326,12 @@ class WriteSession:
                     and self.table.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)
 
-    def _complete(self, content: bytes, touched: set[FileGroup]) -> Table:
+    def _complete(self, metadata: CommitMetadata, touched: set[FileGroup]) -> Table:
         """The commit point; the table after it. Under optimistic concurrency control: lock, list the timeline
-        again, check for conflicts, complete the instant, unlock. In ``single_writer`` mode the same check runs
-        without a lock: it catches a second writer that completed before this check, but not one completing
-        between the check and this write's completed file (a window of one listing and one create)."""
+        again, check for conflicts, record the commit in the metadata table, complete the instant, unlock. In
+        ``single_writer`` mode the same check runs without a lock: it catches a second writer that completed
+        before this check, but not one completing between the check and this write's completed file (a window
+        of one listing and one create)."""
         tx = self._transactions()
         completed = None
         try:
@@ -344,8 +346,9 @@ class WriteSession:
                         f"{exc}. Another writer wrote the table meanwhile: to let several writers write one table, "
                         f"set {k.CONCURRENCY_MODE.key}=optimistic_concurrency_control (and {k.LOCK_PROVIDER.key})"
                     ) from None
+                sync_commit(now, self.instant_time, metadata)
                 try:
-                    completed = now.with_instant(transition_to_completed(self.table, self.instant, content))
+                    completed = now.with_instant(transition_to_completed(self.table, self.instant, metadata.to_json()))
                 except CommitConflictError:
                     self.owns_instant = False  # another writer completed an instant of this time: never roll it back
                     raise
@@ -387,7 +390,8 @@ class WriteSession:
         tx = self._transactions()
         try:
             if self.owns_instant:
-                rollback_pending(self.table, self.instant)
+                # its record in the metadata table is made under the table lock, as every change there
+                rollback_pending(self.table, self.instant, tx.locked)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
         finally:
@@ -409,20 +413,6 @@ def _refuse_file_groups_written_twice(stats: list[WriteStat]) -> None:
             raise FileGroupWrittenTwiceError(
                 f"Two tasks of this write wrote base files of file group {stat.fileId} in partition "
                 f"{stat.partitionPath!r} ({other} and {stat.path}): the write is rolled back, nothing is committed")
-
-
-def _write_partition_metafile(storage: Storage, partition: str, instant_time: str) -> None:
-    """``.hoodie_partition_metadata``, written once: Hudi's ``HoodiePartitionMetadata.trySave``
-    writes it only when absent and leaves a concurrent writer's copy in place. The create-if-absent is
-    the check (one request on an object store, where a HEAD first would make two for a new partition)."""
-    rel = join(partition, PARTITION_METAFILE)
-    depth = 0 if not partition else partition.count("/") + 1
-    text = format_properties({"commitTime": instant_time, "partitionDepth": str(depth)})
-    text = text.replace(text.split("\n", 1)[0], "#partition metadata", 1)
-    try:
-        storage.create_once(rel, text.encode("latin-1"))
-    except CommitConflictError:
-        logger.debug("%s exists", storage.uri_of(rel))
 
 
 @dataclass(frozen=True)

@@ -320,6 +320,70 @@ SERVICE_PROPERTIES = (
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
 )
 
+# The metadata table (Hudi's HoodieMetadataConfig, 0.15 names and defaults)
+METADATA_ENABLE = ConfigProperty(
+    "hoodie.metadata.enable", True, parser=parse_bool,
+    doc=("Keep Apache Hudi's metadata table (`.hoodie/metadata`): every commit, clean, rollback and compaction "
+         "records its file changes there, in the same transaction, so readers list no data folder. False: a "
+         "write deletes the metadata table, as Hudi does."),
+)
+METADATA_COLUMN_STATS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `column_stats` partition: each file's column ranges, for data skipping.",
+)
+METADATA_COLUMN_STATS_COLUMNS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.column.list", (), parser=parse_field_list,
+    doc="The columns `column_stats` indexes, comma separated; all columns (meta columns included) when unset.",
+)
+METADATA_COLUMN_STATS_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.file.group.count", 2, parser=parse_int,
+    doc="File groups of the `column_stats` partition, fixed when it is built.",
+)
+METADATA_BLOOM_FILTERS = ConfigProperty(
+    "hoodie.metadata.index.bloom.filter.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `bloom_filters` partition: each base file's bloom filter of record keys.",
+)
+METADATA_BLOOM_FILTER_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.index.bloom.filter.file.group.count", 4, parser=parse_int,
+    doc="File groups of the `bloom_filters` partition, fixed when it is built.",
+)
+METADATA_RECORD_INDEX = ConfigProperty(
+    "hoodie.metadata.record.index.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `record_index` partition: the file group of every record key.",
+)
+METADATA_RECORD_INDEX_MIN_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.record.index.min.filegroup.count", 10, parser=parse_int,
+    doc="`record_index`: the fewest file groups it is built with.",
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.record.index.max.filegroup.count", 10000, parser=parse_int,
+    doc="`record_index`: the most file groups it is built with.",
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE = ConfigProperty(
+    "hoodie.metadata.record.index.max.filegroup.size", 1024 * MB, parser=parse_int,
+    doc="`record_index`: the bytes a file group is sized for when the partition is built.",
+)
+METADATA_RECORD_INDEX_GROWTH_FACTOR = ConfigProperty(
+    "hoodie.metadata.record.index.growth.factor", 2.0, parser=parse_float,
+    doc="`record_index`: how many times the keys present when it is built its file groups are sized for.",
+)
+METADATA_COMPACT_DELTA_COMMITS = ConfigProperty(
+    "hoodie.metadata.compact.max.delta.commits", 10, parser=parse_int,
+    doc="Delta commits of the metadata table between its compactions.",
+)
+METADATA_MAX_DELTA_COMMITS_WHEN_PENDING = ConfigProperty(
+    "hoodie.metadata.max.deltacommits.when_pending", 1000, parser=parse_int,
+    doc=("Delta commits the metadata table may gather without a compaction while a data instant before them "
+         "stays pending; past it, a write fails saying which instant to resolve."),
+)
+METADATA_PROPERTIES = (
+    METADATA_ENABLE, METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_FILE_GROUPS,
+    METADATA_BLOOM_FILTERS, METADATA_BLOOM_FILTER_FILE_GROUPS, METADATA_RECORD_INDEX,
+    METADATA_RECORD_INDEX_MIN_FILE_GROUPS, METADATA_RECORD_INDEX_MAX_FILE_GROUPS,
+    METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE, METADATA_RECORD_INDEX_GROWTH_FACTOR, METADATA_COMPACT_DELTA_COMMITS,
+    METADATA_MAX_DELTA_COMMITS_WHEN_PENDING,
+)
+
 # Several writers (Hudi's HoodieWriteConfig, HoodieLockConfig, HoodieCleanConfig; defaults as Hudi's)
 CONCURRENCY_MODES = ("single_writer", "optimistic_concurrency_control")
 FAILED_WRITES_POLICIES = ("EAGER", "LAZY")
@@ -530,4 +594,5 @@ SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external
 
 CATALOG = OptionCatalog(
     WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES + CONCURRENCY_PROPERTIES + STREAMING_PROPERTIES
+    + METADATA_PROPERTIES
 )

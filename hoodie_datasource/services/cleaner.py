@@ -13,7 +13,8 @@ of pending instants, a slice a savepoint holds (its base file or a log file is a
 files: a restore to the savepoint needs them; Hudi's ``CleanPlanner.isFileSliceExistInSavepointedFiles``,
 replaced file groups included). File groups replaced by an overwrite are removed once the replace is
 older than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerPlan) ->
-``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata).
+``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata), and in the metadata table before it
+completes (``metadata.sync``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections import defaultdict
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CleanConfig
+from hoodie_datasource.metadata.sync import sync_clean
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table import Table
@@ -191,4 +193,5 @@ def _execute(table: Table, instant: Instant, plan: dict, started: float) -> tupl
         "lastCompletedCommitTimestamp": plan.get("lastCompletedCommitTimestamp"),
         "partitionMetadata": partition_metadata, "version": 2, "extraMetadata": plan.get("extraMetadata"),
     }
+    sync_clean(table, instant.timestamp, metadata)
     return transition_to_completed(table, inflight, encode(CLEAN_METADATA, metadata)), total

@@ -32,6 +32,7 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
+from hoodie_datasource.metadata.sync import sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
@@ -180,6 +181,7 @@ def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
     with guard():
+        sync_commit(table, instant_time, metadata)
         completed = transition_to_completed(table, instant, metadata.to_json())
     delete_marker_dir(table.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))

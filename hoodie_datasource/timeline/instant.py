@@ -27,7 +27,8 @@ WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
 _COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 
 _TIME = re.compile(r"^\d{14}(\d{3})?$")
-_NAME = re.compile(r"^(\d{14,17})(?:_(\d{14,17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
+# a metadata table's own instants add a 3-digit suffix to a data instant time (``metadata.instant_times``)
+_NAME = re.compile(r"^(\d{14,20})(?:_(\d{14,20}))?\.([a-z]+)(?:\.(requested|inflight))?$")
 
 
 class State(Enum):
