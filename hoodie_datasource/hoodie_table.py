@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from hoodie_datasource.client.local_engine import run_local_write
 from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
+from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
@@ -28,6 +29,7 @@ from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
+from hoodie_datasource.services.metadata_lifecycle import prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
@@ -114,11 +116,12 @@ class HoodieTable:
         self._table = result.table
         return result.instant
 
-    def _to_change(self) -> Table:
+    def _to_change(self, options: Mapping[str, str]) -> Table:
         """The table as it is now (its timeline listed again), for a service that will change it: refused for
-        a table version this library does not write, and without Apache Hudi's metadata table, which it would
-        leave stale (``Table.prepared_for_change``). Called under the table lock, when there is one."""
-        self._table = self.refresh().table.prepared_for_change()
+        a table version this library does not write; its metadata table deleted when ``options`` switch it
+        off (``hoodie.metadata.enable=false``), else kept, and the service's changes recorded there
+        (``services.metadata_lifecycle``). Called under the table lock, when there is one."""
+        self._table = prepare_metadata_table(self.refresh().table, resolve_metadata_config(options))
         return self._table
 
     def _after(self, run: ServiceRun) -> list[str]:
@@ -146,21 +149,22 @@ class HoodieTable:
         writers, the concurrency ones: scheduling and completion then take the table lock)."""
         with self._table_lock(options) as guard:
             with (guard or nullcontext)():
-                table = self._to_change()
+                table = self._to_change(options)
             return self._after(compact_now(table, resolve_services_config(options), guard))
 
     def schedule_compaction(self, **options: str) -> str | None:
         """Plan a compaction (MERGE_ON_READ) without running it; returns its instant, or None when no file
         slice needs one."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            scheduled = self._after(schedule_compaction(self._to_change(), resolve_services_config(options).compaction))
+            table = self._to_change(options)
+            scheduled = self._after(schedule_compaction(table, resolve_services_config(options).compaction))
         return scheduled[0] if scheduled else None
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
         """Run the planned compaction ``instant_time`` (from ``schedule_compaction``, maybe in another process)."""
         with self._table_lock(options) as guard:
             with (guard or nullcontext)():
-                table = self._to_change()
+                table = self._to_change(options)
             run = execute_compaction(table, instant_time, resolve_services_config(options).compaction,
                                      guard or nullcontext)
         return self._after(run)[0]
@@ -168,20 +172,20 @@ class HoodieTable:
     def clean(self, **options: str) -> str | None:
         """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            cleaned = self._after(clean(self._to_change(), resolve_services_config(options).clean))
+            cleaned = self._after(clean(self._to_change(options), resolve_services_config(options).clean))
         return cleaned[0] if cleaned else None
 
     def archive(self, **options: str) -> list[str]:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            return self._after(archive(self._to_change(), resolve_services_config(options).archive))
+            return self._after(archive(self._to_change(options), resolve_services_config(options).archive))
 
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
         Returns the instants rolled back."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            rolled = self._rollback(self._to_change(), instant_time, options)
+            rolled = self._rollback(self._to_change(options), instant_time, options)
             self.refresh()
         return rolled
 

@@ -35,6 +35,7 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
+from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import (
     METAFOLDER,
@@ -56,6 +57,7 @@ from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.metadata.sync import sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
 from hoodie_datasource.table.file_names import BaseFileName
@@ -499,6 +501,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     concurrency = resolve_concurrency_config(options, config.table_name)
+    metadata = resolve_metadata_config(options)
     created = None if checked.table else _create_table(checked)
     tx = TransactionManager(storage, concurrency)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
@@ -507,10 +510,11 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = Table.load(storage, config=created)
         else:  # with several writers, the timeline as it is under the lock
             table = checked.table.refresh() if concurrency.is_occ else checked.table
-        table = table.prepared_for_change()
+        table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
             table = table.refresh()
+        table = build_metadata_table(table, metadata)
         instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)
         try:

@@ -9,6 +9,9 @@ From Hudi 0.15's ``HoodieTableMetadataUtil``:
 - a rollback: Hudi's undoes a deltacommit in the metadata table and records only the log files the rollback
   appended; ours deletes every file of the instant it undoes, so those files are recorded as deleted: that
   also holds where the metadata table can no longer undo the instant (compacted into a base file).
+- a listing of the table, when a partition is built (``HoodieBackedTableMetadataWriter.DirectoryInfo``): every
+  partition (a folder with a partition metafile) and its files of committed instants (a base file's own, a log
+  file's slice's, a CDC log file's).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from hoodie_datasource.table.file_names import BaseFileName, LogFileName
+from hoodie_datasource.table.fs_view import list_table_files, partitions_of
+from hoodie_datasource.table.table import Table
 
 
 @dataclass(frozen=True)
@@ -81,3 +88,25 @@ def of_deleted(paths: Iterable[str]) -> FileChanges:
     for path in paths:
         by_partition.setdefault(posixpath.dirname(path), []).append(_name(path))
     return FileChanges({p: PartitionFiles(deleted=tuple(sorted(names))) for p, names in by_partition.items()})
+
+
+def _instant_of(name: str) -> str | None:
+    """The instant that decides whether a data file is committed: a base file's, a log file's slice's."""
+    parsed = BaseFileName.parse(name) or LogFileName.parse(name) or LogFileName.parse_cdc(name)
+    return None if parsed is None else parsed.instant_time
+
+
+def of_listing(table: Table) -> FileChanges:
+    """Every partition of the table and its committed data files, from one listing, as files added."""
+    by_dir = list_table_files(table.storage)
+    partitions = partitions_of(by_dir) if table.config.is_partitioned else [""]
+    committed = table.timeline.committed_upto(None)
+    changes = {}
+    for partition in partitions:
+        files = {}
+        for info in by_dir.get(partition, ()):
+            instant = _instant_of(info.name)
+            if instant is not None and committed(instant):
+                files[info.name] = info.size
+        changes[partition] = PartitionFiles(files)
+    return FileChanges(changes, tuple(partitions))

@@ -6,9 +6,11 @@ Readers take a metadata-table deltacommit into account only once the data instan
 (``HoodieTableMetadataUtil.getValidInstantTimestamps``): a writer dying between the two leaves a deltacommit
 no reader uses, which the data instant's rollback undoes (``write.rollback``).
 
-Which partitions a change goes to is what ``hoodie.properties`` lists as ready, read again here (under the
-table lock, as Hudi's metadata writer reloads the data table's config): a partition another writer built or
-dropped since this write started is seen.
+Which partitions a change goes to is what ``hoodie.properties`` listed as ready when the change started (the
+table's config, read under the table lock). No other writer can have built a partition since: a partition is
+built only while no data instant is pending, and this change's is. One dropped since (by a writer with its
+option off) makes the change fail before its commit point (its metadata-table files are gone), never commit
+unrecorded.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodie_datasource import fault_points
-from hoodie_datasource.config.table_config import TableConfig, load_table_config
+from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import CorruptFileError, LockError, TableNotFoundError
 from hoodie_datasource.metadata.delta_commit import PartitionRecords, discard_pending, write_delta_commit
 from hoodie_datasource.metadata.file_changes import FileChanges, of_clean, of_commit, of_deleted
@@ -97,9 +99,7 @@ def _apply(table: Table, instant_time: str, records: Sequence[PartitionRecords])
 
 
 def _ready(table: Table) -> list[MetadataPartition]:
-    if table.config.is_metadata_table:
-        return []
-    return ready_metadata_partitions(load_table_config(table.storage))
+    return [] if table.config.is_metadata_table else ready_metadata_partitions(table.config)
 
 
 def sync_commit(table: Table, instant_time: str, metadata: CommitMetadata) -> None:

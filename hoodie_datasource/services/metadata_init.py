@@ -1,0 +1,131 @@
+"""Building the metadata table's partitions from the data table as it is (Hudi 0.15's
+``HoodieBackedTableMetadataWriter.initializeFromFilesystem``).
+
+Only when no data instant is pending (``anyPendingDataInstant``: a pending write's files could not be told
+apart from committed ones, and its commit would not be recorded), under the table lock. Each partition is built
+at the latest completed data instant (``SOLO_COMMIT_TIMESTAMP`` on a table without one) suffixed ``010``, the
+next free suffix for each partition after the first: its file groups open with an empty log file each (a
+DELETE block of no keys: Hudi's ``initializeFileGroups``), then one deltacommit (``BULK_INSERT``) writes the
+records into base files, one per file group that has any. ``hoodie.properties`` lists the partition as ready
+once that deltacommit completed; a build that died before leaves it unlisted, and the next write deletes what
+was written (the whole metadata table when ``files`` was not ready, else the partition's folder) and builds it
+again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyarrow as pa
+
+from hoodie_datasource import fault_points
+from hoodie_datasource.config.metadata_config import MetadataConfig
+from hoodie_datasource.config.table_config import update_table_properties
+from hoodie_datasource.log.delete_block import encode_delete_block
+from hoodie_datasource.log.log_format import encode_log_file_content
+from hoodie_datasource.metadata.delta_commit import PartitionRecords, metadata_commit_extra
+from hoodie_datasource.metadata.file_changes import of_listing
+from hoodie_datasource.metadata.instant_times import SOLO_COMMIT_TIMESTAMP, partition_init_time
+from hoodie_datasource.metadata.keys import file_group_indexes
+from hoodie_datasource.metadata.layout import create_metadata_table
+from hoodie_datasource.metadata.records import KEY_FIELD, MetadataPartition
+from hoodie_datasource.metadata.sync import files_partition_records, open_metadata_table, ready_metadata_partitions
+from hoodie_datasource.services.metadata_base_files import write_base_hfile
+from hoodie_datasource.storage.storage import join
+from hoodie_datasource.table.file_names import LogFileName
+from hoodie_datasource.table.markers import delete_marker_dir
+from hoodie_datasource.table.metadata_table import METADATA_TABLE, PARTITIONS_KEY
+from hoodie_datasource.table.partition_metafile import write_partition_metafile
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.timeline.commit_metadata import CommitMetadata
+from hoodie_datasource.timeline.instant import DELTA_COMMIT
+from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+
+logger = logging.getLogger(__name__)
+
+BULK_INSERT = "BULK_INSERT"
+OPENING_LOG_TOKEN = "0-0-0"  # HoodieLogFormat.DEFAULT_WRITE_TOKEN, of a file group's opening empty log file
+
+
+def wanted_partitions(cfg: MetadataConfig) -> list[MetadataPartition]:
+    """The partitions ``cfg`` keeps: ``files`` always, and each index partition switched on."""
+    switches = {MetadataPartition.COLUMN_STATS: cfg.column_stats, MetadataPartition.BLOOM_FILTERS: cfg.bloom_filters,
+                MetadataPartition.RECORD_INDEX: cfg.record_index}
+    return [p for p in MetadataPartition if p is MetadataPartition.FILES or switches[p]]
+
+
+def _records(table: Table, partition: MetadataPartition) -> PartitionRecords:
+    if partition is MetadataPartition.FILES:
+        return files_partition_records(of_listing(table), lists_partitions=True)
+    raise NotImplementedError(partition)
+
+
+def _file_group_count(partition: MetadataPartition, cfg: MetadataConfig, records: PartitionRecords) -> int:
+    if partition is MetadataPartition.FILES:
+        return 1
+    raise NotImplementedError(partition)
+
+
+def _free_time(mdt: Table, base_time: str) -> str:
+    """The first ``<base_time>010``, ``011``, ... the metadata table has no instant of."""
+    offset = 0
+    while mdt.timeline.find(partition_init_time(base_time, offset)) is not None:
+        offset += 1
+    return partition_init_time(base_time, offset)
+
+
+def _build(table: Table, mdt: Table, partition: MetadataPartition, cfg: MetadataConfig) -> Table:
+    """Write ``partition``'s file groups and its first deltacommit; the metadata table after it."""
+    completed = [i.timestamp for i in table.timeline.instants if i.is_completed]
+    instant_time = _free_time(mdt, completed[-1] if completed else SOLO_COMMIT_TIMESTAMP)
+    records = _records(table, partition)
+    count = _file_group_count(partition, cfg, records)
+    storage = mdt.storage
+    storage.delete_tree(partition.path)
+    write_partition_metafile(storage, partition.path, instant_time)
+    opening = encode_log_file_content([encode_delete_block(pa.array([], pa.string()), pa.array([], pa.string()),
+                                                           instant_time)])
+    file_ids = [partition.file_group_id(i) for i in range(count)]
+    storage.create_all_once([(join(partition.path, LogFileName(f, instant_time, 1, OPENING_LOG_TOKEN).name()), opening)
+                             for f in file_ids])
+    inflight = transition_to_inflight(mdt, create_requested(mdt, instant_time, DELTA_COMMIT))
+    keys = records.records.column(KEY_FIELD).combine_chunks()
+    groups = file_group_indexes(keys, count) if count > 1 else np.zeros(len(keys), np.int32)
+    stats = [write_base_hfile(mdt, partition.path, file_ids[index], instant_time,
+                              records.records.filter(pa.array(groups == index)))
+             for index in range(count) if (groups == index).any()]
+    fault_points.reach(fault_points.METADATA_BEFORE_COMMIT, storage=storage, instant=instant_time)
+    metadata = CommitMetadata(BULK_INSERT, stats, metadata_commit_extra())
+    completed = transition_to_completed(mdt, inflight, metadata.to_json())
+    delete_marker_dir(storage, instant_time)
+    logger.info("Built the metadata table's %s partition of %s at %s: %d records in %d file groups",
+                partition.path, table.uri, instant_time, records.records.num_rows, count)
+    return mdt.with_instant(completed)
+
+
+def initialize_partitions(table: Table, cfg: MetadataConfig) -> Table:
+    """Build every partition ``cfg`` wants that ``hoodie.properties`` does not list as ready, when no data
+    instant is pending; the table after (its config listing them)."""
+    ready = set(ready_metadata_partitions(table.config))
+    missing = [p for p in wanted_partitions(cfg) if p not in ready]
+    if not missing:
+        return table
+    pending = table.timeline.pending()
+    if pending:
+        logger.info("Not building the metadata table's %s partitions of %s: instants %s are pending",
+                    ",".join(p.path for p in missing), table.uri, [i.timestamp for i in pending])
+        return table
+    storage = table.storage
+    if MetadataPartition.FILES in missing:
+        storage.delete_tree(METADATA_TABLE)
+        mdt = create_metadata_table(storage, table.config)
+    else:
+        mdt = open_metadata_table(storage)
+    for partition in missing:
+        mdt = _build(table, mdt, partition, cfg)
+        fault_points.reach(fault_points.METADATA_INITIALIZED, storage=storage, partition=partition.path)
+        ready.add(partition)
+        config = update_table_properties(storage, {PARTITIONS_KEY: ",".join(sorted(p.path for p in ready))})
+        table = Table(storage, config, table.timeline, table.as_of_instant)
+    return table
