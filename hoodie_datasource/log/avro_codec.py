@@ -107,16 +107,53 @@ class _Names:
 
     def define(self, avro: dict[str, Any], namespace: str | None) -> str | None:
         """Remember ``avro`` and return the namespace its own fields resolve names in."""
-        name = str(avro.get("name", ""))
-        own = name.rsplit(".", 1)[0] if "." in name else avro.get("namespace", namespace)
-        full = name if "." in name else (f"{own}.{name}" if own else name)
+        full = self._full_name(avro, namespace)
         self.defined[full] = avro
-        return own or None
+        return full.rsplit(".", 1)[0] if "." in full else None
 
-    def resolve(self, name: str, namespace: str | None, where: str) -> Any:
+    def inline(self, avro: Any, namespace: str | None, seen: set[str]) -> Any:
+        """``avro`` with each named type it refers to written out where it is first used (by full name after)."""
+        if isinstance(avro, list):
+            return [self.inline(branch, namespace, seen) for branch in avro]
+        if isinstance(avro, str):
+            if avro in _PRIMITIVES:
+                return avro
+            full, definition = self.resolve(avro, namespace, avro)
+            if full in seen:
+                return full
+            return self.inline({**definition, "name": full}, None, seen)
+        if not isinstance(avro, dict):
+            return avro
+        out = dict(avro)
+        kind = avro.get("type")
+        if kind in ("record", "error", "enum", "fixed"):
+            full = self._full_name(avro, namespace)
+            seen.add(full)
+            out.pop("namespace", None)
+            out["name"] = full
+            namespace = full.rsplit(".", 1)[0] if "." in full else None
+        if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind not in _PRIMITIVES
+                                              and kind not in ("record", "error", "enum", "fixed", "array", "map")):
+            out["type"] = self.inline(kind, namespace, seen)
+        if kind in ("record", "error"):
+            out["fields"] = [{**f, "type": self.inline(f["type"], namespace, seen)} for f in avro["fields"]]
+        elif kind == "array":
+            out["items"] = self.inline(avro["items"], namespace, seen)
+        elif kind == "map":
+            out["values"] = self.inline(avro["values"], namespace, seen)
+        return out
+
+    @staticmethod
+    def _full_name(avro: dict[str, Any], namespace: str | None) -> str:
+        name = str(avro.get("name", ""))
+        own = avro.get("namespace", namespace)
+        return name if "." in name or not own else f"{own}.{name}"
+
+    def resolve(self, name: str, namespace: str | None, where: str) -> tuple[str, Any]:
+        """The full name and the definition of the named type ``name`` refers to."""
         for candidate in ([name] if "." in name else [f"{namespace}.{name}" if namespace else name, name]):
             if candidate in self.defined:
-                return self.defined[candidate]
+                return candidate, self.defined[candidate]
         raise UnsupportedTableError(f"Field {where!r}: unknown Avro type {name!r}")
 
 
@@ -141,7 +178,8 @@ def _compile(avro: Any, arrow: pa.DataType, where: str, names: _Names, namespace
         return node
     if isinstance(avro, str):
         if avro not in _PRIMITIVES:
-            return _compile(names.resolve(avro, namespace, where), arrow, where, names, namespace)
+            full, definition = names.resolve(avro, namespace, where)
+            return _compile({**definition, "name": full}, arrow, where, names, None)
         return _Node(avro, arrow, avro)
     kind = avro.get("type")
     if isinstance(kind, (dict, list)):
@@ -163,7 +201,8 @@ def _compile(avro: Any, arrow: pa.DataType, where: str, names: _Names, namespace
         node.fields = [(f["name"], _compile(f["type"], arrow.field(i).type, f"{where}.{f['name']}", names, own))
                        for i, f in enumerate(avro["fields"])]
     elif kind in ("array", "map"):
-        node = _Node(kind, arrow, avro)
+        # fastavro reads these a value at a time and knows no type the rest of the schema named
+        node = _Node(kind, arrow, names.inline(avro, namespace, set()))
     else:
         raise UnsupportedTableError(f"Field {where!r}: Avro type {avro!r} is not supported")
     if logical == "decimal" and kind in ("fixed", "bytes"):
@@ -470,6 +509,8 @@ class _Decoder:
         return pa.Array.from_buffers(node.arrow, m, [None, pa.py_buffer(le)]), pos
 
     def _with_fastavro(self, node: _Node, rows, pos, end):
+        if len(pos) == 0:  # e.g. an array of unions no record holds: Arrow builds no unions from Python values
+            return pa.nulls(0, node.arrow), pos
         schema = node.fastavro_schema()
         stream = io.BytesIO(self.content)
         values, new = [], np.empty(len(pos), np.int64)
@@ -549,6 +590,11 @@ def _decode_bounded(content: bytes, root: _Node, arrow: pa.Schema, starts: np.nd
     return pa.Table.from_arrays(columns, schema=arrow)
 
 
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table of no rows of ``schema`` (``Schema.empty_table`` builds no dense unions)."""
+    return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+
+
 def decode_avro_datums(values: pa.Array | pa.ChunkedArray, avro_schema: dict[str, Any] | str,
                        where: str = "<memory>") -> pa.Table:
     """One Avro binary datum per value of the binary array ``values`` (an HFile's cell values: no count, no
@@ -563,7 +609,7 @@ def decode_avro_datums(values: pa.Array | pa.ChunkedArray, avro_schema: dict[str
     if values.null_count:
         raise CorruptFileError(f"{where}: {values.null_count} of its Avro datums are missing")
     if count == 0:
-        return arrow.empty_table()
+        return empty_table(arrow)
     _, offset_buffer, data_buffer = values.buffers()
     offsets = np.frombuffer(offset_buffer, np.int64)[values.offset:values.offset + count + 1]
     content = b"" if data_buffer is None else data_buffer.to_pybytes()

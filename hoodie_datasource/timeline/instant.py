@@ -27,8 +27,9 @@ WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
 _COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 
 _TIME = re.compile(r"^\d{14}(\d{3})?$")
-# a metadata table's own instants add a 3-digit suffix to a data instant time (``metadata.instant_times``)
-_NAME = re.compile(r"^(\d{14,20})(?:_(\d{14,20}))?\.([a-z]+)(?:\.(requested|inflight))?$")
+# the metadata table's service instants are an instant plus a 3-digit suffix, or two: the compaction (001) of a
+# partition's initialisation (010 and on) after a rollback forced one (HoodieTableMetadataUtil)
+_NAME = re.compile(r"^(\d{14}(?:\d{3}){0,3})(?:_(\d{14,17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
 
 
 class State(Enum):
