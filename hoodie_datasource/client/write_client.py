@@ -58,6 +58,7 @@ from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.metadata.sync import sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
+from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
 from hoodie_datasource.table.file_names import BaseFileName
@@ -515,6 +516,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
             table = table.refresh()
         table = build_metadata_table(table, metadata)
+        run_metadata_table_services(table, metadata, services)
         instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)
         try:

@@ -159,7 +159,7 @@ def write_delta_commit(mdt: Table, instant_time: str, records: list[PartitionRec
     for partition_records in records:
         if not len(partition_records):
             continue
-        slices = latest_slices(mdt, partition_records.partition.path)
+        slices = latest_slices(mdt, partition_records.partition)
         if not len(slices):
             raise CorruptFileError(
                 f"The metadata table's partition {slices.partition} at {storage.uri} has no file group; rebuild the "

@@ -186,6 +186,12 @@ class MetadataTableReader:
             found.append(self._read_slice(slices[index], _Query(keys=wanted.take(pc.sort_indices(wanted)))))
         return found
 
+    def file_slice_records(self, file_slice: FileSlice) -> tuple[list[pa.Table], pa.Table]:
+        """Every record of ``file_slice`` that counts, as read (each table with its ``order``, 0: the base
+        file's), and its deleted keys with theirs: what a compaction of the slice merges (``metadata.merge``)."""
+        read = self._read_slice(file_slice, _Query())
+        return read.records, read.deletes
+
     # ---- the answers
 
     def all_partitions(self) -> list[str]:

@@ -111,8 +111,9 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
     return dict(doomed), retained_from
 
 
-def clean(table: Table, cfg: CleanConfig) -> ServiceRun:
-    """Plan and run a clean: its instant time (none when there is nothing to delete), and the table after.
+def clean(table: Table, cfg: CleanConfig, instant_time: str | None = None) -> ServiceRun:
+    """Plan and run a clean: its instant time (none when there is nothing to delete; ``instant_time`` when
+    given, else a new one), and the table after.
     Under the LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
     ``BaseHoodieTableServiceClient.clean`` does; so are pending cleans finished first: a cleaner that died
     midway left its plan, which is executed again (deleting a file twice is harmless) and completed."""
@@ -130,7 +131,7 @@ def clean(table: Table, cfg: CleanConfig) -> ServiceRun:
         return ServiceRun((), table)
     by_versions = cfg.policy == "KEEP_LATEST_FILE_VERSIONS"
     storage, timeline = table.storage, table.timeline
-    instant_time = new_instant_time(timeline.last_instant_time())
+    instant_time = instant_time or new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()
     plan = {
         # Hudi plans no earliest instant under KEEP_LATEST_FILE_VERSIONS (CleanPlanner.getEarliestCommitToRetain)
