@@ -206,7 +206,7 @@ class MetadataTableReader:
         for part in self._read(MetadataPartition.FILES, keys):
             for records in part.records:
                 files = file_entries(records)
-                order = records.column("order").take(pa.array(files.column("record")))
+                order = records.column("order").take(files.column("record"))
                 entries.append(files.drop_columns(["record"]).append_column("order", order))
             deletes.append(part.deletes)
         if not entries:

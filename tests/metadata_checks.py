@@ -1,0 +1,90 @@
+"""Whether a table's metadata table tells the truth: what its reader lists (``metadata.reader``, counting what
+Hudi's readers count) against a listing of the storage, filtered by the data timeline here, independently of
+the writer's own listing code.
+
+A data file is committed when its instant is a completed write (or older than the timeline), a log file when
+its slice's base instant is (or a pending compaction's, whose slice its logs join) and no pending instant marked
+it; a CDC log file like a base file. A pending clean or rollback may have deleted files the metadata table
+still lists (its record of them counts once it completes, as in Hudi): those may be listed though gone."""
+
+from __future__ import annotations
+
+import posixpath
+
+from hoodie_datasource.metadata.reader import MetadataTableReader
+from hoodie_datasource.metadata.records import MetadataPartition
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.file_names import BaseFileName, LogFileName
+from hoodie_datasource.table.markers import marked_files
+from hoodie_datasource.table.metadata_table import ready_partitions
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.timeline.instant import CLEAN, ROLLBACK, State
+
+Listing = dict[str, dict[str, int]]  # partition -> file name -> size
+
+
+def committed_listing(table: Table) -> Listing:
+    storage, timeline = table.storage, table.timeline
+    done = {i.timestamp for i in timeline.completed()}
+    start = timeline.start or ""
+    pending_compactions = {i.timestamp for i in timeline.pending() if timeline.is_compaction(i)}
+    marked = {path for i in timeline.pending() for path in marked_files(storage, i.timestamp)}
+    listing: Listing = {}
+    for info in storage.list_tree(""):
+        if info.path.startswith(".hoodie/"):
+            continue
+        partition = posixpath.dirname(info.path)
+        if info.name == ".hoodie_partition_metadata":
+            listing.setdefault(partition, {})
+            continue
+        base, log, cdc = BaseFileName.parse(info.name), LogFileName.parse(info.name), LogFileName.parse_cdc(info.name)
+        parsed = base or log or cdc
+        if parsed is None or info.path in marked:
+            continue
+        instant = parsed.instant_time
+        if instant in done or instant < start or (log is not None and instant in pending_compactions):
+            listing.setdefault(partition, {})[info.name] = info.size
+    return listing
+
+
+def _deleted_by_pending(table: Table) -> set[tuple[str, str]]:
+    """(partition, name) of the files pending cleans and rollbacks plan to delete."""
+    found = set()
+    for instant in table.timeline.pending():
+        if instant.action not in (CLEAN, ROLLBACK):
+            continue
+        plan = table.timeline.read_plan(instant.with_state(State.REQUESTED))
+        for partition, entries in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+            found |= {(partition, posixpath.basename(e["filePath"])) for e in entries}
+        for request in plan.get("RollbackRequests") or ():
+            found |= {(request["partitionPath"], posixpath.basename(f)) for f in request.get("filesToBeDeleted") or ()}
+    return found
+
+
+def metadata_listing(table: Table) -> Listing:
+    reader = MetadataTableReader(table)
+    return reader.partition_files(reader.all_partitions())
+
+
+def assert_metadata_table_true(path: str, expect_ready: bool = True) -> None:
+    """The metadata table of the table at ``path`` lists exactly its committed files (``expect_ready``: it has a
+    ready ``files`` partition)."""
+    table = Table.load(open_storage(path))
+    ready = MetadataPartition.FILES.path in ready_partitions(table.config)
+    assert ready == expect_ready, f"files partition ready: {ready}"
+    if not ready:
+        return
+    expected = committed_listing(table)
+    if not table.config.is_partitioned:
+        expected = {"": expected.get("", {})}
+    listed = metadata_listing(table)
+    assert set(listed) == set(expected), f"partitions: metadata {sorted(listed)}, storage {sorted(expected)}"
+    stale = _deleted_by_pending(table)
+    for partition, files in expected.items():
+        got = listed[partition]
+        missing = {n for n in files if n not in got}
+        assert not missing, f"{partition}: committed files the metadata table misses: {sorted(missing)}"
+        wrong = {n: (got[n], s) for n, s in files.items() if got[n] != s}
+        assert not wrong, f"{partition}: sizes (metadata, storage) differ: {wrong}"
+        extra = {n for n in got if n not in files and (partition, n) not in stale}
+        assert not extra, f"{partition}: files the metadata table lists that are not committed: {sorted(extra)}"
