@@ -4,8 +4,9 @@ after every step against an in-memory model of what the table must hold.
 Each sequence mixes upserts (duplicate keys within a batch, nulls in the payload, keys moving partitions
 under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction, cleaning,
 rollback of the latest write and archival. After each step the snapshot, an incremental pull of the
-last write and a time travel to an earlier write must equal the model's; at the end hudi-rs must read
-the same snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES`` sets the number of sequences
+last write and a time travel to an earlier write must equal the model's, and the metadata table (on, compacting
+every two deltacommits, so its compaction, clean and archival run too) must list exactly the committed files; at
+the end hudi-rs must read the same snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES`` sets the number of sequences
 (200 by default: CI; raise it for a longer run)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import ReadWindowError
 from hoodie_datasource.read.table_reader import read_table
+from tests.metadata_checks import assert_metadata_table_true
 
 pytestmark = pytest.mark.property
 
@@ -33,7 +35,8 @@ KEYS = [f"k{i}" for i in range(12)]
 PARTITIONS = ["a", "b", "c"]
 RETAINED = 2  # the cleaner keeps the slices of the last 2 writes: time travel further back is refused
 SERVICES = {"hoodie.cleaner.commits.retained": str(RETAINED), "hoodie.keep.min.commits": "3",
-            "hoodie.keep.max.commits": "4", "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+            "hoodie.keep.max.commits": "4", "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+            "hoodie.metadata.compact.max.delta.commits": "2"}
 
 Row = tuple[str, str, "int | None", int]  # id, p, v, ts
 Key = tuple[str, ...]  # (id, p) under a partition-local index, (id,) under a global one
@@ -163,6 +166,7 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
 
 def _check(path: str, model: Model) -> None:
     assert _read(path) == model.snapshot(), "snapshot"
+    assert_metadata_table_true(path)
     if not model.history:
         return
     instant, rows = model.history[-1]

@@ -1,0 +1,140 @@
+"""The metadata table our writes keep, judged by Apache Hudi itself (0.15.0, and 1.1.1 on table version 6):
+
+* Java reads our tables with ``hoodie.metadata.enable=true`` (planning from our ``files`` partition) and gets our
+  rows; ``CALL validate_metadata_table_files`` (Hudi's ``ValidateMetadataTableFilesProcedure``: the metadata
+  table's listing against a listing of storage, file by file with sizes) finds every file alike, and
+  ``show_metadata_table_partitions`` our partitions. The tables went through inserts, updates, deletes, an
+  overwrite, compaction (MOR), cleaning, a failed write rolled back and the rollback of a completed commit, with
+  the metadata table compacting every three deltacommits (its clean and archival, and the data table's archival
+  it bounds, run too).
+* Java continues such a table with its metadata table on: it writes to ours (our first deltacommit is still
+  there after it), reads through it and validates it; then we continue Java's, and Java validates again.
+
+A procedure names a catalog table, and Hudi 0.15's ``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties``,
+so they run on a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hoodie_datasource import HoodieTable, fault_points
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.metadata.layout import metadata_storage
+from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
+from tests.hudi_oracle.test_hudi_continues_ours import NON_PARTITIONED
+from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows
+from tests.metadata_checks import assert_metadata_table_true, committed_listing
+
+pytestmark = pytest.mark.hudi_oracle
+
+METADATA = {"hoodie.metadata.compact.max.delta.commits": "3", "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+CASES = [("COPY_ON_WRITE", True), ("MERGE_ON_READ", False)]
+IDS = ["cow-partitioned", "mor-non_partitioned"]
+
+
+class InjectedFault(RuntimeError):
+    pass
+
+
+def fail(point: str, **context: object) -> None:
+    raise InjectedFault(point)
+
+
+def options(table_type: str, partitioned: bool) -> dict:
+    return {**our_options(table_type, partitioned), **({} if partitioned else NON_PARTITIONED), **METADATA}
+
+
+def java_options(hudi: HudiOracle, table_type: str, partitioned: bool) -> dict:
+    java = {**options(table_type, partitioned), "hoodie.metadata.enable": "true", "hoodie.compact.inline": "false"}
+    if hudi.version != HUDI_0_15:
+        java["hoodie.write.table.version"] = "6"
+    return java
+
+
+def write_our_history(path: str, table_type: str, partitioned: bool, monkeypatch) -> None:
+    opts = options(table_type, partitioned)
+    write_local(path, rows(["a", "b", "c", "d"], [1] * 4, ["sf", "nyc", "sf", "la"], [1.0, 2.0, 3.0, 4.0]), opts)
+    write_local(path, rows(["a", "e"], [2, 2], ["sf", "nyc"], [1.5, 5.0]), opts)
+    write_local(path, rows(["b"], [3], ["nyc"], [0.0]), {**opts, "hoodie.datasource.write.operation": "delete"})
+    if partitioned:
+        write_local(path, rows(["f"], [4], ["la"], [6.0]), {**opts, "hoodie.datasource.write.operation": "insert_overwrite"})
+    if table_type == "MERGE_ON_READ":
+        HoodieTable(path).compact()
+    monkeypatch.setenv(fault_points.ENV_VAR, f"{fault_points.BEFORE_COMMIT}={__name__}:fail")
+    fault_points._hooks.cache_clear()
+    with pytest.raises(InjectedFault):
+        write_local(path, rows(["g"], [5], ["sf"], [7.0]), opts)  # it rolls itself back
+    monkeypatch.delenv(fault_points.ENV_VAR)
+    fault_points._hooks.cache_clear()
+    for ts in (6, 7, 8):
+        write_local(path, rows(["a", "h"], [ts, ts], ["sf", "la"], [float(ts)] * 2), opts)
+    last = write_local(path, rows(["c"], [9], ["sf"], [9.0]), opts)
+    HoodieTable(path).rollback(last)
+    HoodieTable(path).clean(**METADATA)
+    write_local(path, rows(["i"], [10], ["nyc"], [10.0]), opts)
+    assert_metadata_table_true(path)
+
+
+def java_validates(hudi: HudiOracle, path: str, copies: Path) -> None:
+    """Java's listing of the metadata table file by file against storage: all alike, our committed files."""
+    copies.mkdir(exist_ok=True)
+    copy = copies / f"copy{len(list(copies.iterdir()))}"
+    shutil.copytree(path, copy)
+    name = f"mdt_{copy.name}"
+    hudi.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    try:
+        checked = hudi.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => true)", result=True)
+        partitions = hudi.sql(f"CALL show_metadata_table_partitions(table => '{name}')", result=True)
+    finally:
+        hudi.sql(f"DROP TABLE IF EXISTS {name}")
+    found = checked.to_pylist()
+    differing = [r for r in found if not (r["is_present_in_fs"] and r["is_present_in_metadata"])
+                 or r["fs_size"] != r["metadata_size"]]
+    assert not differing, f"Java finds the metadata table and storage differ: {differing}"
+    ours = committed_listing(Table.load(open_storage(path)))
+    assert {(r["partition"], r["file_name"]) for r in found} == {(p, n) for p, files in ours.items() for n in files}
+    assert {r["partition"] for r in partitions.to_pylist()} == {p for p, files in ours.items() if files}
+
+
+@pytest.mark.parametrize("table_type,partitioned", CASES, ids=IDS)
+def test_hudi_reads_through_our_metadata_table(hudi, tmp_path, monkeypatch, table_type, partitioned):
+    path = str(tmp_path / "trips")
+    write_our_history(path, table_type, partitioned, monkeypatch)
+    mdt = Table.load(metadata_storage(open_storage(path)))
+    assert any(mdt.timeline.is_compaction(i) for i in mdt.timeline.completed()), "our metadata table compacted"
+    java = hudi.read(path, {"hoodie.metadata.enable": "true"})
+    assert_same_table(java, read_table(path))
+    java_validates(hudi, path, tmp_path / "copies")
+
+
+@pytest.mark.parametrize("table_type,partitioned", CASES, ids=IDS)
+def test_hudi_continues_our_metadata_table_and_we_continue_its(hudi, tmp_path, monkeypatch, table_type, partitioned):
+    path = str(tmp_path / "trips")
+    write_our_history(path, table_type, partitioned, monkeypatch)
+    first = Table.load(metadata_storage(open_storage(path))).timeline.instants[0].timestamp
+    java_opts = java_options(hudi, table_type, partitioned)
+    hudi.write(path, rows(["a", "j"], [20, 20], ["sf", "la"], [20.0, 21.0]),
+               {**java_opts, "hoodie.datasource.write.operation": "upsert"})
+    hudi.write(path, rows(["e"], [21], ["nyc"], [0.0]), {**java_opts, "hoodie.datasource.write.operation": "delete"})
+    mdt = Table.load(metadata_storage(open_storage(path)))
+    assert mdt.timeline.instants[0].timestamp == first, "Java wrote to our metadata table, not one of its own"
+    assert_metadata_table_true(path)
+    java = hudi.read(path, {"hoodie.metadata.enable": "true"})
+    assert_same_table(java, read_table(path))
+    java_validates(hudi, path, tmp_path / "copies")
+
+    opts = options(table_type, partitioned)
+    write_local(path, rows(["k", "a"], [30, 30], ["sf", "sf"], [30.0, 31.0]), opts)
+    write_local(path, rows(["j"], [31], ["la"], [0.0]), {**opts, "hoodie.datasource.write.operation": "delete"})
+    assert_metadata_table_true(path)
+    assert_same_table(hudi.read(path, {"hoodie.metadata.enable": "true"}), read_table(path))
+    java_validates(hudi, path, tmp_path / "copies")
+    expected = {"a", "c", "h", "i", "k"} | ({"f"} if partitioned else {"d"})  # partitioned: f's overwrite replaced d
+    assert set(read_table(path).column("id").to_pylist()) == expected
