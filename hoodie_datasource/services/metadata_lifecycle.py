@@ -6,8 +6,10 @@ does when it opens the table (``BaseHoodieWriteClient.initTable``: ``HoodieTable
 - else: delete a ready index partition its option switches off; build every partition the options want that
   is not ready (``services.metadata_init``), and build the metadata table anew when the one there cannot be
   trusted: ``hoodie.properties`` lists a partition this library does not keep or one another writer is
-  building (Hudi's asynchronous indexer), or the metadata table has no ``hoodie.properties`` or no completed
-  instant (Hudi's ``metadataTableExists`` / ``isBootstrapNeeded``).
+  building (Hudi's asynchronous indexer), or the metadata table has no ``hoodie.properties``, another table
+  version than the data table's (Hudi 1.1 builds one of version 9 under a version-6 table when a service is not
+  told ``hoodie.write.table.version=6``) or no completed instant (Hudi's ``metadataTableExists`` /
+  ``isBootstrapNeeded``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def _untrusted(table: Table) -> str | None:
         mdt = Table.load(metadata_storage(table.storage))
     except HoodieError as exc:
         return f"its hoodie.properties cannot be read ({exc})"
+    if (mdt.config.version, mdt.config.timeline_layout_version) != (table.config.version, 1):
+        return (f"it is of table version {mdt.config.version} (timeline layout {mdt.config.timeline_layout_version}), "
+                f"not the data table's {table.config.version}")
     if not mdt.timeline.completed():
         return "it has no completed instant"
     return None
