@@ -119,9 +119,10 @@ class HoodieTable:
     def _to_change(self, options: Mapping[str, str]) -> Table:
         """The table as it is now (its timeline listed again), for a service that will change it: refused for
         a table version this library does not write; its metadata table deleted when ``options`` switch it
-        off (``hoodie.metadata.enable=false``), else kept, and the service's changes recorded there
+        off (``hoodie.metadata.enable=false``), else kept whole, and the service's changes recorded there
         (``services.metadata_lifecycle``). Called under the table lock, when there is one."""
-        self._table = prepare_metadata_table(self.refresh().table, resolve_metadata_config(options))
+        self._table = prepare_metadata_table(self.refresh().table, resolve_metadata_config(options),
+                                             drops_switched_off=False)
         return self._table
 
     def _after(self, run: ServiceRun) -> list[str]:

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import posixpath
 
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.metadata.file_slices import latest_merged_slices
 from hoodie_datasource.metadata.reader import MetadataTableReader
-from hoodie_datasource.metadata.records import MetadataPartition
+from hoodie_datasource.metadata.records import MetadataPartition, record_locations
+from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.services.metadata_compaction import merged_records
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.markers import marked_files
+from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.metadata_table import ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import CLEAN, ROLLBACK, State
@@ -93,3 +98,33 @@ def assert_metadata_table_true(path: str, expect_ready: bool = True) -> None:
         assert not wrong, f"{partition}: sizes (metadata, storage) differ: {wrong}"
         extra = {n for n in got if n not in files and (partition, n) not in uncertain}
         assert not extra, f"{partition}: files the metadata table lists that are not committed: {sorted(extra)}"
+
+
+def record_index(table: Table) -> dict[str, tuple[str, str]]:
+    """Every key the metadata table's record index holds: key -> (partition, file id)."""
+    reader = MetadataTableReader(table)
+    found = {}
+    for file_slice in latest_merged_slices(table.storage, reader.timeline, MetadataPartition.RECORD_INDEX):
+        records = merged_records(reader, MetadataPartition.RECORD_INDEX, file_slice)
+        for row in record_locations(records).to_pylist():
+            found[row["key"]] = (row["partition"], row["file_id"])
+    return found
+
+
+def table_keys(path: str) -> dict[str, tuple[str, str]]:
+    """Every key of the table's snapshot: key -> (partition, file id)."""
+    rows = read_table(path, ReadConfig()).select([RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, FILE_NAME_COLUMN])
+    found = {}
+    for key, partition, name in zip(*(rows.column(c).to_pylist() for c in rows.column_names)):
+        parsed = BaseFileName.parse(name)
+        found[key] = (partition, parsed.file_id if parsed else name)
+    return found
+
+
+def assert_record_index_true(path: str) -> None:
+    """The record index holds exactly the table's keys, each at the file group holding it."""
+    table = Table.load(open_storage(path))
+    assert MetadataPartition.RECORD_INDEX.path in ready_partitions(table.config), "record_index is not ready"
+    indexed, stored = record_index(table), table_keys(path)
+    wrong = {k: (indexed.get(k), stored.get(k)) for k in set(indexed) | set(stored) if indexed.get(k) != stored.get(k)}
+    assert not wrong, f"record index vs the table's keys (key: (indexed, stored)): {wrong}"

@@ -55,7 +55,8 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
-from hoodie_datasource.metadata.sync import sync_commit
+from hoodie_datasource.metadata.records import MetadataPartition
+from hoodie_datasource.metadata.sync import ready_metadata_partitions, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
@@ -192,6 +193,7 @@ class WriteSession:
             table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
             cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
+            tracks_record_keys=MetadataPartition.RECORD_INDEX in ready_metadata_partitions(self.table.config),
         )
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:

@@ -22,17 +22,26 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.table_config import TableConfig
-from hoodie_datasource.errors import CorruptFileError, LockError, TableNotFoundError
+from hoodie_datasource.errors import CorruptFileError, LockError, MetadataTableError, TableNotFoundError
 from hoodie_datasource.metadata.delta_commit import PartitionRecords, discard_pending, write_delta_commit
 from hoodie_datasource.metadata.file_changes import FileChanges, of_clean, of_commit, of_deleted
 from hoodie_datasource.metadata.instant_times import rollback_time
 from hoodie_datasource.metadata.layout import latest_compaction, metadata_storage
-from hoodie_datasource.metadata.records import MetadataPartition, files_records, partition_list_record
+from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY
+from hoodie_datasource.metadata.records import (
+    MetadataPartition,
+    files_records,
+    partition_list_record,
+    record_index_records,
+)
+from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.instant_rollback import rollback_files
+from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 from hoodie_datasource.table.metadata_table import PARTITIONS_KEY, ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, write_stats_of
@@ -93,6 +102,51 @@ def files_partition_records(changes: FileChanges, lists_partitions: bool = False
     return PartitionRecords(MetadataPartition.FILES, records)
 
 
+def _replaced_keys(table: Table, replaced: Mapping[str, Iterable[str]]) -> pa.Table:
+    """``key`` of every record in the latest base files of the ``replaced`` file groups (partition -> file
+    ids), as Hudi reads them for the record index (``getRecordIndexReplacedRecords``: base files only)."""
+    wanted = {(p, f) for p, ids in replaced.items() for f in ids}
+    keys = [pa.array([], pa.string())]
+    view = table.file_system_view(sorted({p for p, _ in wanted}))
+    for file_slice in view.latest_file_slices(partitions=sorted({p for p, _ in wanted}), file_ids=wanted):
+        if file_slice.base_file is not None:
+            stored = read_parquet(table.storage, file_slice.base_relative_path, columns=[RECORD_KEY_COLUMN])
+            keys.append(stored.column(0).combine_chunks().cast(pa.string()))
+    return pa.table({"key": pa.concat_arrays(keys)})
+
+
+def record_index_partition_records(table: Table, instant_time: str, metadata: CommitMetadata) -> PartitionRecords:
+    """The ``record_index`` change of a commit (Hudi's ``getRecordIndexUpserts`` and ``...AdditionalUpserts``):
+    each key a file added goes to its file group at this instant; each key a file removed is deleted; an
+    overwrite's replaced file groups lose the keys it did not write again. A key removed and added in one
+    commit (moved to another partition under a global index) is where it was added."""
+    added, removed = [], [pa.table({"key": pa.array([], pa.string())})]
+    for stat in metadata.write_stats:
+        changes = stat.record_keys
+        if changes is None or not changes.num_rows:
+            continue
+        deleted = changes.column("deleted")
+        keys = changes.filter(pc.invert(deleted)).column("key").combine_chunks()
+        added.append(pa.table({"key": keys, "partition": pa.array([stat.partitionPath] * len(keys), pa.string()),
+                               "file_id": pa.array([stat.fileId] * len(keys), pa.string())}))
+        removed.append(changes.filter(deleted).select(["key"]))
+    if metadata.replaced_file_ids:
+        removed.append(_replaced_keys(table, metadata.replaced_file_ids))
+    inserts = pa.concat_tables(added) if added else pa.table(
+        {"key": pa.array([], pa.string()), "partition": pa.array([], pa.string()), "file_id": pa.array([], pa.string())})
+    if inserts.num_rows:  # a key written twice in one commit: its last file
+        last = inserts.append_column("row", pa.array(range(inserts.num_rows))).group_by("key").aggregate(
+            [("row", "max")])
+        inserts = inserts.take(last.column("row_max"))
+    deletes = pa.concat_tables(removed).column("key").combine_chunks()
+    deletes = pc.unique(deletes.filter(pc.invert(pc.is_in(deletes, inserts.column("key")))))
+    timezone = dict(table.config.raw).get(TIMELINE_TIMEZONE_KEY, "LOCAL")
+    records = record_index_records(inserts.column("key").combine_chunks(), inserts.column("partition").combine_chunks(),
+                                   inserts.column("file_id").combine_chunks(),
+                                   pa.array([instant_time] * inserts.num_rows, pa.string()), timezone)
+    return PartitionRecords(MetadataPartition.RECORD_INDEX, records, deletes)
+
+
 def _apply(table: Table, instant_time: str, records: Sequence[PartitionRecords]) -> None:
     write_delta_commit(open_metadata_table(table.storage), instant_time, list(records))
     fault_points.reach(fault_points.METADATA_AFTER_COMMIT, storage=table.storage, instant=instant_time)
@@ -106,8 +160,10 @@ def sync_commit(table: Table, instant_time: str, metadata: CommitMetadata) -> No
     """Record a commit, deltacommit, replacecommit or compaction (its write stats) in the metadata table."""
     ready = _ready(table)
     if ready:
-        changes = of_commit(metadata.partition_to_write_stats())
-        _apply(table, instant_time, [files_partition_records(changes, True)])
+        records = [files_partition_records(of_commit(metadata.partition_to_write_stats()), True)]
+        if MetadataPartition.RECORD_INDEX in ready and not metadata.compacted:
+            records.append(record_index_partition_records(table, instant_time, metadata))
+        _apply(table, instant_time, records)
 
 
 def sync_clean(table: Table, instant_time: str, clean_metadata: Mapping[str, Any]) -> None:
@@ -134,6 +190,22 @@ def _undo(mdt: Table, target_time: str, data_rollback_time: str) -> Table:
     written = [s["path"] for s in write_stats_of(mdt.timeline.read_metadata(target)) if s.get("path")]
     rollback_files(mdt, target, written, rollback_time(data_rollback_time))
     return mdt.refresh()
+
+
+def check_rollback(table: Table, instant_time: str) -> None:
+    """Refuse, before anything is deleted, the rollback of a completed write the metadata table's compaction took
+    into a base file when it keeps a record index (Hudi's ``validateRollback``, which refuses it whatever the
+    partitions): the deltacommit cannot be undone there, and the keys it deleted would stay missing from the
+    index (so written again, they would be stored twice). The ``files`` partition alone is made up for by the
+    rollback's record of the deleted files."""
+    if MetadataPartition.RECORD_INDEX not in _ready(table):
+        return
+    compacted = latest_compaction(Table.load(metadata_storage(table.storage)))
+    if compacted is not None and instant_time <= compacted:
+        raise MetadataTableError(
+            f"Cannot roll back {instant_time} of {table.uri}: the metadata table's compaction {compacted} holds it "
+            f"and its record index cannot be rolled back past it (Apache Hudi refuses this rollback too: restore a "
+            f"savepoint instead, or write once with hoodie.metadata.enable=false, which deletes the metadata table)")
 
 
 def sync_rollback(table: Table, data_rollback_time: str, target_time: str, deleted: Iterable[str],

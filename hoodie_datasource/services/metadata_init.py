@@ -15,6 +15,7 @@ again.
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,8 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.table_config import update_table_properties
+from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
+from hoodie_datasource.index.base_file_cache import stored_keys
 from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import encode_log_file_content
 from hoodie_datasource.metadata.delta_commit import PartitionRecords, metadata_commit_extra
@@ -29,12 +32,15 @@ from hoodie_datasource.metadata.file_changes import of_listing
 from hoodie_datasource.metadata.instant_times import SOLO_COMMIT_TIMESTAMP, partition_init_time
 from hoodie_datasource.metadata.keys import file_group_indexes
 from hoodie_datasource.metadata.layout import create_metadata_table
-from hoodie_datasource.metadata.records import KEY_FIELD, MetadataPartition
+from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY
+from hoodie_datasource.metadata.records import KEY_FIELD, MetadataPartition, record_index_records
 from hoodie_datasource.metadata.sync import files_partition_records, open_metadata_table, ready_metadata_partitions
 from hoodie_datasource.services.metadata_base_files import write_base_hfile
 from hoodie_datasource.storage.storage import join
+from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.file_names import LogFileName
 from hoodie_datasource.table.markers import delete_marker_dir
+from hoodie_datasource.table.meta_columns import RECORD_KEY_COLUMN
 from hoodie_datasource.table.metadata_table import METADATA_TABLE, PARTITIONS_KEY
 from hoodie_datasource.table.partition_metafile import write_partition_metafile
 from hoodie_datasource.table.table import Table
@@ -55,15 +61,64 @@ def wanted_partitions(cfg: MetadataConfig) -> list[MetadataPartition]:
     return [p for p in MetadataPartition if p is MetadataPartition.FILES or switches[p]]
 
 
+RECORD_INDEX_RECORD_SIZE = 48  # HoodieBackedTableMetadataWriter.RECORD_INDEX_AVERAGE_RECORD_SIZE (bytes)
+
+
+def estimate_file_group_count(record_count: int, record_size: int, min_count: int, max_count: int,
+                              growth_factor: float, max_file_group_bytes: int) -> int:
+    """Hudi's ``HoodieTableMetadataUtil.estimateFileGroupCount``: enough file groups for the records, grown by
+    ``growth_factor``, at ``max_file_group_bytes`` each, between ``min_count`` and ``max_count`` (exactly
+    ``min_count`` when the two are equal)."""
+    if min_count == max_count:
+        return min_count
+    expected = math.ceil(record_count * growth_factor)
+    estimated = expected // (max_file_group_bytes // max(record_size, 1))
+    return max_count if estimated >= max_count else min_count if estimated <= min_count else max(1, estimated)
+
+
+def _slice_keys(table: Table, file_slice: FileSlice, schema: pa.Schema, visible: frozenset[str]) -> pa.Array:
+    """The record keys a file slice holds: its base file's, merged with its logs when it has any (Hudi's
+    ``readRecordKeysFromFileSliceSnapshot`` on merge-on-read)."""
+    if not file_slice.log_files and file_slice.base_file is not None:
+        return stored_keys(table.storage, file_slice.base_relative_path)
+    merged = read_merged_slice(table.storage, file_slice, schema, visible, MergeRule.of(table.config))
+    return merged.column(RECORD_KEY_COLUMN).combine_chunks()
+
+
+def _record_index_records(table: Table) -> PartitionRecords:
+    """Every key of the table's latest file slices at its file group, at the slice's base instant (Hudi's
+    ``initializeRecordIndexPartition``)."""
+    keep = [RECORD_KEY_COLUMN, *([table.config.precombine_field] if table.config.precombine_field else [])]
+    schema = pa.schema([f for f in table.schema if f.name in keep])
+    visible = frozenset(i.timestamp for i in table.timeline.completed())
+    keys, partitions, file_ids, instants = [], [], [], []
+    for file_slice in table.fs_view.latest_file_slices():
+        found = _slice_keys(table, file_slice, schema, visible).cast(pa.string())
+        keys.append(found)
+        for column, value in ((partitions, file_slice.partition_path), (file_ids, file_slice.file_id),
+                              (instants, file_slice.base_instant)):
+            column.append(pa.array([value] * len(found), pa.string()))
+    joined = [pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+              for parts in (keys, partitions, file_ids, instants)]
+    timezone = dict(table.config.raw).get(TIMELINE_TIMEZONE_KEY, "LOCAL")
+    return PartitionRecords(MetadataPartition.RECORD_INDEX, record_index_records(*joined, timezone))
+
+
 def _records(table: Table, partition: MetadataPartition) -> PartitionRecords:
     if partition is MetadataPartition.FILES:
         return files_partition_records(of_listing(table), lists_partitions=True)
+    if partition is MetadataPartition.RECORD_INDEX:
+        return _record_index_records(table)
     raise NotImplementedError(partition)
 
 
 def _file_group_count(partition: MetadataPartition, cfg: MetadataConfig, records: PartitionRecords) -> int:
     if partition is MetadataPartition.FILES:
         return 1
+    if partition is MetadataPartition.RECORD_INDEX:
+        return estimate_file_group_count(len(records), RECORD_INDEX_RECORD_SIZE, cfg.record_index_min_file_groups,
+                                         cfg.record_index_max_file_groups, cfg.record_index_growth_factor,
+                                         cfg.record_index_max_file_group_bytes)
     raise NotImplementedError(partition)
 
 

@@ -3,13 +3,14 @@ does when it opens the table (``BaseHoodieWriteClient.initTable``: ``HoodieTable
 ``deleteMetadataIndexIfNecessary``, then the metadata writer's ``initializeIfNeeded``):
 
 - ``hoodie.metadata.enable=false``: delete it (``table.metadata_table.drop_metadata_table``);
-- else: delete a ready index partition its option switches off; build every partition the options want that
-  is not ready (``services.metadata_init``), and build the metadata table anew when the one there cannot be
-  trusted: ``hoodie.properties`` lists a partition this library does not keep or one another writer is
-  building (Hudi's asynchronous indexer), or the metadata table has no ``hoodie.properties``, another table
-  version than the data table's (Hudi 1.1 builds one of version 9 under a version-6 table when a service is not
-  told ``hoodie.write.table.version=6``) or no completed instant (Hudi's ``metadataTableExists`` /
-  ``isBootstrapNeeded``).
+- else: delete a ready index partition its option switches off (a write does; a table service run on its own
+  keeps every ready partition and records its change there, where Hudi's would delete one whose option it was
+  not given); build every partition the options want that is not ready (``services.metadata_init``); and build
+  the metadata table anew when the one there cannot be trusted: ``hoodie.properties`` lists a partition this
+  library does not keep or one another writer is building (Hudi's asynchronous indexer), or the metadata table
+  has no ``hoodie.properties``, another table version than the data table's (Hudi 1.1 builds one of version 9
+  under a version-6 table when a service is not told ``hoodie.write.table.version=6``) or no completed instant
+  (Hudi's ``metadataTableExists`` / ``isBootstrapNeeded``).
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ def _untrusted(table: Table) -> str | None:
     return None
 
 
-def prepare_metadata_table(table: Table, cfg: MetadataConfig) -> Table:
-    """Delete the metadata table (``cfg`` disabled), or drop its partitions ``cfg`` switches off and one that
-    cannot be trusted; the table after. Call it under the table lock, before the change's first instant."""
+def prepare_metadata_table(table: Table, cfg: MetadataConfig, drops_switched_off: bool = True) -> Table:
+    """Delete the metadata table (``cfg`` disabled) or one that cannot be trusted, or (``drops_switched_off``)
+    its partitions ``cfg`` switches off; the table after. Call it under the table lock, before the change's
+    first instant."""
     table.config.check_writable(table.storage.uri)
     if not cfg.enabled:
         kept = drop_metadata_table(table.storage, table.config, table.timeline.metadata_folder)
@@ -82,7 +84,7 @@ def prepare_metadata_table(table: Table, cfg: MetadataConfig) -> Table:
         table.storage.delete_tree(METADATA_TABLE)
         return table
     wanted = set(wanted_partitions(cfg))
-    switched_off = [p for p in ready_metadata_partitions(table.config) if p not in wanted]
+    switched_off = [p for p in ready_metadata_partitions(table.config) if p not in wanted and drops_switched_off]
     if switched_off:
         logger.info("Deleting the metadata table's %s partitions of %s: their options are off",
                     ",".join(p.path for p in switched_off), table.uri)

@@ -38,6 +38,7 @@ from hoodie_datasource.table.meta_columns import (
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write.record_key_changes import record_key_changes
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
@@ -138,6 +139,7 @@ def encode_log_file(
         totalLogBlocks=len(blocks),
         runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
                       "totalCreateTime": 0},
+        record_keys=record_key_changes(ctx, None, deletes.column(RECORD_KEY_COLUMN)),
         logVersion=version,
         logOffset=0,
         baseFile=posixpath.basename(target.base_file),

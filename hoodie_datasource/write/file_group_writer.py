@@ -44,6 +44,7 @@ from hoodie_datasource.write.base_file_writer import (
 )
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
 from hoodie_datasource.write.merge import MergeResult, kept_rows, merge_positions
+from hoodie_datasource.write.record_key_changes import record_key_changes
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
 
@@ -125,6 +126,7 @@ def write_file_group(
         if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
     fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
     finished = time.monotonic()
+    deleted = existing.column(RECORD_KEY_COLUMN).take(pa.array(plan.deleted_rows)) if plan.num_deletes else None
     return WriteStat(
         fileId=target.file_id,
         path=relative,
@@ -137,6 +139,7 @@ def write_file_group(
         totalWriteBytes=size,
         fileSizeInBytes=size,
         cdcStats=cdc_stats,
+        record_keys=record_key_changes(ctx, taken.column(RECORD_KEY_COLUMN).slice(plan.num_updates), deleted),
         runtimeStats={
             "totalScanTime": int((scanned - started) * 1000),
             "totalUpsertTime": int((finished - scanned) * 1000) if existing is not None else 0,

@@ -16,7 +16,7 @@ import logging
 import posixpath
 
 from hoodie_datasource.errors import CommitConflictError, TimelineError
-from hoodie_datasource.metadata.sync import Guard, sync_rollback
+from hoodie_datasource.metadata.sync import Guard, check_rollback, sync_rollback
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
 from hoodie_datasource.table.instant_rollback import finish_rollback, rollback_files
@@ -108,6 +108,7 @@ def rollback_completed(table: Table, instant_time: str) -> str:
         # Hudi's BaseRollbackActionExecutor.validateSavepointRollbacks
         raise TimelineError(f"Cannot roll back {instant_time} of {table.uri}: it is savepointed; delete the "
                             f"savepoint first (Apache Hudi's CALL delete_savepoint)")
+    check_rollback(table, instant_time)
     stats = list(write_stats_of(timeline.read_metadata(latest)))
     written = [s["path"] for s in stats if s.get("path")] + [p for s in stats for p in s.get("cdcStats") or ()]
     return _rollback(table, latest, instant_data_files(table, latest, written))

@@ -46,3 +46,4 @@ class WriteContext:
     table_name: str = "hoodie"
     record_key_fields: tuple[str, ...] = ()
     cdc_logging_mode: str | None = None  # the table's CDC supplemental logging mode; None: CDC is off
+    tracks_record_keys: bool = False  # the metadata table keeps a record index: write stats carry the keys
