@@ -9,6 +9,8 @@
   it bounds, run too).
 * Java continues such a table with its metadata table on: it writes to ours (our first deltacommit is still
   there after it), reads through it and validates it; then we continue Java's, and Java validates again.
+* Java upserts with ``hoodie.index.type=RECORD_INDEX`` through the record index we keep: its updates land in
+  our file groups (no key stored twice), and the index holds exactly the table's keys after its write and ours.
 
 A procedure names a catalog table, and Hudi 0.15's ``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties``,
 so they run on a copy."""
@@ -29,7 +31,7 @@ from hoodie_datasource.table.table import Table
 from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
 from tests.hudi_oracle.test_hudi_continues_ours import NON_PARTITIONED
 from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows
-from tests.metadata_checks import assert_metadata_table_true, committed_listing
+from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true, committed_listing, table_keys
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -138,3 +140,41 @@ def test_hudi_continues_our_metadata_table_and_we_continue_its(hudi, tmp_path, m
     java_validates(hudi, path, tmp_path / "copies")
     expected = {"a", "c", "h", "i", "k"} | ({"f"} if partitioned else {"d"})  # partitioned: f's overwrite replaced d
     assert set(read_table(path).column("id").to_pylist()) == expected
+
+
+RECORD_INDEX = {"hoodie.metadata.record.index.enable": "true",
+                "hoodie.metadata.record.index.min.filegroup.count": "3",
+                "hoodie.metadata.record.index.max.filegroup.count": "3"}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_upserts_through_our_record_index(hudi, tmp_path, table_type):
+    """Java's upsert with ``hoodie.index.type=RECORD_INDEX`` over our table finds our keys in our record index
+    (every update lands in the file group we wrote the key to: no key is stored twice), and keeps the index; we
+    then write on and the index still holds exactly the table's keys."""
+    path = str(tmp_path / "trips")
+    opts = {**options(table_type, True), **RECORD_INDEX}
+    write_local(path, rows([f"k{i}" for i in range(9)], [1] * 9, ["sf", "nyc", "la"] * 3, [1.0] * 9), opts)
+    write_local(path, rows(["k1", "n1"], [2, 2], ["nyc", "sf"], [2.0, 2.0]), opts)
+    write_local(path, rows(["k2"], [3], ["la"], [0.0]), {**opts, "hoodie.datasource.write.operation": "delete"})
+    assert_record_index_true(path)
+    before = table_keys(path)
+    first = Table.load(metadata_storage(open_storage(path))).timeline.instants[0].timestamp
+    java_opts = {**java_options(hudi, table_type, True), **RECORD_INDEX, "hoodie.index.type": "RECORD_INDEX"}
+    hudi.write(path, rows(["k0", "k4", "n1", "j1"], [5] * 4, ["sf", "nyc", "sf", "la"], [5.0] * 4),
+               {**java_opts, "hoodie.datasource.write.operation": "upsert"})
+    assert Table.load(metadata_storage(open_storage(path))).timeline.instants[0].timestamp == first
+    after = table_keys(path)
+    assert {k: after[k] for k in ("k0", "k4", "n1")} == {k: before[k] for k in ("k0", "k4", "n1")}, \
+        "Java's updates went to the file groups our record index names"
+    java = hudi.read(path, {"hoodie.metadata.enable": "true"})
+    keys = java.column("_hoodie_record_key").to_pylist()
+    assert len(keys) == len(set(keys)) == 10, "no key stored twice"
+    assert_same_table(java, read_table(path))
+    assert_metadata_table_true(path)
+    assert_record_index_true(path)
+
+    write_local(path, rows(["j1", "k5", "m1"], [6] * 3, ["la", "la", "nyc"], [6.0] * 3), opts)
+    assert_record_index_true(path)
+    assert_same_table(hudi.read(path, {"hoodie.metadata.enable": "true"}), read_table(path))
+    java_validates(hudi, path, tmp_path / "copies")
