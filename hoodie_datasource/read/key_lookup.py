@@ -26,7 +26,7 @@ counts as held (``HoodieBloomIndex`` looks in base files only); neither happens 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,13 +159,17 @@ class KeyLookup:
         slices = [s for s in self.plan.slices if wanted is None or s.partition_path in wanted]
         return self.index.file_ranges(self.plan.storage, slices)
 
-    def locate(self, keys: pa.Table) -> pa.Table:
+    def locate(self, keys: pa.Table, files: Sequence[FileKeyRange] | None = None) -> pa.Table:
         """The file group the index names for each of ``keys`` (``KEY_SCHEMA``), as ``LOCATION_SCHEMA`` rows; a key
-        the index places nowhere has none."""
+        the index places nowhere has none. ``files``: the index's files of the keys' partitions (``files``), when the
+        caller has them (those of every partition, read once for all the batches of a distributed lookup). The
+        index tags them as a write's task holding its records does (``Index.tag``): any batch of keys alike, a key
+        asked in two batches located in each."""
         if keys.num_rows == 0 or not self.plan.slices:
             return LOCATION_SCHEMA.empty_table()
-        partitions = None if self.index.is_global else pc.unique(keys.column(PARTITION_PATH_COLUMN)).to_pylist()
-        tagged, _ = self.index.tag(keys, self.files(partitions), self.scope)
+        if files is None:
+            files = self.files(None if self.index.is_global else pc.unique(keys.column(PARTITION_PATH_COLUMN)).to_pylist())
+        tagged, _ = self.index.tag(keys, files, self.scope)
         return located(tagged)
 
     def read_located(self, locations: pa.Table, columns: frozenset[str] | None = None) -> pa.Table:

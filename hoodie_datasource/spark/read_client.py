@@ -1,11 +1,9 @@
 """``HoodieReadClient``: a table's records found by key through its index, as DataFrames (Apache Hudi's
 ``SparkRDDReadClient``, formerly ``HoodieReadClient``).
 
-Both calls run the same steps (``read.key_lookup`` for what a key is and what is held)::
+Both calls run the same steps, in one Spark job (``read.key_lookup`` for what a key is and what is held)::
 
-    keys  --mapInArrow(record key, partition path)--> key rows
-          [--distinct partitions, collected--> the files of those partitions: a partition-local lookup index]
-    key rows --index lookup (spark.index_lookup, as a write runs it)--> (key, file group) locations
+    keys --mapInArrow(record key, partition path; Index.tag against the files the driver read once)--> locations
     locations --repartition(file group)--mapInArrow(read each group once for its keys)--> the latest records
 
 ``read_keys`` returns those records; ``filter_exists`` joins the keys they hold away from its rows (a left anti join
@@ -24,11 +22,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hoodie_datasource.read.key_lookup import KEY_SCHEMA, KeyLookup
+from hoodie_datasource.index.index import LOCATION_SCHEMA
+from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.spark.arrow_steps import per_batch, per_task
-from hoodie_datasource.spark.index_lookup import key_locations
 from hoodie_datasource.spark.input_size import cores
-from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.storage_keys import session_storage_keys
 from hoodie_datasource.spark.types import spark_arrow_schema, spark_schema
 from hoodie_datasource.table.meta_columns import (
@@ -104,17 +101,14 @@ class HoodieReadClient:
                                how="left_anti").drop(IDENTITY_COLUMN)
 
     def _located(self, keys: DataFrame) -> DataFrame:
-        """The locations the index names for the keys of ``keys`` (``LOCATION_SCHEMA`` rows). Under a
-        partition-local lookup index the keys' partitions are collected first (one job): the index reads the
-        footers of those partitions' files only."""
+        """The locations the index names for the keys of ``keys`` (``LOCATION_SCHEMA`` rows), each batch of keys
+        tagged on its own (``KeyLookup.locate``) against the files of every partition, read once here (a lookup
+        index's footers: kept by the process for the next lookup)."""
         lookup = self._lookup
         lookup.check_columns(to_arrow_schema(keys.schema, timezone="UTC"))
-        rows = keys.select(*lookup.key_fields).mapInArrow(per_batch(lookup.key_rows), from_arrow_schema(KEY_SCHEMA))
-        index, partitions = lookup.index, None
-        if not index.is_global and not index.places_by_hash and lookup.plan.slices:
-            with job_description(self._spark, f"hoodie read client {lookup.plan.config.name}: the keys' partitions"):
-                partitions = [r[0] for r in rows.select(PARTITION_PATH_COLUMN).distinct().collect()]
-        return key_locations(rows, index, lookup.files(partitions), lookup.scope)
+        files = lookup.files(None)
+        return keys.select(*lookup.key_fields).mapInArrow(
+            per_batch(lambda batch: lookup.locate(lookup.key_rows(batch), files)), from_arrow_schema(LOCATION_SCHEMA))
 
     def _records(self, locations: DataFrame, columns: frozenset[str] | None) -> DataFrame:
         """The latest records of the located keys (``columns`` of them, when given): shuffled by file group, so that

@@ -45,17 +45,17 @@ from pyspark import StorageLevel, TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hoodie_datasource.client.write_client import CommitResult, WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import LOCATION_COLUMNS
+from hoodie_datasource.index.index import LOCATION_COLUMNS, LOCATION_SCHEMA
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
+from hoodie_datasource.index.lookup_index import BASE_FILE_COLUMN, CANDIDATE_SCHEMA
 from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
-from hoodie_datasource.spark.index_lookup import key_locations
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
@@ -334,12 +334,18 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
 
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
                ) -> DataFrame:
-    """``keyed`` with the locations of their keys (``spark.index_lookup.key_locations``), which are small, so they
-    are broadcast, and the records themselves are not shuffled for the join."""
-    locations = key_locations(keyed, session.index, files, writer.scope)
-    on = list(session.index.join_keys)
-    return keyed.join(F.broadcast(locations.select(*on, *LOCATION_COLUMNS)), on=on, how="left").select(
-        *keyed.columns, *LOCATION_COLUMNS)
+    """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin candidate
+    (key, file) rows per batch, then, shuffled by file so that each task reads each of its files once, the exact
+    locations among them. The locations are index metadata (key -> file id of the batch's updates): small, so
+    they are broadcast, and the records themselves are not shuffled for the join."""
+    index, scope = session.index, writer.scope
+    cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
+        per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
+    locations = cands.repartition(max(1, min(len(files), 200)), BASE_FILE_COLUMN).mapInArrow(
+        per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
+    on = list(index.join_keys)
+    locations = locations.select(*on, *LOCATION_COLUMNS).dropDuplicates(on)
+    return keyed.join(F.broadcast(locations), on=on, how="left").select(*keyed.columns, *LOCATION_COLUMNS)
 
 
 def _counted(session: WriteSession, df: DataFrame, located: DataFrame, what: str) -> dict[str, int]:
