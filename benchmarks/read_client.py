@@ -8,16 +8,15 @@ after a warm-up round; results as markdown, with the file groups each side read:
 records (it reads the groups the index names, which hold them: tests/*/test_read_client.py), the scan's, Spark's own
 count of the files its scans read.
 
-    python -m benchmarks.read_client --rows 5000000,20000000 --runs 3 --work /tmp/read_client \\
-        --out benchmarks/results/read_client.md --shared
+    python -m benchmarks.read_client --rows 5000000,20000000 --runs 3 --work /tmp/read_client --shared
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
-import os
+import shlex
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks import ours, spark_session
+from benchmarks import cli, ours, spark_session
 from benchmarks.fixtures import stage
 from benchmarks.machine import facts, load_average, versions
 from benchmarks.memory import PeakMemory
@@ -168,33 +167,28 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="5000000", help="table sizes, comma separated")
+    parser = cli.parser(__doc__)
     parser.add_argument("--work", type=Path, required=True, help="scratch folder (emptied first)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--out", type=Path, help="markdown results (default: printed)")
     parser.add_argument("--shared", action="store_true", help="say in the results that the machine was shared")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logger.setLevel(logging.INFO)
-    logging.getLogger("benchmarks.timing").setLevel(logging.INFO)
+    for name in (__name__, "benchmarks.timing"):
+        logging.getLogger(name).setLevel(logging.INFO)
     started, began, load_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic(), load_average()
     spark = spark_session.start()
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     memory = PeakMemory(spark_session.jvm_pid(spark))
     results = []
-    for rows in (int(r) for r in args.rows.split(",")):
+    for rows in args.rows:
         shutil.rmtree(args.work, ignore_errors=True)
         results.append(measure_size(spark, rows, args.runs, args.work / str(rows), memory))
         shutil.rmtree(args.work, ignore_errors=True)
     spark.stop()
-    command = "python -m benchmarks.read_client " + " ".join(argv if argv is not None else os.sys.argv[1:])
+    command = shlex.join(["python", "-m", "benchmarks.read_client", *(argv if argv is not None else sys.argv[1:])])
     text = report(results, command, started, (time.monotonic() - began) / 60, (load_start, load_average()),
                   args.shared, java)
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "read_client.md").write_text(text)
 
 
 if __name__ == "__main__":
