@@ -17,10 +17,10 @@ from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_K
 INDEXES = ("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string()), ("v", pa.int64())])
-# (id, p) asked: updated, in its partition and, moved or copied, in another, deleted, new, absent, asked twice, no key,
-# in a partition it is not in
+# (id, p) asked: updated, in its partition and, moved or copied, in another, deleted, new, absent, held and asked
+# twice, no key, in a partition it is not in, held, absent and asked twice
 ASKED = [("k00", "x"), ("k03", "y"), ("k03", "x"), ("k06", "x"), ("k30", "x"), ("k99", "x"), ("k00", "x"),
-         (None, "x"), ("k01", "x"), ("k02", "x")]
+         (None, "x"), ("k01", "x"), ("k02", "x"), ("k99", "x")]
 
 
 def options(index: str, table_type: str) -> dict[str, str]:

@@ -20,7 +20,11 @@ the latest slice, its log blocks merged as a snapshot read merges them (``read.f
 block deleted is not held and one a log block updated reads as updated. Apache Hudi's ``filterExists`` takes the
 index's tag as it is: under its bucket index every key of a bucket that has a file group counts as held (a new key
 among them is filtered out), and under its bloom index on a merge-on-read table a key deleted in a log block still
-counts as held (``HoodieBloomIndex`` looks in base files only); neither happens here.
+counts as held (``HoodieBloomIndex`` looks in base files only); neither happens here. Under its global indexes (with
+``hoodie.*.index.update.partition.path=true``, the only setting this library writes with) Hudi's tagging turns a
+record whose key is stored in another partition into an insert there
+(``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so ``filterExists`` keeps it, merged with the stored record; here the table
+holds that key, as a global index keeps a key once in the whole table, and the record is filtered out.
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ class HoodieReadClient:
 
     Whether a key is held is what the latest slice of the file group the index names holds, its log blocks merged:
     unlike Hudi's ``filterExists``, a new key in a bucket that has a file group, or a key a merge-on-read log block
-    deleted, is not held here (Hudi takes its index's tag as it is)."""
+    deleted, is not held here (Hudi takes its index's tag as it is), and under a global index a key stored in another
+    partition than the record's is held (Hudi's tagging makes that record an insert into its new partition)."""
 
     def __init__(self, spark: SparkSession, path: str, options: Mapping[str, str] | None = None):
         given = {key.lower(): value for key, value in (options or {}).items()}
