@@ -6,6 +6,7 @@ a record key find nothing more, and only the file groups the index names are rea
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from hoodie_datasource import HoodieTable
@@ -15,6 +16,7 @@ from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.table import Table
+from tests.conftest import unzip_table
 from tests.counting_storage import FileReadLog
 from tests.key_lookup_tables import (
     INDEXES,
@@ -149,3 +151,28 @@ def test_a_bucket_count_other_than_the_tables_is_refused(tmp_path):
     history(path, "BUCKET", "MERGE_ON_READ")
     with pytest.raises(HoodieConfigError, match="written with 4 buckets"):
         HoodieTable(path).read_keys(asked(), **{"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "8"})
+
+
+HUDI_TABLES = ["sample_table/cow/v6_complexkeygen_hivestyle.zip", "sample_table/cow/v6_simplekeygen_nonhivestyle.zip",
+               "sample_table/cow/v6_nonpartitioned.zip", "sample_table/mor/parquet/v6_nonpartitioned.zip",
+               "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip"]
+
+
+@pytest.mark.parametrize("index", ["BLOOM", "GLOBAL_SIMPLE"])
+@pytest.mark.parametrize("zip_rel", HUDI_TABLES)
+def test_the_records_of_tables_apache_hudi_wrote_are_found_by_their_keys(tmp_path, zip_rel, index):
+    """Every record of a table Apache Hudi 0.15 wrote (its bloom filters, its complex and non-partitioned keys, a
+    merge-on-read log and a rolled-back one) is found by its key fields, and none is new; a key changed is not."""
+    table = HoodieTable(str(unzip_table(zip_rel, tmp_path)))
+    snapshot = table.scan()
+    config = table.config
+    keys = snapshot.select(list(dict.fromkeys((*config.record_key_fields, *config.partition_fields))))
+    assert snapshot.num_rows > 0
+    assert sorted_records(table.read_keys(keys, **{"hoodie.index.type": index})) == sorted_records(snapshot)
+    assert table.filter_exists(keys, **{"hoodie.index.type": index}).num_rows == 0
+    field = config.record_key_fields[0]
+    changed = keys.set_column(keys.schema.get_field_index(field), field,
+                              pc.add(keys.column(field), 1_000_000) if pa.types.is_integer(keys.schema.field(field).type)
+                              else pc.binary_join_element_wise(keys.column(field), "-new", ""))
+    assert table.read_keys(changed, **{"hoodie.index.type": index}).num_rows == 0
+    assert table.filter_exists(changed, **{"hoodie.index.type": index}).num_rows == keys.num_rows
