@@ -23,8 +23,9 @@ among them is filtered out), and under its bloom index on a merge-on-read table 
 counts as held (``HoodieBloomIndex`` looks in base files only); neither happens here. Under its global indexes (with
 ``hoodie.*.index.update.partition.path=true``, the only setting this library writes with) Hudi's tagging turns a
 record whose key is stored in another partition into an insert there
-(``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so ``filterExists`` keeps it, merged with the stored record; here the table
-holds that key, as a global index keeps a key once in the whole table, and the record is filtered out.
+(``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so ``filterExists`` keeps it, merged with the stored
+record; here the table holds that key, as a global index keeps a key once in the whole table, and the record is
+filtered out.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.config.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import SchemaMismatchError, UnsupportedTableError
@@ -61,6 +63,7 @@ logger = logging.getLogger(__name__)
 # the keys as the index takes them: none is a delete (a bucket index places a delete of a key it cannot find nowhere)
 KEY_SCHEMA = pa.schema([(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()),
                         (IS_DELETE_COLUMN, pa.bool_())])
+KEY_GENERATORS = (KEYGEN_SIMPLE, KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED)  # whose partition paths ``KeyGenerator`` makes
 _KINDS = (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal, pa.types.is_boolean, pa.types.is_date,
           pa.types.is_timestamp, lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)
           or pa.types.is_string_view(t), lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t))
@@ -89,6 +92,12 @@ class KeyLookup:
         as a write checks it)."""
         config = resolve_write_config(dict(options or {}), table.config)
         index = index_for(config.index)
+        keygen_class = table.config.keygen_class.rsplit(".", 1)[-1]
+        if not index.is_global and keygen_class not in ("", *(c.rsplit(".", 1)[-1] for c in KEY_GENERATORS)):
+            raise UnsupportedTableError(
+                f"Table {table.uri} makes its partition paths with {keygen_class}, which a lookup under "
+                f"{config.index.index_type} would need to follow; keys are found in tables of "
+                f"{', '.join(KEY_GENERATORS)}, or under GLOBAL_BLOOM or GLOBAL_SIMPLE (a key held in any partition)")
         index.check_table(table.timeline)
         plan = plan_read(table, ReadConfig())
         if plan.slices and RECORD_KEY_COLUMN not in plan.schema.names:
@@ -205,7 +214,8 @@ class KeyLookup:
 
     def read_keys(self, keys: pa.Table) -> pa.Table:
         """The latest record of each key of ``keys`` the table holds (a key asked twice, once), in the table's
-        schema (meta columns first), as a snapshot read shows it."""
+        schema (meta columns first), as a snapshot read shows it. A key stored in two file groups (inserts that
+        allow duplicates) is read from the one the index names, as Hudi's ``readROView`` reads it."""
         return self.read_located(self.locate(self.key_rows(keys)))
 
     def held(self, keys: pa.Table) -> pa.Table:

@@ -11,7 +11,7 @@ import pytest
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.errors import HoodieConfigError, SchemaMismatchError
+from hoodie_datasource.errors import HoodieConfigError, SchemaMismatchError, UnsupportedTableError
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -176,3 +176,16 @@ def test_the_records_of_tables_apache_hudi_wrote_are_found_by_their_keys(tmp_pat
                               else pc.binary_join_element_wise(keys.column(field), "-new", ""))
     assert table.read_keys(changed, **{"hoodie.index.type": index}).num_rows == 0
     assert table.filter_exists(changed, **{"hoodie.index.type": index}).num_rows == keys.num_rows
+
+
+def test_a_table_of_time_formatted_partition_paths_is_read_by_key_under_a_global_index_only(tmp_path):
+    """A partition-local lookup would need the timestamp key generator's paths (``yyyy/MM/dd/HH`` of ``ts_str``):
+    refused, naming it; a global index finds every key wherever it lives (a key the table holds twice, which an
+    index locates in one file group, once)."""
+    table = HoodieTable(str(unzip_table("sample_table/cow/v9_timebasedkeygen_nonhivestyle.zip", tmp_path)))
+    snapshot = table.scan()
+    with pytest.raises(UnsupportedTableError, match="makes its partition paths with TimestampBasedKeyGenerator"):
+        table.read_keys(snapshot.select(["txn_id", "ts_str"]))
+    got = table.read_keys(snapshot.select(["txn_id"]), **{"hoodie.index.type": "GLOBAL_BLOOM"})
+    stored = snapshot.column(RECORD_KEY_COLUMN).to_pylist()
+    assert len(stored) > len(set(stored)) and sorted(got.column(RECORD_KEY_COLUMN).to_pylist()) == sorted(set(stored))
