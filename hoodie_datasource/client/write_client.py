@@ -141,7 +141,7 @@ class CommitResult:
 class WriteSession:
     table: Table  # as the write started, with its requested instant
     config: WriteConfig
-    index: Index  # made once from the config (``index.registry.index_for``)
+    index: Index  # made once from the config (``index.registry.index_for``), bound to the table as it started
     instant: Instant
     data_schema: pa.Schema
     new_table: bool
@@ -519,6 +519,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = table.refresh()
         table = build_metadata_table(table, metadata)
         run_metadata_table_services(table, metadata, services)
+        index = checked.index.for_table(table)  # the record index as the write starts
         instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)
         try:
@@ -528,7 +529,6 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             tx.close()
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    index = checked.index
     session = WriteSession(table.with_instant(instant), config, index, instant, data_schema,
                            not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
                            extra_metadata={**(extra_metadata or {}), **index.commit_metadata()})

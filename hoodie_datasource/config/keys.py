@@ -103,7 +103,9 @@ INDEX_TYPE = ConfigProperty(
          "key that changes partition moves). SIMPLE: the incoming keys checked against the stored keys of their "
          "partitions' latest base files. GLOBAL_SIMPLE: the same against every partition's, keys unique in the "
          "table (a key that changes partition moves). BUCKET: the file group is the key's hash bucket (Hudi's simple "
-         "bucket index)."),
+         "bucket index). RECORD_INDEX: the keys looked up in the metadata table's record index (kept with "
+         "hoodie.metadata.record.index.enable=true), keys unique in the table; while the table has no ready record "
+         "index, tagging is GLOBAL_SIMPLE's, as Hudi's."),
 )
 # HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
 # FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
@@ -128,15 +130,22 @@ BUCKET_ENGINE = ConfigProperty(
 # 0.15: both default to true)
 BLOOM_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.bloom.index.update.partition.path", True, parser=parse_bool,
-    doc=("GLOBAL_BLOOM index: a key written with another partition moves there (deleted in its old partition). "
-         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
-         "error."),
+    doc=("GLOBAL_BLOOM index: true, Hudi's default, a key written with another partition moves there (deleted in its "
+         "old partition); false, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
 )
 SIMPLE_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.simple.index.update.partition.path", True, parser=parse_bool,
-    doc=("GLOBAL_SIMPLE index: a key written with another partition moves there (deleted in its old partition). "
-         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
-         "error."),
+    doc=("GLOBAL_SIMPLE index: true, Hudi's default, a key written with another partition moves there (deleted in its "
+         "old partition); false, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
+)
+# HoodieIndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH_ENABLE (Hudi 0.15: default false, unlike the two above)
+RECORD_INDEX_UPDATE_PARTITION_PATH = ConfigProperty(
+    "hoodie.record.index.update.partition.path", False, parser=parse_bool,
+    doc=("RECORD_INDEX: true, a key written with another partition moves there (deleted in its old partition); "
+         "false, Hudi's default, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
 )
 BLOOM_NUM_ENTRIES = ConfigProperty(
     "hoodie.index.bloom.num_entries", 60000, parser=parse_int,
@@ -577,7 +586,8 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
+    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH,
+    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,

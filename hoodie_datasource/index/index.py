@@ -24,9 +24,15 @@ A location is the file group the index names, not a proof that it holds the key:
 bucket's group whatever it holds, and a bloom filter's claim goes unchecked where only one file makes it. A reader
 of records by key (``read.key_lookup``) reads the groups named and keeps what they hold.
 
-A lookup index (``lookup_index.LookupIndex``) also has the two steps a distributed engine runs apart:
-``candidates``, thin (key, candidate file) rows per batch, and ``confirm``, the exact locations among them per
-file after a shuffle by file.
+An index that looks keys up (not ``places_by_hash``: ``lookup_index.LookupIndex``, ``record_index.RecordIndex``)
+also has the two steps a distributed engine runs apart, and says how many tasks the second takes:
+
+    candidates(records, files)     thin (key, partition, file to read) rows per batch (``CANDIDATE_SCHEMA``)
+    lookup_tasks(files)            the tasks the candidates are shuffled to by ``LOOKUP_FILE_COLUMN``
+    confirm(cands, files, scope)   the exact locations among a task's candidates, each file read once
+
+A write's index is made from its options, then bound to the table as the write starts (``for_table``): the
+record index reads the table's metadata table, or falls back to another index while it has none ready.
 """
 
 from __future__ import annotations
@@ -62,6 +68,13 @@ LOCATION_COLUMNS = (FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN)
 LOCATION_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
      (LOCATION_PARTITION_COLUMN, pa.string())]
+)
+
+# what a lookup's confirming task reads for a candidate: a base file, or a record-index file group
+LOOKUP_FILE_COLUMN = "_hoodie_lookup_file"
+CANDIDATE_SCHEMA = pa.schema(
+    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
+     (LOCATION_PARTITION_COLUMN, pa.string()), (LOOKUP_FILE_COLUMN, pa.string())]
 )
 
 
@@ -100,6 +113,11 @@ class Index(ABC):
         """What identifies a key's records (Hudi's ``HoodieKey`` as the index matches it): the record key, and its
         partition unless the index is global."""
         return (RECORD_KEY_COLUMN,) if self.is_global else (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
+
+    def for_table(self, table: Table) -> Index:
+        """This index bound to ``table`` as a write or lookup starts (itself: most indexes read the table's files
+        when they tag)."""
+        return self
 
     def requires_tagging(self, operation: WriteOperation) -> bool:
         """Hudi's default: updates and deletes are tagged; inserts, bulk inserts and overwrites are not."""

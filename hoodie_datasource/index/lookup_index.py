@@ -12,7 +12,7 @@ merge-on-read table, a key its slice's logs deleted is no location (``log_delete
                 their partitions, the local engine)
     candidates  step 1 alone: thin (key, partition, candidate file) rows of a batch; the records stay put
     confirm     step 2 alone: the exact locations among candidates, which need not hold every candidate of
-                their keys (a distributed engine shuffles them by ``BASE_FILE_COLUMN`` first, so that each
+                their keys (a distributed engine shuffles them by ``LOOKUP_FILE_COLUMN`` first, so that each
                 file is read once)
 """
 
@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import LOCATION_SCHEMA, Index, TagScope, unlocated
+from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN, Index, TagScope, unlocated
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.index.log_deletes import LogDeletes
 from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, partition_positives, range_candidates
@@ -41,11 +41,7 @@ from hoodie_datasource.table.meta_columns import (
 )
 from hoodie_datasource.table.table import Table
 
-BASE_FILE_COLUMN = "_hoodie_base_file"
-CANDIDATE_SCHEMA = pa.schema(
-    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
-     (LOCATION_PARTITION_COLUMN, pa.string()), (BASE_FILE_COLUMN, pa.string())]
-)
+MAX_LOOKUP_TASKS = 200
 
 
 def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -86,6 +82,10 @@ class LookupIndex(Index):
             schema=CANDIDATE_SCHEMA,
         )
 
+    def lookup_tasks(self, files: Sequence[FileKeyRange]) -> int:
+        """A task per candidate base file, up to ``MAX_LOOKUP_TASKS``."""
+        return max(1, min(len(files), MAX_LOOKUP_TASKS))
+
     def confirm(self, cands: pa.Table, files: Sequence[FileKeyRange], scope: TagScope) -> pa.Table:
         """The exact locations (``LOCATION_SCHEMA``) among ``cands`` (which may span several of ``files`` and need
         not hold every candidate of their keys): every bloom positive is checked against the file's stored keys,
@@ -93,7 +93,7 @@ class LookupIndex(Index):
         if cands.num_rows == 0:
             return LOCATION_SCHEMA.empty_table()
         pair_key, keys = _codes(cands.column(RECORD_KEY_COLUMN).combine_chunks())
-        pair_file, base_files = _codes(cands.column(BASE_FILE_COLUMN).combine_chunks())
+        pair_file, base_files = _codes(cands.column(LOOKUP_FILE_COLUMN).combine_chunks())
         keep, _ = confirm_pairs(scope.storage, keys, pair_key, pair_file, base_files.to_pylist(), self.uses_bloom)
         if scope.log_deletes is not None:
             by_base_file = {f.base_file: f for f in files}

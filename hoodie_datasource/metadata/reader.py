@@ -130,6 +130,12 @@ class MetadataTableReader:
             self._slices[partition] = latest_merged_slices(self.storage, self.timeline, partition)
         return self._slices[partition]
 
+    def file_group_ids(self, partition: MetadataPartition) -> list[str]:
+        """The ids of ``partition``'s file groups, in the order keys map to them (``file_group_indexes``); its
+        latest slices are listed here once, for every lookup after (in Spark tasks too: the reader travels
+        with them)."""
+        return [s.file_id for s in self._require(partition)]
+
     # ---- reading file slices
 
     def _counted_blocks(self, file_slice: FileSlice) -> Iterator[LogBlock]:

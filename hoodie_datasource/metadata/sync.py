@@ -31,7 +31,7 @@ from hoodie_datasource.metadata.delta_commit import PartitionRecords, discard_pe
 from hoodie_datasource.metadata.file_changes import FileChanges, of_clean, of_commit, of_deleted
 from hoodie_datasource.metadata.instant_times import rollback_time
 from hoodie_datasource.metadata.layout import latest_compaction, metadata_storage
-from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY
+from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY, MetadataTableReader
 from hoodie_datasource.metadata.records import (
     MetadataPartition,
     files_records,
@@ -104,7 +104,10 @@ def files_partition_records(changes: FileChanges, lists_partitions: bool = False
 
 def _replaced_keys(table: Table, replaced: Mapping[str, Iterable[str]]) -> pa.Table:
     """``key`` of every record in the latest base files of the ``replaced`` file groups (partition -> file
-    ids), as Hudi reads them for the record index (``getRecordIndexReplacedRecords``: base files only)."""
+    ids), as Hudi reads them for the record index (``getRecordIndexReplacedRecords``: base files only), that the
+    record index places in one of those groups. Hudi deletes every such key: on a merge-on-read table a key a log
+    block deleted from a replaced group's base file may live in another partition since (moved by a global index),
+    and Hudi's record index then loses it, so that its next upsert stores it twice."""
     wanted = {(p, f) for p, ids in replaced.items() for f in ids}
     keys = [pa.array([], pa.string())]
     view = table.file_system_view(sorted({p for p, _ in wanted}))
@@ -112,7 +115,10 @@ def _replaced_keys(table: Table, replaced: Mapping[str, Iterable[str]]) -> pa.Ta
         if file_slice.base_file is not None:
             stored = read_parquet(table.storage, file_slice.base_relative_path, columns=[RECORD_KEY_COLUMN])
             keys.append(stored.column(0).combine_chunks().cast(pa.string()))
-    return pa.table({"key": pa.concat_arrays(keys)})
+    located = MetadataTableReader(table).record_locations(pa.concat_arrays(keys))
+    groups = pc.binary_join_element_wise(located.column("partition"), located.column("file_id"), "\x00")
+    replaced_groups = pa.array(sorted(f"{p}\x00{f}" for p, f in wanted), pa.string())
+    return located.filter(pc.is_in(groups, value_set=replaced_groups)).select(["key"])
 
 
 def record_index_partition_records(table: Table, instant_time: str, metadata: CommitMetadata) -> PartitionRecords:

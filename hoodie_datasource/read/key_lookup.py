@@ -91,7 +91,7 @@ class KeyLookup:
         write, as Hudi's read client takes a write config; the bucket count is checked against the table's commits
         as a write checks it)."""
         config = resolve_write_config(dict(options or {}), table.config)
-        index = index_for(config.index)
+        index = index_for(config.index).for_table(table)
         keygen_class = table.config.keygen_class.rsplit(".", 1)[-1]
         if not index.is_global and keygen_class not in ("", *(c.rsplit(".", 1)[-1] for c in KEY_GENERATORS)):
             raise UnsupportedTableError(

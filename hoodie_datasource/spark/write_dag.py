@@ -50,10 +50,9 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodie_datasource.client.write_client import CommitResult, WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import LOCATION_COLUMNS, LOCATION_SCHEMA
+from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_COLUMNS, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
-from hoodie_datasource.index.lookup_index import BASE_FILE_COLUMN, CANDIDATE_SCHEMA
 from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
@@ -335,13 +334,14 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
                ) -> DataFrame:
     """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin candidate
-    (key, file) rows per batch, then, shuffled by file so that each task reads each of its files once, the exact
-    locations among them. The locations are index metadata (key -> file id of the batch's updates): small, so
-    they are broadcast, and the records themselves are not shuffled for the join."""
+    (key, file) rows per batch, then, shuffled by the file a lookup reads (a base file, a record-index file
+    group) so that each task reads each of its files once, the exact locations among them. The locations are index
+    metadata (key -> file id of the batch's updates): small, so they are broadcast, and the records themselves are
+    not shuffled for the join."""
     index, scope = session.index, writer.scope
     cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
         per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
-    locations = cands.repartition(max(1, min(len(files), 200)), BASE_FILE_COLUMN).mapInArrow(
+    locations = cands.repartition(index.lookup_tasks(files), LOOKUP_FILE_COLUMN).mapInArrow(
         per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
     on = list(index.join_keys)
     locations = locations.select(*on, *LOCATION_COLUMNS).dropDuplicates(on)
@@ -391,8 +391,9 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     else:
         if session.looks_up_keys and files:
             located = _looked_up(session, keyed.frame(), writer, files)
-            if index.is_global:  # a key found in another partition moves
-                located = located.mapInArrow(per_batch(routing.split_partition_moves), located_schema)
+            if index.is_global:  # a key found in another partition moves, or is updated where it is
+                located = located.mapInArrow(per_batch(lambda records: routing.partition_changes(records, index)),
+                                             located_schema)
             located = located.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(located)
             counts = _counted(session, df, located, "tagging")
