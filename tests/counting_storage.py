@@ -67,7 +67,8 @@ class FileReadLog(LocalStorage):
         return super().open_input(rel, size)
 
     def file_groups_read(self) -> set[tuple[str, str]]:
-        """The (partition, file id) of every base or log file read since the last call; then the log starts again."""
+        """The (partition, file id) of every data base or log file read since the last call; then the log starts
+        again."""
         try:
             with open(self.log) as log:
                 paths = log.read().split()
@@ -76,6 +77,8 @@ class FileReadLog(LocalStorage):
         open(self.log, "w").close()
         groups = set()
         for path in paths:
+            if path.startswith(".hoodie/"):  # the metadata table's files: an index's reads, not a file group's
+                continue
             name = posixpath.basename(path)
             parsed = BaseFileName.parse(name) or LogFileName.parse(name)
             if parsed is not None:

@@ -15,7 +15,16 @@ from hoodie_datasource.errors import SchemaMismatchError
 from hoodie_datasource.table import table as table_module
 from hoodie_datasource.table.meta_columns import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from tests.counting_storage import FileReadLog
-from tests.key_lookup_tables import ASKED, INDEXES, TABLE_TYPES, expected_new, history, index_options, rows
+from tests.key_lookup_tables import (
+    ASKED,
+    INDEXES,
+    TABLE_TYPES,
+    expected_new,
+    history,
+    index_options,
+    is_global,
+    rows,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -35,18 +44,18 @@ def _keys(spark):
 
 def test_read_keys_equals_the_snapshot_filtered_by_key(spark, written):
     path, index = written
-    is_global = index.startswith("GLOBAL")
+    global_index = is_global(index)
     got = HoodieReadClient(spark, path, index_options(index)).read_keys(_keys(spark))
     snapshot = spark.read.format("hoodie").load(path)
     wanted = _keys(spark).where(F.col("id").isNotNull()).select(
         F.col("id").alias(RECORD_KEY_COLUMN), F.col("p").alias(PARTITION_PATH_COLUMN)).distinct()
-    on = [RECORD_KEY_COLUMN] if is_global else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
+    on = [RECORD_KEY_COLUMN] if global_index else [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]
     expected = snapshot.join(wanted.select(*on).distinct(), on=on, how="left_semi").select(*snapshot.columns)
     assert got.schema == snapshot.schema
     assert_df_equality(got, expected, ignore_row_order=True)
     found = {(r.id, r.p): r.v for r in got.collect()}
     assert found["k00", "x"] == 100 and found["k30", "x"] == 130 and ("k06", "x") not in found
-    assert (("k03", "y") in found) == (not is_global) and (("k01", "y") in found) == is_global
+    assert (("k03", "y") in found) == (not global_index) and (("k01", "y") in found) == global_index
 
 
 def test_filter_exists_keeps_the_rows_whose_keys_the_table_does_not_hold(spark, written):
@@ -54,7 +63,7 @@ def test_filter_exists_keeps_the_rows_whose_keys_the_table_does_not_hold(spark, 
     incoming = spark.createDataFrame([(i, p, n) for n, (i, p) in enumerate(ASKED)], "id string, p string, n long")
     got = HoodieReadClient(spark, path, index_options(index)).filter_exists(incoming)
     assert got.columns == ["id", "p", "n"]
-    new = expected_new(HoodieTable(path).scan(), incoming.toArrow(), index.startswith("GLOBAL"))
+    new = expected_new(HoodieTable(path).scan(), incoming.toArrow(), is_global(index))
     assert sorted(r.n for r in got.collect()) == [r["n"] for r in new]
     assert [(r["id"], r["p"]) for r in new if r["id"] in ("k06", "k99", None)] == [
         ("k06", "x"), ("k99", "x"), (None, "x"), ("k99", "x")]

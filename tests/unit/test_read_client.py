@@ -26,6 +26,7 @@ from tests.key_lookup_tables import (
     expected_records,
     history,
     index_options,
+    is_global,
     options,
     rows,
     sorted_records,
@@ -44,13 +45,13 @@ def written(request, tmp_path_factory) -> tuple[str, str, str]:
 def test_read_keys_is_the_snapshot_filtered_by_key(written):
     path, index, _ = written
     table = HoodieTable(path)
-    is_global = index.startswith("GLOBAL")
+    global_index = is_global(index)
     got = sorted_records(table.read_keys(asked(), **index_options(index)))
-    assert got == expected_records(table.scan(), asked(), is_global)
+    assert got == expected_records(table.scan(), asked(), global_index)
     found = {(r["id"], r[PARTITION_PATH_COLUMN]): r["v"] for r in got}
     assert found["k00", "x"] == 100 and ("k06", "x") not in found and found["k30", "x"] == 130
     assert ("k99", "x") not in found and len(got) == len(found)  # asked twice, read once
-    if is_global:  # held wherever they live: k03 moved to x, k01 stays in y
+    if global_index:  # held wherever they live: k03 moved to x, k01 stays in y
         assert found == {("k00", "x"): 100, ("k03", "x"): 103, ("k30", "x"): 130, ("k01", "y"): 1, ("k02", "x"): 2}
     else:  # k03 in both partitions, k01 not in x
         assert found == {("k00", "x"): 100, ("k03", "y"): 3, ("k03", "x"): 103, ("k30", "x"): 130, ("k02", "x"): 2}
@@ -59,20 +60,20 @@ def test_read_keys_is_the_snapshot_filtered_by_key(written):
 def test_filter_exists_keeps_the_rows_whose_keys_the_table_does_not_hold(written):
     path, index, _ = written
     table = HoodieTable(path)
-    is_global = index.startswith("GLOBAL")
+    global_index = is_global(index)
     incoming = asked().append_column("v", pa.array(range(len(asked())), pa.int64()))
     got = table.filter_exists(incoming, **index_options(index)).to_pylist()
-    assert got == expected_new(table.scan(), incoming, is_global)
+    assert got == expected_new(table.scan(), incoming, global_index)
     new = [(r["id"], r["p"]) for r in got]
     assert new[:3] == [("k06", "x"), ("k99", "x"), (None, "x")]  # deleted, absent, no key: in order
-    assert new[3:] == ([] if is_global else [("k01", "x")]) + [("k99", "x")]  # k01 lives in y; k99 again
+    assert new[3:] == ([] if global_index else [("k01", "x")]) + [("k99", "x")]  # k01 lives in y; k99 again
 
 
 def test_keys_without_their_partition_under_a_global_index(written):
     path, index, _ = written
     table = HoodieTable(path)
     keys = pa.table({"id": ["k03", "k05", "k06"]})
-    if index.startswith("GLOBAL"):
+    if is_global(index):
         got = table.read_keys(keys, **index_options(index))
         assert sorted((r["id"], r["p"], r["v"]) for r in got.to_pylist()) == [("k03", "x", 103), ("k05", "y", 5)]
     else:
@@ -101,6 +102,7 @@ def test_only_the_file_groups_holding_the_keys_are_read(tmp_path, index, table_t
     wanted = by_group[groups[0]][:2] + by_group[groups[-1]][:1]
     storage = FileReadLog(path, str(tmp_path / "reads.log"))
     lookup = KeyLookup.of(Table.load(storage), index_options(index))
+    assert lookup.index.config.index_type == index  # the record index is ready: no fallback to GLOBAL_SIMPLE
     keys = pa.table({"id": wanted, "p": ["x"] * len(wanted)})
     absent = pa.table({"id": ["k99"], "p": ["x"]})
     for warm in (keys, absent):  # the index's footers, filters and stored keys, read once
