@@ -48,7 +48,7 @@ from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline, instant_path
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
+from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file_with_footer
 from hoodie_datasource.write.index_entries import base_file_entries
 from hoodie_datasource.write.rollback import delete_instant_data_files
 
@@ -217,8 +217,9 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
     footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
     create_marker(storage, instant_time, partition, file_name, "CREATE")
     tracking = index_tracking(table.config, cfg.metadata)
-    written = write_base_file(storage, join(partition, file_name), merged, footer, cfg.compression,
-                              table.config.record_key_fields, read_footer=tracking["column_stats_columns"] is not None)
+    written = write_base_file_with_footer(storage, join(partition, file_name), merged, footer, cfg.compression,
+                                          table.config.record_key_fields,
+                                          read_footer=tracking["column_stats_columns"] is not None)
     size = written.size
     fault_points.reach(fault_points.MID_COMPACTION, storage=storage, instant=instant_time,
                        path=join(partition, file_name))

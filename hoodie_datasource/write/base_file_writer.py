@@ -189,7 +189,16 @@ class BaseFileEncoder:
 
 def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str], compression: str,
                     unique_columns: tuple[str, ...] = (), first_new_row: int = 0,
-                    stored_schema: pa.Schema | None = None, read_footer: bool = False) -> WrittenBaseFile:
+                    stored_schema: pa.Schema | None = None) -> int:
+    """``write_base_file_with_footer``'s size in bytes."""
+    return write_base_file_with_footer(storage, rel, table, footer, compression, unique_columns, first_new_row,
+                                       stored_schema).size
+
+
+def write_base_file_with_footer(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str],
+                                compression: str, unique_columns: tuple[str, ...] = (), first_new_row: int = 0,
+                                stored_schema: pa.Schema | None = None, read_footer: bool = False
+                                ) -> WrittenBaseFile:
     """Write ``table`` to ``rel`` (which must not exist): its size in bytes and (``read_footer``) its footer
     (``BaseFileEncoder``; ``stored_schema``: the table's schema, when ``table`` has dictionary arrays for
     some of its string columns).

@@ -40,7 +40,7 @@ from hoodie_datasource.write.base_file_writer import (
     new_filter_for,
     repeated,
     with_dictionaries,
-    write_base_file,
+    write_base_file_with_footer,
 )
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
 from hoodie_datasource.write.index_entries import base_file_entries, record_key_changes
@@ -120,9 +120,9 @@ def write_file_group(
         keys = output.column(RECORD_KEY_COLUMN)
         footer = footer_metadata(keys, _merged_filter(ctx, target, fresh, plan, keys))
     marker.result()
-    written = write_base_file(ctx.storage, relative, output, footer, ctx.compression, ctx.record_key_fields,
-                              first_new_row=plan.num_kept, stored_schema=full_schema,
-                              read_footer=ctx.column_stats_columns is not None)
+    written = write_base_file_with_footer(ctx.storage, relative, output, footer, ctx.compression,
+                                          ctx.record_key_fields, first_new_row=plan.num_kept, stored_schema=full_schema,
+                                          read_footer=ctx.column_stats_columns is not None)
     size = written.size
     cdc_stats = write_cdc_log(ctx, target, token, existing, fresh, plan) \
         if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
