@@ -14,11 +14,13 @@ from __future__ import annotations
 import posixpath
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.index.bloom_filter import FOOTER_BLOOM_KEY, FOOTER_TYPE_KEY
 from hoodie_datasource.metadata.file_slices import latest_merged_slices
 from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.metadata.records import MetadataPartition, record_locations
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.services.metadata_compaction import merged_records
+from hoodie_datasource.storage.parquet import read_parquet_metadata
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.markers import marked_files
@@ -26,6 +28,7 @@ from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, PARTITION_PAT
 from hoodie_datasource.table.metadata_table import ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import CLEAN, ROLLBACK, State
+from hoodie_datasource.write.column_stats import footer_column_stats
 
 Listing = dict[str, dict[str, int]]  # partition -> file name -> size
 
@@ -128,3 +131,38 @@ def assert_record_index_true(path: str) -> None:
     indexed, stored = record_index(table), table_keys(path)
     wrong = {k: (indexed.get(k), stored.get(k)) for k in set(indexed) | set(stored) if indexed.get(k) != stored.get(k)}
     assert not wrong, f"record index vs the table's keys (key: (indexed, stored)): {wrong}"
+
+
+def _footer(table: Table, partition: str, name: str):
+    return read_parquet_metadata(table.storage, posixpath.join(partition, name) if partition else name)
+
+
+def assert_column_stats_true(path: str, columns: list[str]) -> None:
+    """Every committed base file's statistics of ``columns`` in the metadata table equal its footer's; no file
+    the storage listing lacks has statistics."""
+    table = Table.load(open_storage(path))
+    reader = MetadataTableReader(table)
+    listing = committed_listing(table)
+    bases = [(p, n) for p, files in listing.items() for n in files if n.endswith(".parquet")]
+    # one column at a time: the reader folds a key's records comparing their values as one type
+    got = [row for column in columns for row in reader.column_stats([column]).to_pylist()]
+    by_file = {}
+    for row in got:
+        by_file.setdefault(row["file_name"], {})[row["column_name"]] = row
+    for partition, name in bases:
+        expected = footer_column_stats(_footer(table, partition, name), table.schema, columns).to_pylist()
+        assert by_file.get(name, {}) == {r["column_name"]: {**r, "file_name": name} for r in expected}, name
+    committed = {n for files in listing.values() for n in files}
+    assert set(by_file) <= committed, f"statistics of files not committed: {sorted(set(by_file) - committed)}"
+
+
+def assert_bloom_filters_true(path: str) -> None:
+    """Every committed base file's bloom filter in the metadata table is its footer's."""
+    table = Table.load(open_storage(path))
+    reader = MetadataTableReader(table)
+    bases = [(p, n) for p, files in committed_listing(table).items() for n in files if n.endswith(".parquet")]
+    found = reader.bloom_filters(bases)
+    for partition, name in bases:
+        kv = _footer(table, partition, name).metadata
+        assert found.get((partition, name)) == (kv.get(FOOTER_TYPE_KEY.encode(), b"SIMPLE").decode(),
+                                                kv[FOOTER_BLOOM_KEY.encode()]), name

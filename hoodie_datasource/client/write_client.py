@@ -35,7 +35,7 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
-from hoodie_datasource.config.metadata_config import resolve_metadata_config
+from hoodie_datasource.config.metadata_config import MetadataConfig, resolve_metadata_config
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import (
     METAFOLDER,
@@ -55,8 +55,7 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
-from hoodie_datasource.metadata.records import MetadataPartition
-from hoodie_datasource.metadata.sync import ready_metadata_partitions, sync_commit
+from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
@@ -154,6 +153,7 @@ class WriteSession:
     owns_instant: bool = True  # False when another writer completed an instant of the same time
     extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
     measured_record_size: int | None = None  # bytes a record of this write's input takes, measured on a sample
+    metadata: MetadataConfig = field(default_factory=MetadataConfig)  # hoodie.metadata.* of this write
 
     @property
     def instant_time(self) -> str:
@@ -193,7 +193,7 @@ class WriteSession:
             table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
             cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
-            tracks_record_keys=MetadataPartition.RECORD_INDEX in ready_metadata_partitions(self.table.config),
+            **index_tracking(self.table.config, self.metadata),
         )
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
@@ -531,7 +531,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     session = WriteSession(table.with_instant(instant), config, index, instant, data_schema,
                            not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
-                           extra_metadata={**(extra_metadata or {}), **index.commit_metadata()})
+                           extra_metadata={**(extra_metadata or {}), **index.commit_metadata()}, metadata=metadata)
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
     except BaseException:

@@ -16,6 +16,7 @@ unrecorded.
 from __future__ import annotations
 
 import logging
+import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -25,18 +26,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource import fault_points
+from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import CorruptFileError, LockError, MetadataTableError, TableNotFoundError
 from hoodie_datasource.metadata.delta_commit import PartitionRecords, discard_pending, write_delta_commit
 from hoodie_datasource.metadata.file_changes import FileChanges, of_clean, of_commit, of_deleted
+from hoodie_datasource.metadata.indexed_columns import indexed_columns
 from hoodie_datasource.metadata.instant_times import rollback_time
 from hoodie_datasource.metadata.layout import latest_compaction, metadata_storage
 from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY, MetadataTableReader
 from hoodie_datasource.metadata.records import (
     MetadataPartition,
+    bloom_filter_records,
+    column_stats_records,
     files_records,
     partition_list_record,
     record_index_records,
+    wrap_values,
 )
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.storage import Storage
@@ -49,6 +55,12 @@ from hoodie_datasource.timeline.instant import DELTA_COMMIT
 
 logger = logging.getLogger(__name__)
 
+_EMPTY_STATS = pa.table({"partition": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
+                         "column_name": pa.array([], pa.string()), "min_value": wrap_values(pa.array([], pa.null())),
+                         "max_value": wrap_values(pa.array([], pa.null())), "value_count": pa.array([], pa.int64()),
+                         "null_count": pa.array([], pa.int64()), "total_size": pa.array([], pa.int64()),
+                         "total_uncompressed_size": pa.array([], pa.int64()), "is_deleted": pa.array([], pa.bool_())})
+
 Guard = Callable[[], AbstractContextManager[object]]  # the table lock, for a caller that does not hold it
 
 
@@ -56,6 +68,16 @@ def ready_metadata_partitions(config: TableConfig) -> list[MetadataPartition]:
     """The metadata table's partitions ``hoodie.properties`` lists as ready, in ``MetadataPartition`` order."""
     ready = set(ready_partitions(config))
     return [p for p in MetadataPartition if p.path in ready]
+
+
+def index_tracking(config: TableConfig, cfg: MetadataConfig) -> dict[str, Any]:
+    """What the write tasks of a table (``config``: its ready partitions) collect for the metadata table's index
+    partitions (``write.targets.WriteContext``): the record keys, the column statistics of ``cfg``'s columns
+    (every one when it names none), the bloom filters."""
+    ready = ready_metadata_partitions(config)
+    return {"tracks_record_keys": MetadataPartition.RECORD_INDEX in ready,
+            "column_stats_columns": cfg.column_stats_columns if MetadataPartition.COLUMN_STATS in ready else None,
+            "tracks_bloom_filters": MetadataPartition.BLOOM_FILTERS in ready}
 
 
 def open_metadata_table(storage: Storage) -> Table:
@@ -153,6 +175,89 @@ def record_index_partition_records(table: Table, instant_time: str, metadata: Co
     return PartitionRecords(MetadataPartition.RECORD_INDEX, records, deletes)
 
 
+def _stats_of(partition: str, file_name: str, stats: pa.Table, deleted: bool) -> pa.Table:
+    n = stats.num_rows
+    return stats.append_column("partition", pa.array([partition] * n, pa.string())).append_column(
+        "file_name", pa.array([file_name] * n, pa.string())).append_column("is_deleted", pa.array([deleted] * n))
+
+
+def _column_stats_records(parts: list[pa.Table]) -> PartitionRecords:
+    if not parts:
+        return PartitionRecords(MetadataPartition.COLUMN_STATS, column_stats_records(_EMPTY_STATS))
+    return PartitionRecords(MetadataPartition.COLUMN_STATS, column_stats_records(pa.concat_tables(parts)))
+
+
+def column_stats_of(files: Iterable[tuple[str, str, pa.Table]]) -> PartitionRecords:
+    """The ``column_stats`` records of (partition, file name, ``write.column_stats`` table) of files."""
+    return _column_stats_records([_stats_of(p, n, stats, False) for p, n, stats in files])
+
+
+def column_stats_partition_records(metadata: CommitMetadata) -> PartitionRecords:
+    """The ``column_stats`` records of the files a commit wrote (their write stats' ``column_stats``)."""
+    return column_stats_of((s.partitionPath, posixpath.basename(s.path), s.column_stats)
+                           for s in metadata.write_stats if s.column_stats is not None and s.path)
+
+
+def _base_files(changes: FileChanges) -> list[tuple[str, str]]:
+    """(partition, name) of the parquet base files ``changes`` deletes: those Hudi's clean records in the index
+    partitions (``convertMetadataToColumnStatsRecords``, ``...BloomFilterRecords`` of a clean)."""
+    return [(p, n) for p, names in changes.deleted_files.items() for n in names if n.endswith(".parquet")]
+
+
+def deleted_column_stats(table: Table, changes: FileChanges) -> PartitionRecords:
+    """Deleted ``column_stats`` records of every indexed column of the base files ``changes`` deletes (Hudi's
+    stubs: ``HoodieColumnRangeMetadata.stub``, ``isDeleted``)."""
+    names = [f.name for f in indexed_columns(table.schema, ())]
+    nulls = pa.nulls(len(names), pa.null())
+    stub = pa.table({"column_name": pa.array(names, pa.string()), "value_count": pa.array([0] * len(names)),
+                     "null_count": pa.array([0] * len(names)), "total_size": pa.array([0] * len(names)),
+                     "total_uncompressed_size": pa.array([0] * len(names)), "min_value": wrap_values(nulls),
+                     "max_value": wrap_values(nulls)})
+    return _column_stats_records([_stats_of(p, n, stub, True) for p, n in _base_files(changes)])
+
+
+def _bloom_records(instant_time: str, files: list[tuple[str, str, str, bytes]], deleted: bool) -> pa.Table:
+    """``bloom_filters`` records of (partition, file name, type code, serialized filter) rows."""
+    parts = []
+    for code in sorted({f[2] for f in files}):  # one type code per call
+        rows = [f for f in files if f[2] == code]
+        parts.append(bloom_filter_records(pa.array([f[0] for f in rows], pa.string()), pa.array([f[1] for f in rows]),
+                                          instant_time, code, pa.array([f[3] for f in rows], pa.binary()),
+                                          pa.array([deleted] * len(rows))))
+    return pa.concat_tables(parts) if parts else bloom_filter_records(
+        pa.array([], pa.string()), pa.array([], pa.string()), instant_time, "", pa.array([], pa.binary()),
+        pa.array([], pa.bool_()))
+
+
+def bloom_filters_of(instant_time: str, files: list[tuple[str, str, str, bytes]]) -> PartitionRecords:
+    """The ``bloom_filters`` records of (partition, file name, type code, serialized filter) of base files."""
+    return PartitionRecords(MetadataPartition.BLOOM_FILTERS, _bloom_records(instant_time, files, False))
+
+
+def bloom_filter_partition_records(instant_time: str, metadata: CommitMetadata) -> PartitionRecords:
+    """The ``bloom_filters`` records of the base files a commit wrote (their write stats' footer filters)."""
+    return bloom_filters_of(instant_time, [
+        (s.partitionPath, posixpath.basename(s.path), s.bloom_filter_type or "", s.bloom_filter.encode())
+        for s in metadata.write_stats if s.bloom_filter is not None and s.path])
+
+
+def deleted_bloom_filters(instant_time: str, changes: FileChanges) -> PartitionRecords:
+    """Deleted ``bloom_filters`` records of the base files ``changes`` deletes (an empty filter, ``isDeleted``)."""
+    files = [(p, n, "", b"") for p, n in _base_files(changes)]
+    return PartitionRecords(MetadataPartition.BLOOM_FILTERS, _bloom_records(instant_time, files, True))
+
+
+def _deletions(table: Table, instant_time: str, changes: FileChanges, ready: list[MetadataPartition]
+               ) -> list[PartitionRecords]:
+    """What a clean or rollback deleting files records in each ready partition."""
+    records = [files_partition_records(changes)]
+    if MetadataPartition.COLUMN_STATS in ready:
+        records.append(deleted_column_stats(table, changes))
+    if MetadataPartition.BLOOM_FILTERS in ready:
+        records.append(deleted_bloom_filters(instant_time, changes))
+    return records
+
+
 def _apply(table: Table, instant_time: str, records: Sequence[PartitionRecords]) -> None:
     write_delta_commit(open_metadata_table(table.storage), instant_time, list(records))
     fault_points.reach(fault_points.METADATA_AFTER_COMMIT, storage=table.storage, instant=instant_time)
@@ -167,6 +272,10 @@ def sync_commit(table: Table, instant_time: str, metadata: CommitMetadata) -> No
     ready = _ready(table)
     if ready:
         records = [files_partition_records(of_commit(metadata.partition_to_write_stats()), True)]
+        if MetadataPartition.COLUMN_STATS in ready:
+            records.append(column_stats_partition_records(metadata))
+        if MetadataPartition.BLOOM_FILTERS in ready:
+            records.append(bloom_filter_partition_records(instant_time, metadata))
         if MetadataPartition.RECORD_INDEX in ready and not metadata.compacted:
             records.append(record_index_partition_records(table, instant_time, metadata))
         _apply(table, instant_time, records)
@@ -176,7 +285,7 @@ def sync_clean(table: Table, instant_time: str, clean_metadata: Mapping[str, Any
     """Record a clean (its ``HoodieCleanMetadata``) in the metadata table."""
     ready = _ready(table)
     if ready:
-        _apply(table, instant_time, [files_partition_records(of_clean(clean_metadata))])
+        _apply(table, instant_time, _deletions(table, instant_time, of_clean(clean_metadata), ready))
 
 
 def _undo(mdt: Table, target_time: str, data_rollback_time: str) -> Table:
@@ -222,12 +331,14 @@ def sync_rollback(table: Table, data_rollback_time: str, target_time: str, delet
     table holds no completed deltacommit of ``target_time`` (the write failed before recording its commit),
     the rollback goes on without a record there: no reader ever took that instant's files from it, and a
     pending deltacommit of it is removed by the next writer of the metadata table."""
-    if not _ready(table):
+    ready = _ready(table)
+    if not ready:
         return
     try:
         with (guard or nullcontext)():
             mdt = _undo(open_metadata_table(table.storage), target_time, data_rollback_time)
-            write_delta_commit(mdt, data_rollback_time, [files_partition_records(of_deleted(deleted))])
+            write_delta_commit(mdt, data_rollback_time,
+                               _deletions(table, data_rollback_time, of_deleted(deleted), ready))
     except LockError:
         recorded = Table.load(metadata_storage(table.storage)).timeline.find(target_time)
         if recorded is not None and recorded.is_completed:

@@ -19,12 +19,14 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.table_config import update_table_properties
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.index.base_file_cache import stored_keys
+from hoodie_datasource.index.bloom_filter import FOOTER_BLOOM_KEY, FOOTER_TYPE_KEY
 from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import encode_log_file_content
 from hoodie_datasource.metadata.delta_commit import PartitionRecords, metadata_commit_extra
@@ -34,8 +36,15 @@ from hoodie_datasource.metadata.keys import file_group_indexes
 from hoodie_datasource.metadata.layout import create_metadata_table
 from hoodie_datasource.metadata.reader import TIMELINE_TIMEZONE_KEY
 from hoodie_datasource.metadata.records import KEY_FIELD, MetadataPartition, record_index_records
-from hoodie_datasource.metadata.sync import files_partition_records, open_metadata_table, ready_metadata_partitions
+from hoodie_datasource.metadata.sync import (
+    bloom_filters_of,
+    column_stats_of,
+    files_partition_records,
+    open_metadata_table,
+    ready_metadata_partitions,
+)
 from hoodie_datasource.services.metadata_base_files import write_base_hfile
+from hoodie_datasource.storage.parquet import read_parquet_metadata
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.file_names import LogFileName
@@ -47,6 +56,7 @@ from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata
 from hoodie_datasource.timeline.instant import DELTA_COMMIT
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.write.column_stats import footer_column_stats
 
 logger = logging.getLogger(__name__)
 
@@ -55,10 +65,11 @@ OPENING_LOG_TOKEN = "0-0-0"  # HoodieLogFormat.DEFAULT_WRITE_TOKEN, of a file gr
 
 
 def wanted_partitions(cfg: MetadataConfig) -> list[MetadataPartition]:
-    """The partitions ``cfg`` keeps: ``files`` always, and each index partition switched on."""
-    switches = {MetadataPartition.COLUMN_STATS: cfg.column_stats, MetadataPartition.BLOOM_FILTERS: cfg.bloom_filters,
-                MetadataPartition.RECORD_INDEX: cfg.record_index}
-    return [p for p in MetadataPartition if p is MetadataPartition.FILES or switches[p]]
+    """The partitions ``cfg`` keeps, in the order Hudi builds them (``enablePartitions``): ``files`` always,
+    then each index partition switched on."""
+    switches = {MetadataPartition.FILES: True, MetadataPartition.BLOOM_FILTERS: cfg.bloom_filters,
+                MetadataPartition.COLUMN_STATS: cfg.column_stats, MetadataPartition.RECORD_INDEX: cfg.record_index}
+    return [p for p, on in switches.items() if on]
 
 
 RECORD_INDEX_RECORD_SIZE = 48  # HoodieBackedTableMetadataWriter.RECORD_INDEX_AVERAGE_RECORD_SIZE (bytes)
@@ -104,22 +115,52 @@ def _record_index_records(table: Table) -> PartitionRecords:
     return PartitionRecords(MetadataPartition.RECORD_INDEX, record_index_records(*joined, timezone))
 
 
-def _records(table: Table, partition: MetadataPartition) -> PartitionRecords:
+def _base_file_footers(table: Table) -> list[tuple[str, str, pq.FileMetaData]]:
+    """(partition, name, footer) of every committed parquet base file (Hudi builds the column statistics and
+    bloom filter partitions from the base files' footers only: ``convertFilesToColumnStatsRecords``)."""
+    footers = []
+    for partition, change in of_listing(table).partitions.items():
+        for name, size in change.added.items():
+            if name.endswith(".parquet"):
+                footers.append((partition, name, read_parquet_metadata(table.storage, join(partition, name), size)))
+    return footers
+
+
+def _column_stats_records(table: Table, cfg: MetadataConfig) -> PartitionRecords:
+    return column_stats_of((p, n, footer_column_stats(footer, table.schema, cfg.column_stats_columns))
+                           for p, n, footer in _base_file_footers(table))
+
+
+def _bloom_filter_records(table: Table, instant_time: str) -> PartitionRecords:
+    files = []
+    for partition, name, footer in _base_file_footers(table):
+        kv = footer.metadata or {}
+        if FOOTER_BLOOM_KEY.encode() in kv:  # a file written under an index keeping none has no filter
+            files.append((partition, name, kv.get(FOOTER_TYPE_KEY.encode(), b"SIMPLE").decode(),
+                          kv[FOOTER_BLOOM_KEY.encode()]))
+    return bloom_filters_of(instant_time, files)
+
+
+def _records(table: Table, partition: MetadataPartition, cfg: MetadataConfig, instant_time: str) -> PartitionRecords:
     if partition is MetadataPartition.FILES:
         return files_partition_records(of_listing(table), lists_partitions=True)
-    if partition is MetadataPartition.RECORD_INDEX:
-        return _record_index_records(table)
-    raise NotImplementedError(partition)
+    if partition is MetadataPartition.COLUMN_STATS:
+        return _column_stats_records(table, cfg)
+    if partition is MetadataPartition.BLOOM_FILTERS:
+        return _bloom_filter_records(table, instant_time)
+    return _record_index_records(table)
 
 
 def _file_group_count(partition: MetadataPartition, cfg: MetadataConfig, records: PartitionRecords) -> int:
     if partition is MetadataPartition.FILES:
         return 1
-    if partition is MetadataPartition.RECORD_INDEX:
-        return estimate_file_group_count(len(records), RECORD_INDEX_RECORD_SIZE, cfg.record_index_min_file_groups,
-                                         cfg.record_index_max_file_groups, cfg.record_index_growth_factor,
-                                         cfg.record_index_max_file_group_bytes)
-    raise NotImplementedError(partition)
+    if partition is MetadataPartition.COLUMN_STATS:
+        return cfg.column_stats_file_groups
+    if partition is MetadataPartition.BLOOM_FILTERS:
+        return cfg.bloom_filter_file_groups
+    return estimate_file_group_count(len(records), RECORD_INDEX_RECORD_SIZE, cfg.record_index_min_file_groups,
+                                     cfg.record_index_max_file_groups, cfg.record_index_growth_factor,
+                                     cfg.record_index_max_file_group_bytes)
 
 
 def _free_time(mdt: Table, base_time: str) -> str:
@@ -134,7 +175,7 @@ def _build(table: Table, mdt: Table, partition: MetadataPartition, cfg: Metadata
     """Write ``partition``'s file groups and its first deltacommit; the metadata table after it."""
     completed = [i.timestamp for i in table.timeline.instants if i.is_completed]
     instant_time = _free_time(mdt, completed[-1] if completed else SOLO_COMMIT_TIMESTAMP)
-    records = _records(table, partition)
+    records = _records(table, partition, cfg, instant_time)
     count = _file_group_count(partition, cfg, records)
     storage = mdt.storage
     storage.delete_tree(partition.path)

@@ -48,8 +48,12 @@ class WriteStat:
     logFiles: list[str] | None = None
     # what the metadata table's index partitions take from the file, carried from the task that wrote it to the
     # commit and never written into the commit's JSON: the record keys it added and removed (``key``,
-    # ``deleted``) for the record index
+    # ``deleted``) for the record index, its column statistics (``write.column_stats``), its bloom filter as
+    # its footer holds it (serialized) and the filter's type code
     record_keys: pa.Table | None = field(default=None, compare=False, repr=False)
+    column_stats: pa.Table | None = field(default=None, compare=False, repr=False)
+    bloom_filter: str | None = field(default=None, compare=False, repr=False)
+    bloom_filter_type: str | None = field(default=None, compare=False, repr=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -110,7 +114,7 @@ class WriteStat:
         return out
 
 
-_ARROW_FIELDS = ("record_keys",)  # the fields a task carries to the driver only
+_ARROW_FIELDS = ("record_keys", "column_stats")  # the Arrow fields a task carries to the driver
 
 
 def _without_arrow(stat: WriteStat) -> WriteStat:

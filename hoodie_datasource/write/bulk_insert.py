@@ -46,7 +46,7 @@ from hoodie_datasource.table.meta_columns import (
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.base_file_writer import BaseFileEncoder, empty_filter_for, footer_entries
-from hoodie_datasource.write.record_key_changes import record_key_changes
+from hoodie_datasource.write.index_entries import base_file_entries, record_key_changes
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext
 
@@ -212,8 +212,9 @@ class BulkInsertWriter:
         self._timer.lap("bloom")
         relative = join(target.partition, target.file_name)
         create_marker(ctx.storage, ctx.instant, target.partition, target.file_name, "CREATE")
-        size = target.encoder.finish(ctx.storage, relative, footer_entries(target.bloom, target.min_key,
-                                                                            target.max_key))
+        footer = footer_entries(target.bloom, target.min_key, target.max_key)
+        written = target.encoder.finish(ctx.storage, relative, footer, ctx.column_stats_columns is not None)
+        size = written.size
         fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
         self._bytes_per_row = size / target.rows
         logger.debug("Bulk insert stored %s: %d rows, %d bytes", relative, target.rows, size)
@@ -228,6 +229,7 @@ class BulkInsertWriter:
             runtimeStats={"totalScanTime": 0, "totalUpsertTime": 0,
                           "totalCreateTime": int((time.monotonic() - target.started) * 1000)},
             record_keys=record_key_changes(ctx, pa.chunked_array(target.keys, pa.string())),
+            **base_file_entries(written, self._schema, footer, ctx.column_stats_columns, ctx.tracks_bloom_filters),
         ))
         self._timer.lap("upload")
 
