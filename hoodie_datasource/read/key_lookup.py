@@ -20,12 +20,11 @@ the latest slice, its log blocks merged as a snapshot read merges them (``read.f
 block deleted is not held and one a log block updated reads as updated. Apache Hudi's ``filterExists`` takes the
 index's tag as it is: under its bucket index every key of a bucket that has a file group counts as held (a new key
 among them is filtered out), and under its bloom index on a merge-on-read table a key deleted in a log block still
-counts as held (``HoodieBloomIndex`` looks in base files only); neither happens here. Under its global indexes (with
-``hoodie.*.index.update.partition.path=true``, the only setting this library writes with) Hudi's tagging turns a
-record whose key is stored in another partition into an insert there
-(``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so ``filterExists`` keeps it, merged with the stored
-record; here the table holds that key, as a global index keeps a key once in the whole table, and the record is
-filtered out.
+counts as held (``HoodieBloomIndex`` looks in base files only); neither happens here. Under its global indexes with
+``hoodie.*.index.update.partition.path=true`` Hudi's tagging turns a record whose key is stored in another partition
+into an insert there (``HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded``), so ``filterExists`` keeps it, merged
+with the stored record; here the table holds that key, as a global index keeps a key once in the whole table, and
+the record is filtered out (as Hudi filters it with the option false: the record is tagged where the key is).
 """
 
 from __future__ import annotations
@@ -97,7 +96,8 @@ class KeyLookup:
             raise UnsupportedTableError(
                 f"Table {table.uri} makes its partition paths with {keygen_class}, which a lookup under "
                 f"{config.index.index_type} would need to follow; keys are found in tables of "
-                f"{', '.join(KEY_GENERATORS)}, or under GLOBAL_BLOOM or GLOBAL_SIMPLE (a key held in any partition)")
+                f"{', '.join(KEY_GENERATORS)}, or under GLOBAL_BLOOM, GLOBAL_SIMPLE or RECORD_INDEX (a key held in any "
+                "partition)")
         index.check_table(table.timeline)
         plan = plan_read(table, ReadConfig())
         if plan.slices and RECORD_KEY_COLUMN not in plan.schema.names:

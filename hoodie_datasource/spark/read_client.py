@@ -50,7 +50,8 @@ class HoodieReadClient:
 
     A key is the record key fields' values and, unless the index is global, the partition fields' values: under
     BLOOM, SIMPLE and BUCKET a key is held only in its own partition (Hudi tags by ``HoodieKey``), under
-    GLOBAL_BLOOM and GLOBAL_SIMPLE wherever it lives. A key column must hold the table's kind of values (a
+    GLOBAL_BLOOM, GLOBAL_SIMPLE and RECORD_INDEX wherever it lives (RECORD_INDEX reads the groups the metadata
+    table's record index names). A key column must hold the table's kind of values (a
     ``SchemaMismatchError`` names a missing or mistyped one); a row without a record key finds nothing.
 
     Whether a key is held is what the latest slice of the file group the index names holds, its log blocks merged:
