@@ -140,6 +140,14 @@ SIMPLE_UPDATE_PARTITION_PATH = ConfigProperty(
          "old partition); false, it is updated in its old partition (its record keeps the new partition field "
          "values, stored under the old partition path)."),
 )
+# HoodieIndexConfig.BLOOM_INDEX_USE_METADATA (Hudi 0.15: default false)
+BLOOM_INDEX_USE_METADATA = ConfigProperty(
+    "hoodie.bloom.index.use.metadata", False, parser=parse_bool,
+    doc=("BLOOM and GLOBAL_BLOOM: take each base file's bloom filter from the metadata table's bloom_filters "
+         "partition and its key range from the record key's column_stats, each when that partition is ready "
+         "(hoodie.metadata.index.bloom.filter.enable, hoodie.metadata.index.column.stats.enable), instead of "
+         "opening the base files' footers; a file the partition has nothing for is read from its footer."),
+)
 # HoodieIndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH_ENABLE (Hudi 0.15: default false, unlike the two above)
 RECORD_INDEX_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.record.index.update.partition.path", False, parser=parse_bool,
@@ -586,7 +594,7 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH,
+    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH, BLOOM_INDEX_USE_METADATA,
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,

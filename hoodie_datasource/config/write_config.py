@@ -52,6 +52,7 @@ class IndexConfig:
     bloom_filter_enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
     # a global index: a key written with another partition moves there (else it is updated where it is stored)
     update_partition_path: bool = True
+    use_metadata: bool = False  # a bloom index: filters and key ranges from the metadata table
     # RECORD_INDEX: the index that tags while the table has no ready record index, made from the same options
     fallback: IndexConfig | None = None
 
@@ -169,6 +170,7 @@ def _index_config(get, index_type: IndexType, record_keys: tuple[str, ...]) -> I
         bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or record_keys,
         bloom_filter_enabled=get(k.PARQUET_BLOOM_FILTER),
         update_partition_path=True if moves is None else get(moves),
+        use_metadata=get(k.BLOOM_INDEX_USE_METADATA),
         fallback=_index_config(get, RECORD_INDEX_FALLBACK, record_keys) if index_type is IndexType.RECORD_INDEX
         else None,
     )
