@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import Row
 
-from hoodie_datasource.read.table_reader import read_table
 from tests.metadata_checks import assert_record_index_true
 from tests.spark_stages import tasks_of
+from tests.unit.test_record_index import snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -19,13 +19,6 @@ OPTS = {"table.name": "ri", "recordkey.field": "id", "partitionpath.field": "p",
         "hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "true",
         "hoodie.metadata.record.index.min.filegroup.count": str(FILE_GROUPS),
         "hoodie.metadata.record.index.max.filegroup.count": str(FILE_GROUPS), "hoodie.parquet.small.file.limit": "0"}
-
-
-def snapshot(path: str) -> dict[str, tuple[str, str, int]]:
-    t = read_table(path)
-    rows = list(zip(*(t.column(c).to_pylist() for c in ("id", "_hoodie_partition_path", "p", "v"))))
-    assert len(rows) == len({r[0] for r in rows}), "a key stored twice"
-    return {k: (stored, p, v) for k, stored, p, v in rows}
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
