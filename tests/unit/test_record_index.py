@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from hoodie_datasource import HoodieTable, fault_points
+from hoodie_datasource import HoodieTable, fault_points, hoodie_table
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.index import base_file_cache
@@ -18,6 +18,7 @@ from hoodie_datasource.index.record_index import RecordIndex
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.table.table import Table
+from tests.counting_storage import FileReadLog
 from tests.metadata_checks import assert_record_index_true
 from tests.unit.small_tables import batch
 
@@ -144,3 +145,25 @@ def test_without_a_ready_record_index_tagging_is_global_simples(tmp_path, caplog
     assert isinstance(KeyLookup.of(Table.load(path), OPTS).index, RecordIndex)
     assert snapshot(path) == {"a": ("y", "x", 4), "b": ("y", "y", 2)}, "updated where it is, not moved"
     assert_record_index_true(path)
+
+
+def test_ten_keys_read_only_the_data_file_groups_the_record_index_names(tmp_path, monkeypatch):
+    """``HoodieTable.read_keys`` of 10 keys on a RECORD_INDEX table of 24 file groups: the data files read are those
+    of the groups holding the keys (at most 10): no base file is read to find them."""
+    path = str(tmp_path / "t")
+    opts = {**OPTS, "hoodie.datasource.write.operation": "insert"}
+    for shift in range(12):  # twelve base files a partition
+        write_local(path, batch([(f"k{i:03d}", 1, "xy"[i // 12 % 2], i) for i in range(shift, 240, 12)]), opts)
+    stored = HoodieTable(path).scan()
+    group_of = dict(zip(stored.column("id").to_pylist(), stored.column("_hoodie_file_name").to_pylist()))
+    assert len({name.split("_")[0] for name in group_of.values()}) == 24
+    keys = [f"k{i:03d}" for i in range(0, 240, 23)][:10]
+    storage = FileReadLog(path, str(tmp_path / "reads.log"))
+    monkeypatch.setattr(hoodie_table, "open_storage", lambda uri, options: storage)
+    table = HoodieTable(path)
+    assert table.table.schema.names  # the handle's own reads (its schema, from the latest base file's footer)
+    storage.file_groups_read()
+    got = table.read_keys(pa.table({"id": keys}), **OPTS)
+    assert sorted(got.column("id").to_pylist()) == keys
+    read = storage.file_groups_read()
+    assert {file_id for _, file_id in read} == {group_of[k].split("_")[0] for k in keys} and len(read) <= 10
