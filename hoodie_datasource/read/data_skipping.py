@@ -10,7 +10,10 @@ module does not know, a file without statistics, a value that does not convert t
 Where the ranges could mislead, the file is kept too:
 
 * Floating point: Spark orders NaN above every value, and parquet statistics leave NaN out, so a filter a NaN
-  satisfies (``>``, ``>=``, ``= NaN``) never skips, and a range with a NaN bound judges nothing.
+  satisfies (``>``, ``>=``, ``= NaN``) never skips, and a range with a NaN bound judges nothing; nor does the
+  range [+0.0, +0.0] Hudi records for a parquet chunk whose footer has a NaN bound (``_positive_zero``).
+* Nulls: Hudi records a chunk without statistics as nulls only, so no file is taken to have no value
+  (``IS NOT NULL`` skips nothing); a file is skipped for ``IS NULL`` when it counts no null.
 * Strings: Spark compares UTF-8 bytes; Java writers collect ranges with ``String.compareTo`` (UTF-16 units),
   which orders characters from U+E000 up differently. A range whose bounds hold such a character, or whose
   minimum is above its maximum, judges nothing.
@@ -18,6 +21,7 @@ Where the ranges could mislead, the file is kept too:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import operator
@@ -31,6 +35,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
+from hoodie_datasource.read.planner import ReadPlan
 from hoodie_datasource.table.file_group import FileSlice
 
 logger = logging.getLogger(__name__)
@@ -140,8 +145,8 @@ def slices_to_read(slices: Sequence[FileSlice], predicate: Predicate, metadata: 
         at = pc.index_in(names, value_set=of_column.column("file_name").combine_chunks())
         typ = schema.field(column).type
         ranges[column] = ColumnRanges(*(
-            values.take(at) for values in (unwrap_values(of_column.column("min_value"), typ),
-                                           unwrap_values(of_column.column("max_value"), typ),
+            values.take(at) for values in (bounds_as(of_column.column("min_value"), typ),
+                                           bounds_as(of_column.column("max_value"), typ),
                                            of_column.column("null_count").combine_chunks(),
                                            of_column.column("value_count").combine_chunks())))
     may_match = files_to_read(predicate, ranges, len(files))
@@ -150,6 +155,27 @@ def slices_to_read(slices: Sequence[FileSlice], predicate: Predicate, metadata: 
     logger.info("Data skipping kept %d of %d file slices (%d of %d files)", len(kept), len(slices),
                 len(kept_files), len(files))
     return kept
+
+
+def bounds_as(wrapped: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> pa.Array:
+    """Column statistics (``WRAPPED_VALUE``) as values of ``typ`` to judge by; for text, only those a writer
+    collected from text: a file written while the column held numbers orders them as numbers (9 before 10),
+    which their text does not."""
+    values = unwrap_values(wrapped, typ)
+    if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+        return values
+    union = wrapped.combine_chunks() if isinstance(wrapped, pa.ChunkedArray) else wrapped
+    if not len(union):
+        return values
+    text = union.type.type_codes[[f.name for f in union.type].index("StringWrapper")]
+    return pc.if_else(pc.equal(union.type_codes, text), values, pa.scalar(None, typ))
+
+
+def skipped(plan: ReadPlan, predicate: Predicate, metadata: MetadataTableReader | None) -> ReadPlan:
+    """``plan`` with only the slices ``slices_to_read`` keeps."""
+    if metadata is None:
+        return plan
+    return dataclasses.replace(plan, slices=tuple(slices_to_read(plan.slices, predicate, metadata, plan.schema)))
 
 
 def _push_negation(predicate: Predicate, negate: bool = False) -> Predicate:
@@ -184,8 +210,9 @@ def _may_match(predicate: Predicate, ranges: Mapping[str, ColumnRanges], files: 
         return np.ones(files, dtype=bool)
     stats = ranges[column]
     if isinstance(predicate, NullCheck):
-        counted = stats.null_count if predicate.is_null else pc.subtract(stats.value_count, stats.null_count)
-        return _known_or_true(pc.greater(counted, 0))
+        # Hudi counts a chunk without statistics as nulls only (``ParquetUtils.readColumnStatsFromMetadata``:
+        # ``stats.isEmpty()``), which holds values; so no count says a file has no value
+        return _known_or_true(pc.greater(stats.null_count, 0)) if predicate.is_null else np.ones(files, dtype=bool)
     if isinstance(predicate, Negation):
         return _not_all_excluded(predicate.child, stats)
     low, high, judged = _usable_bounds(stats)
@@ -211,10 +238,19 @@ def _usable_bounds(stats: ColumnRanges) -> tuple[pa.Array, pa.Array, np.ndarray]
     judged = pc.and_(low.is_valid(), high.is_valid())
     if pa.types.is_floating(low.type):
         judged = pc.and_(judged, pc.invert(pc.or_(pc.is_nan(low), pc.is_nan(high))))
+        judged = pc.and_(judged, pa.array(~(_positive_zero(low) & _positive_zero(high))))
     if pa.types.is_string(low.type) or pa.types.is_large_string(low.type):
         odd = pc.or_(pc.match_substring_regex(low, _MISORDERED_TEXT), pc.match_substring_regex(high, _MISORDERED_TEXT))
         judged = pc.and_(judged, pc.invert(pc.or_(odd, pc.greater(low, high))))
     return low, high, pc.fill_null(judged, False).to_numpy(zero_copy_only=False)
+
+
+def _positive_zero(values: pa.Array) -> np.ndarray:
+    """Where ``values`` are +0.0: parquet-mr reads a footer's NaN bound as the range [+0.0, +0.0] with no value
+    (``DoubleStatistics.Builder``), which Hudi records as the file's range; a real range read from a footer starts
+    at -0.0 (parquet-mr widens a zero minimum), so only such a cleared one is [+0.0, +0.0]."""
+    floats = values.to_numpy(zero_copy_only=False)
+    return (floats == 0) & ~np.signbit(floats)
 
 
 def _scalar(value: object, typ: pa.DataType) -> pa.Scalar | None:

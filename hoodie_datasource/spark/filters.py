@@ -15,15 +15,26 @@ these filters' columns' statistics (``file_group.base_reader``).
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.errors import PySparkNotImplementedError
 from pyspark.sql import datasource as sds
+from pyspark.sql.worker.data_source_pushdown_filters import deserializeFilter
 
 from hoodie_datasource.read.data_skipping import (
-    Comparison, InValues, Negation, NullCheck, Predicate, StartsWith, Unknown,
+    AllOf,
+    AnyOf,
+    Comparison,
+    InValues,
+    Negation,
+    NullCheck,
+    Predicate,
+    StartsWith,
+    Unknown,
 )
 
 _SAFE_VALUE_TYPES = (bool, int, float, str, datetime.date)
@@ -138,8 +149,10 @@ def skipping_predicate(f: sds.Filter) -> Predicate:
         return Unknown()
     if type(f) in _SKIPPING_COMPARISONS:
         return Comparison(column, _SKIPPING_COMPARISONS[type(f)], f.value)
-    if isinstance(f, sds.EqualNullSafe):  # a null-safe equality keeps the rows a plain one does, or the nulls
-        return NullCheck(column, True) if f.value is None else Comparison(column, "=", f.value)
+    if isinstance(f, sds.EqualNullSafe):
+        # never null, so its negation keeps the rows it does not: with a value, the nulls too
+        return NullCheck(column, True) if f.value is None else \
+            AllOf((NullCheck(column, False), Comparison(column, "=", f.value)))
     if isinstance(f, sds.In):
         return InValues(column, tuple(f.value))
     if isinstance(f, (sds.IsNull, sds.IsNotNull)):
@@ -147,3 +160,23 @@ def skipping_predicate(f: sds.Filter) -> Predicate:
     if isinstance(f, sds.StringStartsWith) and isinstance(f.value, str):
         return StartsWith(column, f.value)
     return Unknown()
+
+
+def query_predicate(serialized: str) -> Predicate:
+    """What a query's filters ask of a file's column ranges, as the jvm-shim hands them to a file listing
+    (``shim_options.QUERY_FILTERS_OPTION``): a JSON list of the conditions Spark translated to its ``sources.Filter``
+    (``DataSourceStrategy.translateFilter``), each leaf serialized as Spark serializes pushed filters for Python
+    data sources (and read back by PySpark's own ``deserializeFilter``), ``And``, ``Or`` and ``Not`` around them."""
+    return AllOf(tuple(_tree_predicate(node) for node in json.loads(serialized)))
+
+
+def _tree_predicate(node: dict) -> Predicate:
+    name = node.get("name")
+    if name in ("And", "Or"):
+        return (AllOf if name == "And" else AnyOf)(tuple(_tree_predicate(child) for child in node["children"]))
+    if name == "Not":
+        return Negation(_tree_predicate(node["child"]))
+    try:
+        return skipping_predicate(deserializeFilter(node))
+    except PySparkNotImplementedError:  # a filter PySpark's data sources do not know (a later Spark's)
+        return Unknown()

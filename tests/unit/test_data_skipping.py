@@ -15,8 +15,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from hoodie_datasource.metadata.records import wrap_values
 from hoodie_datasource.read.data_skipping import (
-    AllOf, AnyOf, ColumnRanges, Comparison, InValues, Negation, NullCheck, StartsWith, Unknown, files_to_read,
+    AllOf,
+    AnyOf,
+    ColumnRanges,
+    Comparison,
+    InValues,
+    Negation,
+    NullCheck,
+    StartsWith,
+    Unknown,
+    bounds_as,
+    files_to_read,
 )
 
 
@@ -157,3 +168,33 @@ def test_many_files_are_judged_in_one_pass() -> None:
                                 pa.array(np.full(n, 10, np.int64)))}
     mask = files_to_read(InValues("x", tuple(range(0, 10 * n, 10 * n // 1000))), ranges, n)
     assert mask.sum() == 1000
+
+
+def test_no_count_says_a_file_has_no_value() -> None:
+    """Hudi records a parquet chunk without statistics (pyarrow writes none where it is told to) as nulls only,
+    without a range: such a file may hold any value, so neither IS NOT NULL nor a comparison skips it; a count of
+    no null skips it for IS NULL."""
+    ranges = {"x": ColumnRanges(pa.array([None, "a"], pa.string()), pa.array([None, "c"]), pa.array([3, 0]),
+                                pa.array([3, 2]))}
+    assert files_to_read(NullCheck("x", False), ranges, 2).tolist() == [True, True]
+    assert files_to_read(Comparison("x", "=", "q"), ranges, 2).tolist() == [True, False]
+    assert files_to_read(NullCheck("x", True), ranges, 2).tolist() == [True, False]
+
+
+def test_a_range_hudi_read_from_a_footer_with_a_nan_bound_judges_nothing() -> None:
+    """parquet-mr reads a chunk's NaN maximum as the range [+0.0, +0.0] (Hudi 0.15 and 1.1.1 record it so for a
+    file of 31.0 to 35.0 and a NaN); a range read from a footer otherwise starts at -0.0 when it holds a zero."""
+    cleared = ColumnRanges(pa.array([0.0, -0.0, 0.0]), pa.array([0.0, 0.0, 5.0]), pa.array([0, 0, 0]),
+                           pa.array([6, 6, 6]))
+    assert files_to_read(Comparison("d", "=", 32.0), {"d": cleared}, 3).tolist() == [True, False, False]
+    assert files_to_read(Comparison("d", "<", -1.0), {"d": cleared}, 3).tolist() == [True, False, False]
+
+
+def test_numbers_in_a_text_column_judge_nothing() -> None:
+    """A column that held numbers before it became a string (Hudi's type promotion) has files whose ranges order
+    them as numbers: [9, 10] holds "95", which the text range ["9", "10"] would rule out."""
+    ints = wrap_values(pa.array([9, None], pa.int32()))
+    text = wrap_values(pa.array(["b", None]))
+    lows = bounds_as(pa.chunked_array([ints.slice(0, 1), text.slice(0, 1)]), pa.string())
+    assert lows.to_pylist() == [None, "b"]
+    assert bounds_as(ints, pa.int64()).to_pylist() == [9, None]  # numbers widen in order
