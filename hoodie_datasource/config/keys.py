@@ -342,7 +342,9 @@ METADATA_ENABLE = ConfigProperty(
     "hoodie.metadata.enable", True, parser=parse_bool,
     doc=("Keep Apache Hudi's metadata table (`.hoodie/metadata`): every commit, clean, rollback and compaction "
          "records its file changes there, in the same transaction, so readers list no data folder. False: a "
-         "write deletes the metadata table, as Hudi does."),
+         "write deletes the metadata table, as Hudi does. On a read: false lists storage even when the table has a "
+         "ready metadata table (Hudi's readers take it only when asked; ours whenever its `files` partition is "
+         "ready)."),
 )
 METADATA_COLUMN_STATS = ConfigProperty(
     "hoodie.metadata.index.column.stats.enable", False, parser=parse_bool,

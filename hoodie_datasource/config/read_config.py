@@ -65,6 +65,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
         hollow_commits=get(k.HOLLOW_COMMIT) or "FAIL",
         incremental_format=get(k.INCREMENTAL_FORMAT),
+        metadata_enable=get(k.METADATA_ENABLE),
     )
     if cfg.hollow_commits == "USE_TRANSITION_TIME":
         raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported (tables of version 6 "
