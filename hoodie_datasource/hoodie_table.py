@@ -1,6 +1,6 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
-(``scan``) and writes (``write``) in this process, and the table services (compaction, cleaning, archival,
-rollback).
+(``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
+and the table services (compaction, cleaning, archival, rollback).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
 loaded once, the first time something asks for it; what it shows is the table as of that listing, until
@@ -25,6 +25,7 @@ from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
@@ -107,6 +108,20 @@ class HoodieTable:
         """The query the read options ask for (``hoodie.datasource.query.type`` and the others of a Spark read;
         a snapshot of the latest commit by default), read in this process into one Arrow table."""
         return read_query(self.table, resolve_read_config(options))
+
+    def read_keys(self, keys: pa.Table, **options: str) -> pa.Table:
+        """The latest record of each key of ``keys`` the table holds, in the schema ``scan()`` returns, found through
+        the index (``read.key_lookup``): only the file groups it names are read, each slice's log blocks merged as a
+        snapshot merges them. ``keys`` has the record key fields, and the partition fields unless the index is
+        global; a key asked twice is read once, a row without a record key finds nothing. ``options``: the index
+        the table's writes use (``hoodie.index.type``, BLOOM by default, and its options)."""
+        return KeyLookup.of(self.table, options).read_keys(keys)
+
+    def filter_exists(self, records: pa.Table, **options: str) -> pa.Table:
+        """The rows of ``records`` whose keys the table does not hold, found through the index as ``read_keys`` finds
+        them (Hudi's ``filterExists``: to drop records already written before inserting a batch). Under an index
+        that is not global a key is held only in its own partition; a row without a record key is never held."""
+        return KeyLookup.of(self.table, options).filter_exists(records)
 
     def write(self, data: pa.Table, **options: str) -> str:
         """Write ``data`` in this process (the operation and the table's settings are the options of a Spark

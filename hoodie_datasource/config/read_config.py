@@ -26,6 +26,8 @@ class ReadConfig:
     incr_fallback_full_scan: bool = False  # incremental range past the read window: filter the snapshot
     hollow_commits: str = "FAIL"  # a write in flight inside an incremental range: FAIL | BLOCK (read.hollow_commits)
     incremental_format: str = "latest_state"  # "cdc": every change with before/after images (read.cdc_reader)
+    # partitions and files from Apache Hudi's metadata table when its files partition is ready (metadata.reader)
+    metadata_enable: bool = True
 
     @property
     def is_cdc(self) -> bool:

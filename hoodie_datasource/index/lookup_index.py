@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import Index, TagScope, unlocated
+from hoodie_datasource.index.index import LOCATION_SCHEMA, Index, TagScope, unlocated
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
 from hoodie_datasource.index.log_deletes import LogDeletes
 from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, partition_positives, range_candidates
@@ -46,10 +46,6 @@ CANDIDATE_SCHEMA = pa.schema(
     [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
      (LOCATION_PARTITION_COLUMN, pa.string()), (BASE_FILE_COLUMN, pa.string())]
 )
-LOCATION_SCHEMA = pa.schema(
-    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
-     (LOCATION_PARTITION_COLUMN, pa.string())]
-)
 
 
 def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -59,11 +55,6 @@ def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
 
 class LookupIndex(Index):
     uses_bloom: ClassVar[bool]
-
-    @property
-    def join_keys(self) -> tuple[str, ...]:
-        """What identifies a key's records: the record key, and its partition unless the index is global."""
-        return (RECORD_KEY_COLUMN,) if self.is_global else (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
         """The key range of every slice with a base file (``key_ranges.load_key_ranges``: footers)."""

@@ -56,7 +56,7 @@ def _fold_file_entries(deleted: np.ndarray, sizes: np.ndarray, starts: np.ndarra
     for k in range(int(lengths.max()) if len(lengths) else 0):
         live = np.flatnonzero(lengths > k)
         row = starts[live] + k
-        gone, added = deleted[row], ~deleted[row]
+        gone = deleted[row]
         empty = state[live] == ABSENT
         state[live] = np.where(empty, np.where(gone, TOMBSTONE, PRESENT), np.where(gone, ABSENT, PRESENT))
         size[live] = np.where(gone, 0, np.where(empty, sizes[row], np.maximum(size[live], sizes[row])))

@@ -52,6 +52,7 @@ from hoodie_datasource.metadata.records import (
     wrap_values,
 )
 from hoodie_datasource.metadata.timeline import MetadataTimeline, valid_instants
+from hoodie_datasource.storage.storage import FileInfo, join
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.metadata_table import PARTITIONS_KEY
 from hoodie_datasource.table.table import Table
@@ -104,10 +105,19 @@ class MetadataTableReader:
         self.storage = table.storage
         raw = dict(table.config.raw)
         self.timezone = raw.get(TIMELINE_TIMEZONE_KEY, "LOCAL")
-        self.partitions = frozenset(p for p in raw.get(PARTITIONS_KEY, "").split(",") if p)
+        self.partitions = _ready_partitions(table)
         self.timeline = MetadataTimeline.load(self.storage)
         self.valid = valid_instants(table.timeline, self.timeline)
         self._slices: dict[MetadataPartition, list[FileSlice]] = {}
+
+    @classmethod
+    def listing_of(cls, table: Table) -> MetadataTableReader | None:
+        """The reader of ``table``'s metadata table when its ``files`` partition is ready (a ``FileListing`` for
+        ``Table.load``), else None: the table is listed."""
+        if table.config.timeline_layout_version != 1 or MetadataPartition.FILES.path not in _ready_partitions(table):
+            return None  # a 1.x table's metadata table (timeline layout 2) is not read here: it is listed
+        reader = cls(table)
+        return reader if reader.is_ready(MetadataPartition.FILES) else None
 
     def is_ready(self, partition: MetadataPartition) -> bool:
         return partition.path in self.partitions and self.timeline.latest_completed is not None
@@ -206,13 +216,22 @@ class MetadataTableReader:
         for part in self._read(MetadataPartition.FILES, keys):
             for records in part.records:
                 files = file_entries(records)
-                order = records.column("order").take(files.column("record"))
+                order = records.column("order").take(files.column("record").combine_chunks())
                 entries.append(files.drop_columns(["record"]).append_column("order", order))
             deletes.append(part.deletes)
         if not entries:
             return pa.table({"key": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
                              "size": pa.array([], pa.int64())})
         return merge_file_entries(pa.concat_tables(entries), pa.concat_tables(deletes))
+
+    def partition_paths(self) -> list[str]:
+        """``all_partitions`` (the ``FileListing`` protocol)."""
+        return self.all_partitions()
+
+    def partition_file_infos(self, partitions: Iterable[str]) -> dict[str, list[FileInfo]]:
+        """The files of ``partitions`` as a listing of storage gives them (the ``FileListing`` protocol)."""
+        return {p: [FileInfo(join(p, name) if p else name, size) for name, size in sorted(files.items())]
+                for p, files in self.partition_files(partitions).items()}
 
     def partition_files(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """The files of each of ``partitions`` (``""``: the non-partitioned table's), name -> size."""
@@ -277,6 +296,10 @@ class MetadataTableReader:
         if not rows:
             return view_empty(view)
         return merge_latest(pa.concat_tables(rows), pa.concat_tables(deletes))
+
+
+def _ready_partitions(table: Table) -> frozenset[str]:
+    return frozenset(p for p in dict(table.config.raw).get(PARTITIONS_KEY, "").split(",") if p)
 
 
 def conform_wrapped(values: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
@@ -16,8 +17,11 @@ from hoodie_datasource.table.table import Table
 def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mapping[str, str] | None = None) -> pa.Table:
     """The query ``cfg`` on the table at ``path`` (a local path or a table URI); ``storage_options`` are
     ``hoodie.storage.*`` keys (credentials, endpoints). A CDC query (incremental, format ``cdc``) returns
-    Hudi's CDC schema (``read.cdc_reader``)."""
-    return read_query(Table.load(path, storage_options), cfg or ReadConfig())
+    Hudi's CDC schema (``read.cdc_reader``). With ``metadata_enable`` the partitions and files come from the
+    table's metadata table when its ``files`` partition is ready: no data partition is listed."""
+    cfg = cfg or ReadConfig()
+    listing = MetadataTableReader.listing_of if cfg.metadata_enable else None
+    return read_query(Table.load(path, storage_options, listing=listing), cfg)
 
 
 def read_query(table: Table, cfg: ReadConfig) -> pa.Table:

@@ -22,6 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import datasource as sds
 
+from hoodie_datasource.read.data_skipping import (
+    Comparison, InValues, Negation, NullCheck, Predicate, StartsWith, Unknown,
+)
+
 _SAFE_VALUE_TYPES = (bool, int, float, str, datetime.date)
 
 
@@ -117,3 +121,29 @@ def convert(f: sds.Filter, schema: pa.Schema) -> ConvertedFilter | None:
         else:
             expr = _COMPARISONS[type(f)](field, pc.scalar(f.value))
     return None if expr is None else ConvertedFilter(expr, frozenset([column]))
+
+
+_SKIPPING_COMPARISONS = {sds.EqualTo: "=", sds.GreaterThan: ">", sds.GreaterThanOrEqual: ">=", sds.LessThan: "<",
+                         sds.LessThanOrEqual: "<="}
+
+
+def skipping_predicate(f: sds.Filter) -> Predicate:
+    """What ``f`` asks of a file's column ranges (``read.data_skipping``): every pushed filter counts here,
+    the ones Spark applies itself too, since skipping only needs to know which files may match."""
+    attribute = getattr(f, "attribute", ())
+    column = attribute[0] if len(attribute) == 1 else None
+    if isinstance(f, sds.Not):
+        return Negation(skipping_predicate(f.child))
+    if column is None:
+        return Unknown()
+    if type(f) in _SKIPPING_COMPARISONS:
+        return Comparison(column, _SKIPPING_COMPARISONS[type(f)], f.value)
+    if isinstance(f, sds.EqualNullSafe):  # a null-safe equality keeps the rows a plain one does, or the nulls
+        return NullCheck(column, True) if f.value is None else Comparison(column, "=", f.value)
+    if isinstance(f, sds.In):
+        return InValues(column, tuple(f.value))
+    if isinstance(f, (sds.IsNull, sds.IsNotNull)):
+        return NullCheck(column, isinstance(f, sds.IsNull))
+    if isinstance(f, sds.StringStartsWith) and isinstance(f.value, str):
+        return StartsWith(column, f.value)
+    return Unknown()

@@ -56,6 +56,11 @@ class FileSlice:
     def total_size(self) -> int:
         return (self.base_file.size if self.base_file else 0) + sum(log.size for log in self.log_files)
 
+    @property
+    def file_names(self) -> tuple[str, ...]:
+        """The slice's base file (when it has one) and log files."""
+        return ((self.base_file.name,) if self.base_file else ()) + tuple(log.name for log in self.log_files)
+
 
 @dataclass
 class FileGroup:

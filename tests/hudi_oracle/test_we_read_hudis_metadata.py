@@ -7,21 +7,26 @@ holds:
 - the partitions and files ``MetadataTableReader`` lists are the files in storage, with their sizes;
 - the column statistics of every base file are its parquet footer's (per column: min, max, nulls, values, sizes);
 - the bloom filter of every base file is its footer's;
-- the record index puts every key where a snapshot read finds it, and knows no deleted or rolled-back key.
+- the record index puts every key where a snapshot read finds it, and knows no deleted or rolled-back key;
+- reads plan from it with no listing of a data partition, and read what a listing-based read reads.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.table import Table
-from tests.hudi_oracle import HUDI_0_15
+from tests.counting_storage import CountingStorage
+from tests.hudi_oracle import HUDI_0_15, by_key
 from tests.hudi_oracle.metadata_tables import write_history
 
 pytestmark = pytest.mark.hudi_oracle
@@ -165,3 +170,31 @@ def test_the_record_index_is_where_each_key_lives(hudi, java_tables):
         # one key at a time reads the one file group it maps to
         one = reader.record_locations(pa.array([sorted(live)[0]])).to_pylist()
         assert one == [located[sorted(live)[0]]]
+
+
+class _CountingTree(CountingStorage):
+    """Counts whole-table listings too."""
+
+    def list_tree(self, rel: str = ""):
+        self.listed[f"tree:{rel}"] += 1
+        return super().list_tree(rel)
+
+
+def _data_listings(storage: CountingStorage) -> dict[str, int]:
+    return {folder: n for folder, n in storage.listed.items() if n and not folder.startswith(".hoodie")}
+
+
+def test_reads_take_their_files_from_it_and_list_no_data_partition(java_tables):
+    for path in java_tables:
+        instants = [i.timestamp for i in Table.load(path).timeline.completed()]
+        queries = [ReadConfig(), ReadConfig(as_of_instant=instants[-3]),
+                   ReadConfig(query_type="incremental", begin_instant=instants[1])]
+        for query in queries:
+            with_metadata, listed = _CountingTree(path), _CountingTree(path)
+            ours = read_table(with_metadata, query)
+            plain = read_table(listed, dataclasses.replace(query, metadata_enable=False))
+            assert ours.num_rows > 0
+            assert by_key(ours) == by_key(plain)
+            assert _data_listings(with_metadata) == {}
+            assert _data_listings(listed) != {}  # the same read without it lists storage
+
