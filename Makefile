@@ -91,6 +91,7 @@ test-lane-services: install
 	$(PY) -m pytest -q tests/sql
 	$(PY) -m pytest -q -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q -m hudi_oracle tests/hudi_oracle
+	$(PY) -m pytest -q -m hudi_oracle tests/sql
 	$(PY) -m pytest -q -m property tests/property
 
 test-unit: install  ## only the tests that need no JVM

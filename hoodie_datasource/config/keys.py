@@ -542,6 +542,14 @@ INCR_FALLBACK_FULL_SCAN = ConfigProperty(
          "current snapshot filtered on `_hoodie_commit_time`, with a warning, instead of failing with "
          "`ReadWindowError`."),
 )
+DATA_SKIPPING = ConfigProperty(
+    "hoodie.enable.data.skipping", True, ("data.skipping",), parser=parse_bool,
+    doc=("Spark reads (through the jvm-shim) leave out the file slices whose column ranges in the metadata table's "
+         "`column_stats` partition no row of the query's filters can fall in; a file without statistics, or a filter "
+         "the ranges cannot judge, is read. On by default, as in Hudi 1.x (Hudi 0.15 defaults to false): it never "
+         "changes a result, and costs a lookup of the filtered columns' ranges only on tables whose metadata table "
+         "has that partition."),
+)
 # Structured Streaming reads (Hudi's DataSourceReadOptions.START_OFFSET and INCREMENTAL_READ_HANDLE_HOLLOW_COMMIT;
 # the two read limits are this library's: Hudi's Spark source has none)
 STREAMING_START_OFFSET = ConfigProperty(
@@ -606,7 +614,7 @@ WRITE_PROPERTIES = (
 )
 READ_PROPERTIES = (
     QUERY_TYPE, BEGIN_INSTANT, END_INSTANT, AS_OF_INSTANT, READ_SPLIT_SIZE, READ_PARALLELISM, INCR_FALLBACK_FULL_SCAN,
-    STREAMING_START_OFFSET, STREAMING_MAX_INSTANTS, STREAMING_MAX_ROWS, HOLLOW_COMMIT, INCREMENTAL_FORMAT,
+    STREAMING_START_OFFSET, STREAMING_MAX_INSTANTS, STREAMING_MAX_ROWS, HOLLOW_COMMIT, INCREMENTAL_FORMAT, DATA_SKIPPING,
 )
 
 # Keys Spark itself adds to the options it hands a data source.

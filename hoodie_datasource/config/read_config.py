@@ -28,6 +28,8 @@ class ReadConfig:
     incremental_format: str = "latest_state"  # "cdc": every change with before/after images (read.cdc_reader)
     # partitions and files from Apache Hudi's metadata table when its files partition is ready (metadata.reader)
     metadata_enable: bool = True
+    # Spark reads leave out the file slices the metadata table's column ranges rule out (read.data_skipping)
+    data_skipping: bool = True
 
     @property
     def is_cdc(self) -> bool:
@@ -66,6 +68,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         hollow_commits=get(k.HOLLOW_COMMIT) or "FAIL",
         incremental_format=get(k.INCREMENTAL_FORMAT),
         metadata_enable=get(k.METADATA_ENABLE),
+        data_skipping=get(k.DATA_SKIPPING),
     )
     if cfg.hollow_commits == "USE_TRANSITION_TIME":
         raise HoodieConfigError(f"{k.HOLLOW_COMMIT.key}=USE_TRANSITION_TIME is not supported (tables of version 6 "

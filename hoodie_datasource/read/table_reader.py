@@ -11,6 +11,7 @@ from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
+from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.table import Table
 
 
@@ -20,8 +21,15 @@ def read_table(path: str, cfg: ReadConfig | None = None, storage_options: Mappin
     Hudi's CDC schema (``read.cdc_reader``). With ``metadata_enable`` the partitions and files come from the
     table's metadata table when its ``files`` partition is ready: no data partition is listed."""
     cfg = cfg or ReadConfig()
+    return read_query(table_for(path, cfg, storage_options), cfg)
+
+
+def table_for(path: str | Storage, cfg: ReadConfig, storage_options: Mapping[str, str] | None = None) -> Table:
+    """The table a read of ``cfg`` plans from: with ``metadata_enable``, a handle that takes its partitions and files
+    from the metadata table when its ``files`` partition is ready (made when first asked for: reading only the
+    timeline lists nothing more)."""
     listing = MetadataTableReader.listing_of if cfg.metadata_enable else None
-    return read_query(Table.load(path, storage_options, listing=listing), cfg)
+    return Table.load(path, storage_options, listing=listing)
 
 
 def read_query(table: Table, cfg: ReadConfig) -> pa.Table:

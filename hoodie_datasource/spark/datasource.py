@@ -36,12 +36,16 @@ from hoodie_datasource.config.read_config import ReadConfig, resolve_read_config
 from hoodie_datasource.config.table_config import load_table_config, table_exists
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
+from hoodie_datasource.read.data_skipping import skipped
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.read.table_reader import table_for
 from hoodie_datasource.spark.alter_table import alter_table
 from hoodie_datasource.spark.cdc_reader import CDC_SPARK_SCHEMA, CDCReader, cdc_listing
 from hoodie_datasource.spark.file_listing import carried_plan, carry_plan, listing_schema, properties_schema
+from hoodie_datasource.spark.filters import query_predicate
 from hoodie_datasource.spark.partition_writer import PartitionWriter, clustered_input
 from hoodie_datasource.spark.procedures import ProcedureReader, procedure_schema
 from hoodie_datasource.spark.reader import FilteringReader, HoodieReader
@@ -55,6 +59,7 @@ from hoodie_datasource.spark.shim_options import (
     PLANNED_SOURCE_OPTION,
     PROCEDURE_OPTION,
     PUSHDOWN_OPTION,
+    QUERY_FILTERS_OPTION,
     TABLE_PROPERTIES_OPTION,
     is_set,
 )
@@ -124,7 +129,7 @@ class HoodieDataSource(DataSource):
         if made is None and self.options.get(PLANNED_SOURCE_OPTION):
             made = _planned_by(self.options[PLANNED_SOURCE_OPTION], table_path(self.options), cfg)
         if made is None:
-            table = Table.load(table_path(self.options), self.options)
+            table = table_for(table_path(self.options), cfg, self.options)
             made = table, plan_read(table, cfg)
         elif not self.options.get(PLAN_INSTANT_OPTION):  # a pinned plan shows the same files whenever it is made
             table = made[0].refresh()
@@ -136,6 +141,15 @@ class HoodieDataSource(DataSource):
             plan = plan.only(frozenset(self.options[FILE_GROUPS_OPTION].split("\n")))
         return table, plan
 
+    def _column_ranges(self, table: Table) -> MetadataTableReader | None:
+        """The metadata table whose column ranges a read's filters skip file slices by (``read.data_skipping``):
+        None with data skipping off, without a metadata table to plan from, and for the Python reads of a
+        jvm-shim's native read (pinned to its listing's instant), whose listing left the skipped slices out."""
+        if not self._read_config().data_skipping or self.options.get(PLAN_INSTANT_OPTION):
+            return None
+        listing = table.file_listing
+        return listing if isinstance(listing, MetadataTableReader) else None
+
     def _cdc(self) -> CDCPlan | None:
         """A CDC query's plan (made once: it travels with this instance to ``reader()``); None for other reads."""
         cfg = self._read_config()
@@ -143,7 +157,7 @@ class HoodieDataSource(DataSource):
             return None
         made: CDCPlan | None = getattr(self, "_made_cdc_plan", None)
         if made is None or made.end != (cfg.end_instant or made.end):
-            made = plan_cdc(Table.load(table_path(self.options), self.options), cfg)
+            made = plan_cdc(table_for(table_path(self.options), cfg, self.options), cfg)
             self._made_cdc_plan = made
         return made
 
@@ -169,7 +183,10 @@ class HoodieDataSource(DataSource):
             return listing_schema(cdc_listing(cdc)) if is_set(self.options, PLAN_FILES_OPTION) else CDC_SPARK_SCHEMA
         table, plan = self._planned()
         if is_set(self.options, PLAN_FILES_OPTION):
-            return listing_schema(planned_files(plan), plan.storage, table_path(self.options), carry_plan(table, plan))
+            filters = self.options.get(QUERY_FILTERS_OPTION)
+            read = skipped(plan, query_predicate(filters), self._column_ranges(table)) if filters else plan
+            return listing_schema(planned_files(read), plan.storage, table_path(self.options), carry_plan(table, plan),
+                                  skipped=len(plan.slices) - len(read.slices))
         return spark_schema(plan.schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -192,9 +209,10 @@ class HoodieDataSource(DataSource):
             raise HoodieConfigError(
                 f"Column(s) {', '.join(unknown)} given in .schema(...) are not in the table; "
                 f"its columns are: {', '.join(plan.schema.names)}")
-        reader = FilteringReader if is_set(self.options, PUSHDOWN_OPTION) else HoodieReader
         groups = self.options.get(FILE_GROUPS_OPTION, "").split("\n") if changes == "replaced" else ()
-        return reader(plan, cfg, spark_arrow_schema(schema), changes, groups)
+        if is_set(self.options, PUSHDOWN_OPTION):
+            return FilteringReader(plan, cfg, spark_arrow_schema(schema), changes, groups, self._column_ranges(table))
+        return HoodieReader(plan, cfg, spark_arrow_schema(schema), changes, groups)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``readStream``: the table's commits, as they complete (``spark.stream_reader``)."""

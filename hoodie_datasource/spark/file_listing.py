@@ -54,9 +54,10 @@ def carried_plan(value: str) -> tuple[Table, ReadPlan]:
 
 
 def listing_schema(planned: PlannedFiles, storage: Storage | None = None, table_path: str = "",
-                   carried: str = "") -> StructType:
+                   carried: str = "", skipped: int = 0) -> StructType:
     """``planned`` as schema metadata; with ``storage``, the table's, read as ``table_path``; ``carried``, the
-    plan it was made from (``carry_plan``)."""
+    plan it was made from (``carry_plan``), of which data skipping left ``skipped`` file slices out of ``planned``
+    (the shim then names the file groups its Python reads read, even when they read every listed one)."""
     files = planned.files
     on_s3 = isinstance(storage, ObjectStorage) and storage.table.backend == "s3"
     s3a = s3a_identity(storage.options) if on_s3 else {}
@@ -72,6 +73,7 @@ def listing_schema(planned: PlannedFiles, storage: Storage | None = None, table_
         "native": [f.native for f in files],
         "changes": [f.changes for f in files],
         "plan": carried,
+        "skipped": skipped,
     }
     if s3a:  # never an empty list: Spark reads one back from the metadata JSON as an array of longs
         metadata.update({"s3a.keys": list(s3a), "s3a.values": list(s3a.values())})

@@ -8,6 +8,10 @@ PUSHDOWN_OPTION = "hoodie.datasource.read.filter.pushdown"
 """The shim plans each query with a fresh data source: take pushed filters."""
 PLAN_FILES_OPTION = "hoodie.datasource.read.plan.files"
 """``schema()`` returns the files the read plan reads (``spark.file_listing``)."""
+QUERY_FILTERS_OPTION = "hoodie.datasource.read.plan.filters"
+"""The conditions of the query's filter on the relation a file listing is for (``spark.filters.query_predicate``): the
+listing leaves out the file slices their column ranges rule out (data skipping), and says how many it left out; the
+plan it carries is the whole one, which later queries on the same relation, with other filters, start from."""
 PLAN_INSTANT_OPTION = "hoodie.datasource.read.plan.instant"
 """Plan the read as the table was at this instant (``ReadConfig.pinned_to``)."""
 PLAN_OPTION = "hoodie.datasource.read.plan"

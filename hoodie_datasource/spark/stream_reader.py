@@ -36,6 +36,7 @@ from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.read.splits import split_slices
 from hoodie_datasource.read.stream_offsets import end_offset, initial_offset
+from hoodie_datasource.read.table_reader import table_for
 from hoodie_datasource.spark.cdc_reader import CDCReader
 from hoodie_datasource.spark.reader import HoodieReader
 from hoodie_datasource.storage.registry import open_storage
@@ -97,7 +98,7 @@ class HoodieStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._table().timeline
 
     def _table(self) -> Table:
-        return Table.load(self._storage())
+        return table_for(self._storage(), self.read_cfg)
 
     def _offset(self, instant: str) -> dict:
         """An offset names its table too, so a checkpoint taken on another table is refused, not misread."""

@@ -1,14 +1,19 @@
 package org.apache.spark.sql.hoodie
 
+import scala.jdk.CollectionConverters._
 import scala.util.Try
+
+import com.fasterxml.jackson.databind.ObjectMapper
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.variant.VariantExpressionEvalUtils
+import org.apache.spark.sql.execution.datasources.{DataSourceStrategy, FileIndex, PartitionDirectory}
+import org.apache.spark.sql.sources
+import org.apache.spark.sql.types.{ArrayType, StructType}
 
 /**
  * The files a hoodie read plans to read, listed by the Python source (`hoodie_datasource.read.planned_files`).
@@ -25,9 +30,10 @@ object HoodieFiles {
   /** What a read plans: its file slices, the newest completed write it shows, for an incremental pull the
    * commit time its rows come after, for a table on S3 the S3A settings that reach its store
    * (`hoodie_datasource.storage.s3a.s3a_identity`: `fs.s3a.*` keys), and the plan itself, opaque here, for the
-   * Python reads of the same query ([[HoodieSource.PlanOption]]). */
+   * Python reads of the same query ([[HoodieSource.PlanOption]]), of which `files` are all slices unless
+   * data skipping left some out (not `whole`). */
   case class Listing(files: Seq[Planned], instant: String, begin: Option[String], s3a: Map[String, String],
-                     plan: String)
+                     plan: String, whole: Boolean = true)
 
   /** A planned file's Hadoop path: local files are plain absolute paths, others full URIs. */
   def path(planned: String): Path = if (planned.startsWith("/")) new Path("file", null, planned) else new Path(planned)
@@ -97,7 +103,46 @@ object HoodieFiles {
     val s3a = if (m.contains("s3a.keys")) m.getStringArray("s3a.keys").zip(m.getStringArray("s3a.values")).toMap
       else Map.empty[String, String]
     Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i), changes(i))), m.getString("instant"),
-      Option(m.getString("begin")).filter(_.nonEmpty), s3a, m.getString("plan"))
+      Option(m.getString("begin")).filter(_.nonEmpty), s3a, m.getString("plan"), m.getLong("skipped") == 0)
+  }
+
+  private val FilterLeaves = Set("EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan",
+    "LessThanOrEqual", "In", "IsNull", "IsNotNull", "StringStartsWith", "StringEndsWith", "StringContains")
+
+  /** `conditions` on a relation of `output`, as the listing takes them ([[HoodieSource.QueryFiltersOption]]): the
+   * ones Spark translates to data source filters (`DataSourceStrategy.translateFilter`, top-level columns), as a
+   * JSON list of `And`, `Or` and `Not` trees whose leaves Spark serializes as for Python data sources
+   * (`UserDefinedPythonDataSourceFilterPushdownRunner`: name, column path, value as a variant of the column's type),
+   * so PySpark reads them back as the filters it pushes. None when none translates. */
+  def queryFilters(conditions: Seq[Expression], output: Seq[AttributeReference]): Option[String] = {
+    val types = output.map(a => a.name -> a.dataType).toMap
+    def node(fields: (String, AnyRef)*): AnyRef = fields.toMap.asJava
+    def tree(filter: sources.Filter): Option[AnyRef] = filter match {
+      case sources.And(left, right) => for (l <- tree(left); r <- tree(right)) yield node("name" -> "And",
+        "children" -> Seq(l, r).asJava)
+      case sources.Or(left, right) => for (l <- tree(left); r <- tree(right)) yield node("name" -> "Or",
+        "children" -> Seq(l, r).asJava)
+      case sources.Not(child) => tree(child).map(c => node("name" -> "Not", "child" -> c))
+      case leaf: Product if FilterLeaves(leaf.getClass.getSimpleName) =>
+        val name = leaf.getClass.getSimpleName
+        val column = leaf.productElement(0).toString
+        types.get(column).flatMap { dataType =>
+          val value: Option[Option[AnyRef]] = if (leaf.productArity < 2) Some(None) else Try {
+            val variant = VariantExpressionEvalUtils.castToVariant(
+              CatalystTypeConverters.convertToCatalyst(leaf.productElement(1)),
+              if (name == "In") ArrayType(dataType) else dataType)
+            val encode = java.util.Base64.getEncoder
+            Some(node("value" -> encode.encodeToString(variant.getValue),
+              "metadata" -> encode.encodeToString(variant.getMetadata)))
+          }.toOption
+          value.map(v => node(Seq[(String, AnyRef)]("name" -> name, "columnPath" -> Seq(column).asJava,
+            "isNegated" -> java.lang.Boolean.FALSE) ++ v.map("value" -> _): _*))
+        }
+      case _ => None
+    }
+    val filters = conditions.flatMap(c => DataSourceStrategy.translateFilter(c, supportNestedPredicatePushdown = false))
+      .flatMap(tree)
+    if (filters.isEmpty) None else Some(new ObjectMapper().writeValueAsString(filters.asJava))
   }
 }
 

@@ -6,8 +6,8 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.spark.sql.{classic, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, GetStructField, GreaterThan,
-  LessThanOrEqual, Literal, Predicate, UnixMillis}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GetStructField, GreaterThan,
+  LessThanOrEqual, Literal, Predicate, PredicateHelper, UnixMillis}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.{SupportsRead, Table, TableCapability}
@@ -43,10 +43,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = {
     lazy val floatPredicates = HoodieReads.comparesFloats(plan)
+    val filtered = HoodieReads.filteredRelations(plan)
     plan.transformUp {
       case relation: DataSourceV2Relation => HoodieReads.read(relation) match {
         case Some((readable, options)) if HoodieSource.nativeReads(session) =>
-          native(relation, readable, options, floatPredicates)
+          native(relation, readable, options, floatPredicates, Option(filtered.get(relation)).getOrElse(Nil))
         case Some((readable, options)) if relation.table.isInstanceOf[PythonTable] =>
           relation.copy(table = new HoodieReadTable(relation.table.name(), readable, options))
         case _ => relation
@@ -54,12 +55,15 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     }
   }
 
+  /** `conditions`: those of the filter on the relation, which the listing skips file slices by (its plan, kept
+   * for later queries on the relation, is the whole one). */
   private def native(relation: DataSourceV2Relation, readable: StructType, options: Map[String, String],
-                     floatPredicates: => Boolean): LogicalPlan = {
+                     floatPredicates: => Boolean, conditions: Seq[Expression]): LogicalPlan = {
     val previous = Option(HoodieReads.lastPlans.get(relation.table)).collect {
       case (made, plan) if made == options => HoodieSource.PlanOption -> plan
     }.orElse(HoodieReads.plannedSource(relation.table).map(HoodieSource.PlannedSourceOption -> _))
-    val listed = HoodieFiles.list(options ++ previous)
+    val filters = HoodieFiles.queryFilters(conditions, relation.output).map(HoodieSource.QueryFiltersOption -> _)
+    val listed = HoodieFiles.list(options ++ previous ++ filters)
     if (listed.plan.nonEmpty) HoodieReads.lastPlans.put(relation.table, (options, listed.plan))
     if (listed.files.isEmpty) return LocalRelation(relation.output)
     val hadoopConf = session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConf()
@@ -77,8 +81,9 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     val pinned = options + (HoodieSource.PlanInstantOption -> listing.instant) + (HoodieSource.PlanOption -> listing.plan)
     val python = (files: Seq[HoodieFiles.Planned], output: Seq[AttributeReference], extra: Map[String, String],
                   columns: StructType) => {
-      // the replaced rows' scan always gets its groups: their order gives each base file its ordinal
-      val groups = if (files.size == listing.files.size && !extra.contains(HoodieSource.LogChangesOption))
+      // the replaced rows' scan always gets its groups: their order gives each base file its ordinal; so does a
+      // read of a listing that left file slices of the plan out
+      val groups = if (files.size == listing.files.size && listing.whole && !extra.contains(HoodieSource.LogChangesOption))
         Map.empty[String, String] else Map(HoodieSource.FileGroupsOption -> files.map(_.group).mkString("\n"))
       relation.copy(table = new HoodieReadTable(relation.table.name(), columns, pinned ++ groups ++ extra),
         output = output)
@@ -191,6 +196,20 @@ object HoodieReads {
    * row-group filtering by min/max statistics and by column indexes (`ParquetInputFormat`). */
   private val NoStatisticsFiltering = Map("parquet.filter.stats.enabled" -> "false",
     "parquet.filter.columnindex.enabled" -> "false")
+
+  /** The conditions of each filter directly on a relation (by identity: the relations of a self-join are equal). */
+  private def filteredRelations(plan: LogicalPlan): java.util.IdentityHashMap[LogicalPlan, Seq[Expression]] = {
+    val found = new java.util.IdentityHashMap[LogicalPlan, Seq[Expression]]()
+    plan.foreach {
+      case Filter(condition, relation: DataSourceV2Relation) => found.put(relation, Conjuncts.of(condition))
+      case _ =>
+    }
+    found
+  }
+
+  private object Conjuncts extends PredicateHelper {
+    def of(condition: Expression): Seq[Expression] = splitConjunctivePredicates(condition)
+  }
 
   private def isFloating(dataType: DataType): Boolean = dataType == FloatType || dataType == DoubleType
 

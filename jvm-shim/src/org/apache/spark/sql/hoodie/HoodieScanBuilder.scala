@@ -11,7 +11,8 @@ import org.apache.spark.sql.types.StructType
  * The scan of every hoodie read the shim plans (SQL tables, and `format("hoodie")` DataFrames through
  * [[HoodieReads]]). It reads only the columns the query needs (the Python reader projects to
  * the schema it is given), and hands the Python reader the filters it can apply exactly (partition
- * pruning, row-group skipping, row filtering). Every build plans with a fresh Python data source, so no
+ * pruning, row-group skipping, row filtering), and the others too when it builds the scan, by which it skips file
+ * slices (data skipping). Every build plans with a fresh Python data source, so no
  * query reuses the reader another query planned (which is what makes pushed filters unsafe on
  * PySpark's own `format("hoodie")` relation).
  *
@@ -33,6 +34,7 @@ private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, 
     tableOptions ++ parallelism ++ (if (filtering) Map(HoodieSource.PushdownOption -> "true") else Map.empty)
   }
   private var required = readable
+  private var offered: Array[Filter] = Array.empty
   private var pushed: Array[Filter] = Array.empty
 
   private def pythonBuilder(readSchema: StructType) =
@@ -40,6 +42,7 @@ private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, 
 
   override def pushFilters(filters: Array[Filter]): Array[Filter] = {
     val rejected = if (filtering) HoodieErrors.fromPython(pythonBuilder(readable).pushFilters(filters)) else filters
+    offered = if (filtering) filters else Array.empty
     pushed = filters.filterNot(rejected.contains)
     rejected
   }
@@ -53,13 +56,15 @@ private class HoodieScanBuilder(readable: StructType, tableOptions: Map[String, 
 
   override def build(): Scan = {
     // the filters' columns are read too, even when the query does not return them
-    val filterColumns = pushed.flatMap(_.references).toSet
+    val filterColumns = offered.flatMap(_.references).toSet
     val extra = readable.fields.filter(f => filterColumns.contains(f.name) && !required.fieldNames.contains(f.name))
     val builder = pythonBuilder(StructType(required.fields ++ extra))
-    if (pushed.nonEmpty) {
-      val rejected = HoodieErrors.fromPython(builder.pushFilters(pushed))
-      if (rejected.nonEmpty) throw HoodieErrors(s"The hoodie reader took filters ${pushed.mkString(", ")} " +
-        s"when planning but not ${rejected.mkString(", ")} when reading")
+    // every filter again, those Spark applies too: the reader skips file slices by all of them (data skipping)
+    if (offered.nonEmpty) {
+      val rejected = HoodieErrors.fromPython(builder.pushFilters(offered))
+      if (offered.filterNot(rejected.contains).toSet != pushed.toSet) throw HoodieErrors(
+        s"The hoodie reader took filters ${pushed.mkString(", ")} when planning but " +
+        s"${offered.filterNot(rejected.contains).mkString(", ")} when reading")
     }
     HoodieErrors.fromPython(builder.build())
   }

@@ -33,6 +33,9 @@ object HoodieSource {
   val PushdownOption = "hoodie.datasource.read.filter.pushdown"
   /** Tells the Python source to list the files its read plan reads ([[HoodieFiles]]), not to read rows. */
   val PlanFilesOption = "hoodie.datasource.read.plan.files"
+  /** The conditions of the query's filter on the relation a file listing is for ([[HoodieFiles.queryFilters]]):
+   * the listing leaves out the file slices their column ranges rule out (data skipping). */
+  val QueryFiltersOption = "hoodie.datasource.read.plan.filters"
   /** Pins a Python read to the instant its file listing saw. */
   val PlanInstantOption = "hoodie.datasource.read.plan.instant"
   /** The table and plan a listing was made from ([[HoodieFiles.Listing]]`.plan`), handed back to the Python
