@@ -6,7 +6,9 @@ A key lives in one of the partition's file groups, the one ``mapRecordKeyToFileG
 (``metadata.keys.file_group_indexes``); a lookup reads, in each file group its keys map to, only the HFile blocks
 that may hold them (``MetadataTableReader.record_locations``). In a distributed write the keys are shuffled by that
 file group first (``candidates``, ``lookup_tasks``, ``confirm``), as Hudi's ``lookupRecords`` partitions them, so
-that each task reads one file group's latest slice; no key and no location goes through the driver.
+that a task reads only its file groups' latest slices (as many tasks as file groups, which the shuffle hashes,
+so two may share a task); the record index never goes through the driver (the locations found are joined back to
+the records as every lookup index's are).
 
 The index is global (a key is unique in the table). What a key written with another partition than its stored
 one becomes is ``hoodie.record.index.update.partition.path``'s (``routing.partition_changes``: Hudi's
@@ -16,9 +18,10 @@ and names a live file group with a base file; any other key is new.
 
 While the table has no ready record index (``hoodie.metadata.record.index.enable`` off, so a write deletes it or
 never builds it; or not built yet), tagging is the fallback index's, ``GLOBAL_SIMPLE`` made from the same options,
-as Hudi's ``tagLocation`` falls back to it so that tagging stays exact and keys stay unique
-(``for_table``). Apache Hudi 0.15 does not build the record index because the index type asks for it: only
-``hoodie.metadata.record.index.enable`` does.
+as Hudi's ``tagLocation`` falls back to it so that tagging stays exact and keys stay unique (``for_table``).
+Apache Hudi 0.15 does not build the record index because the index type asks for it: only
+``hoodie.metadata.record.index.enable`` does (``HoodieMetadataConfig.isRecordIndexEnabled``), and a write with it
+off deletes the partition (``HoodieTable.shouldDeleteMetadataPartition``).
 """
 
 from __future__ import annotations
