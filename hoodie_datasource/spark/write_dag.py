@@ -57,8 +57,8 @@ from hoodie_datasource.index.lookup_index import BASE_FILE_COLUMN, CANDIDATE_SCH
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
-from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
-from hoodie_datasource.spark.partition_clustering import partition_clustering
+from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string
+from hoodie_datasource.spark.partition_clustering import partition_clustering_sql, sql_identifier
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
@@ -337,20 +337,21 @@ def _write_by_partition(session: WriteSession, df: DataFrame, keyed_schema: T.St
         # and its parallelism: ``coalesce`` would run the batch's whole plan in the one task)
         with _step(session, df, "tagging and writing the batch (1 task)"):
             rows = df.coalesce(1).mapInArrow(_per_task(_write_partitions(session, writer, False)), schema).collect()
-    elif (by := partition_clustering(df, cfg.keygen)) is not None:
+    elif (by := partition_clustering_sql(df, cfg.keygen)) is not None:
         # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
         values = clustering_values(df, cfg.keygen, list(sizes)) if (sizes := _partition_bytes(listed)) else {}
         key = balanced_task_key(by[0], values, sizes, tasks) if len(by) == 1 else None
-        shuffled = _read_by_size(session, df, size).withColumn(TASK_COLUMN, F.hash(*by) if key is None else key) \
+        task = F.expr(key if key is not None else f"hash({', '.join(by)})")
+        shuffled = _read_by_size(session, df, size).withColumn(TASK_COLUMN, task) \
             .repartition(tasks, TASK_COLUMN).drop(TASK_COLUMN)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
             rows = shuffled.mapInArrow(_per_task(_write_partitions(session, writer, False)), schema).collect()
     else:  # partition columns whose values do not cluster by path: shuffled by the computed path
-        sizes, path = _partition_bytes(listed), F.col(PARTITION_PATH_COLUMN)
-        key = balanced_task_key(path, {p: F.lit(p) for p in sizes}, sizes, tasks)
+        sizes = _partition_bytes(listed)
+        key = balanced_task_key(sql_identifier(PARTITION_PATH_COLUMN), {p: sql_string(p) for p in sizes}, sizes, tasks)
         keyed = _read_by_size(session, df, size).mapInArrow(_add_keys(cfg), keyed_schema)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
-            rows = keyed.repartition(tasks, path if key is None else key).mapInArrow(
+            rows = keyed.repartition(tasks, F.col(PARTITION_PATH_COLUMN) if key is None else F.expr(key)).mapInArrow(
                 _per_task(_write_partitions(session, writer, True)), schema).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = _collected(session, rows, TASK_STAGES, TASK_COUNTS if session.looks_up_keys else ())
