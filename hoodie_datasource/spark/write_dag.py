@@ -58,7 +58,7 @@ from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string
-from hoodie_datasource.spark.partition_clustering import partition_clustering_sql, sql_identifier
+from hoodie_datasource.spark.partition_clustering import partition_clustering, sql_identifier
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
@@ -337,7 +337,7 @@ def _write_by_partition(session: WriteSession, df: DataFrame, keyed_schema: T.St
         # and its parallelism: ``coalesce`` would run the batch's whole plan in the one task)
         with _step(session, df, "tagging and writing the batch (1 task)"):
             rows = df.coalesce(1).mapInArrow(_per_task(_write_partitions(session, writer, False)), schema).collect()
-    elif (by := partition_clustering_sql(df, cfg.keygen)) is not None:
+    elif (by := partition_clustering(df, cfg.keygen)) is not None:
         # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
         values = clustering_values(df, cfg.keygen, list(sizes)) if (sizes := _partition_bytes(listed)) else {}
         key = balanced_task_key(by[0], values, sizes, tasks) if len(by) == 1 else None
