@@ -88,6 +88,7 @@ SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 LOCATION_FIELDS = tuple((name, T.StringType()) for name in LOCATION_COLUMNS)
 SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
 TASK_COLUMN = "_hoodie_write_task"  # what a per-partition write shuffles by, dropped after the shuffle
+JAVA_INT_MAX = 2**31 - 1
 
 
 def _add_keys(cfg: WriteConfig):
@@ -272,8 +273,11 @@ def _read_by_size(session: WriteSession, df: DataFrame, size: PlanSize) -> DataF
     a few tasks; a ``coalesce`` streams its partitions one after the other, holding none.
 
     The shuffle after it must be by a column computed above the ``coalesce`` (``TASK_COLUMN``): Spark drops a
-    ``coalesce`` right below a ``repartition`` (``CollapseRepartition``)."""
-    return df.coalesce(_tasks_by_size(session, df, size))
+    ``coalesce`` right below a ``repartition`` (``CollapseRepartition``). An estimate Spark scaled down from an
+    unknown size (``spark.sql.defaultSizeInBytes``, through a projection) may ask for more tasks than a Java
+    int holds: nothing to coalesce then."""
+    tasks = _tasks_by_size(session, df, size)
+    return df.coalesce(tasks) if tasks <= JAVA_INT_MAX else df
 
 
 def _write_partitions(session: WriteSession, writer: RecordWriter, keyed: bool) -> Step:

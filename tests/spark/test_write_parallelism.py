@@ -80,3 +80,15 @@ def test_an_input_of_many_small_partitions_is_read_by_a_few_tasks(spark_defaults
         stored += [(f"k{i}", 1, f"c{i % 3}", 1.0) for i in range(30, 60)]
     assert_df_equality(got, spark.createDataFrame(first + stored, "uuid string, ts long, city string, fare double"),
                        ignore_row_order=True, ignore_nullable=True)
+
+
+def test_an_input_whose_size_spark_scaled_from_an_unknown_one_is_written(spark, table_path):
+    """Rows from Python have no size; a projection of them gets one scaled down from Long.MAX_VALUE
+    (``spark.sql.defaultSizeInBytes``), more file-sized tasks than a Java int counts: not a size to read by."""
+    rows = spark.createDataFrame([(f"k{i}", 1, f"c{i % 3}", 1.0, "x" * 40) for i in range(20)], SCHEMA + ", pad string")
+    batch = rows.select("uuid", "ts", "city", "fare")
+    estimate = int(str(batch._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    assert 2**31 * 120 * 2**20 < estimate < 2**63 - 1
+    batch.write.format("hoodie").options(**OPTS).mode("upsert").save(table_path)
+    got = spark.read.format("hoodie").load(table_path).select("uuid", "ts", "city", "fare")
+    assert_df_equality(got, batch, ignore_row_order=True, ignore_nullable=True)
