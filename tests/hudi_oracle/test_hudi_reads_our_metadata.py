@@ -11,6 +11,8 @@
   there after it), reads through it and validates it; then we continue Java's, and Java validates again.
 * Java upserts with ``hoodie.index.type=RECORD_INDEX`` through the record index we keep: its updates land in
   our file groups (no key stored twice), and the index holds exactly the table's keys after its write and ours.
+* Java skips files by our ``column_stats`` (``hoodie.enable.data.skipping``) and gets the rows it gets listing
+  every file.
 
 A procedure names a catalog table, and Hudi 0.15's ``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties``,
 so they run on a copy."""
@@ -28,10 +30,16 @@ from hoodie_datasource.metadata.layout import metadata_storage
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table import Table
-from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, HudiOracleError, assert_same_table
 from tests.hudi_oracle.test_hudi_continues_ours import NON_PARTITIONED
 from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows
-from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true, committed_listing, table_keys
+from tests.metadata_checks import (
+    assert_column_stats_true,
+    assert_metadata_table_true,
+    assert_record_index_true,
+    committed_listing,
+    table_keys,
+)
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -178,3 +186,45 @@ def test_hudi_upserts_through_our_record_index(hudi, tmp_path, table_type):
     assert_record_index_true(path)
     assert_same_table(hudi.read(path, {"hoodie.metadata.enable": "true"}), read_table(path))
     java_validates(hudi, path, tmp_path / "copies")
+
+
+FILE_INDEXES = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.index.bloom.filter.enable": "true",
+                "hoodie.parquet.small.file.limit": "0"}  # each insert a file group of its own: files to skip
+SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
+FILTERS = ["fare > 25.0", "id = 'k7'", "seats = 2 AND city = 'sf'", "ts BETWEEN 2 AND 3", "id IN ('k1', 'n2')",
+           "paid AND fare < 12.0", "city = 'la' OR fare = 1.0"]
+NO_INDEX_DEFINITIONS = (
+    "Hudi 1.1.1 takes the column_stats index's definition from the table's index definitions "
+    "(SparkBaseIndexSupport.getCandidateFiles: metaClient.getIndexMetadata.get()), which a version-6 table as "
+    "Hudi 0.15 writes it has none of (no hoodie.table.index.defs.path): 1.1.1's strict data skipping fails with "
+    "'No value present in Option' on the tables Java 0.15 writes with column_stats as well")
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_skips_files_by_our_column_stats(hudi, tmp_path, table_type, request):
+    """Java reads with ``hoodie.enable.data.skipping=true`` (``HoodieFileIndex`` prunes file slices by our
+    ``column_stats``, failing rather than falling back: ``hoodie.fileIndex.dataSkippingFailureMode=strict``)
+    and gets, for each filter, the rows it gets listing every file; on merge-on-read the log files' statistics
+    count too (an update of a key lands in one)."""
+    if hudi.version != HUDI_0_15:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=HudiOracleError, reason=NO_INDEX_DEFINITIONS))
+    path = str(tmp_path / "trips")
+    opts = {**options(table_type, True), **FILE_INDEXES}
+    write_local(path, rows([f"k{i}" for i in range(6)], [1] * 6, ["sf", "nyc", "la"] * 2,
+                           [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), opts)
+    write_local(path, rows([f"n{i}" for i in range(4)], [2] * 4, ["sf", "nyc"] * 2, [10.0, 20.0, 30.0, 40.0]),
+                {**opts, "hoodie.datasource.write.operation": "insert"})
+    write_local(path, rows(["k1", "n2"], [3, 3], ["nyc", "sf"], [11.0, 50.0]), opts)
+    write_local(path, rows(["k7", "k8"], [4, 4], ["la", "sf"], [7.5, 8.5]),
+                {**opts, "hoodie.datasource.write.operation": "insert"})
+    assert_column_stats_true(path, ["id", "ts", "city", "fare", "seats", "paid"])
+    hudi.sql("SET hoodie.fileIndex.dataSkippingFailureMode=strict")
+    try:
+        for where in FILTERS:
+            skipped = hudi.read(path, SKIPPING, where=where)
+            listed = hudi.read(path, {"hoodie.metadata.enable": "false"}, where=where)
+            assert skipped.num_rows, f"{where}: a filter some rows pass"
+            assert_same_table(skipped, listed)
+    finally:
+        hudi.sql("SET hoodie.fileIndex.dataSkippingFailureMode=fallback")
+    assert_same_table(hudi.read(path, SKIPPING), read_table(path))
