@@ -5,7 +5,7 @@ first upsert (the seed batch: 1% updates, 90% of them in the latest 3 of 30 days
 delta-rs MERGE; and load + first upsert end to end against delta-rs (``write_deltalake`` + MERGE) and a Spark
 parquet reload. Cases interleave (``timing.interleave``), medians of ``--runs``; results as markdown.
 
-Input shapes, each of the same rows:
+Input shapes, each of the same rows; the first upsert's batch comes in the shape its table's load came in:
 
 * ``tiny``: a DataFrame from Arrow in ~200 partitions, each holding every day's rows (PySpark before 4.1 made
   one Arrow batch of 10,000 rows a partition; 4.3 makes ``defaultParallelism`` partitions, so here: 200
@@ -99,8 +99,7 @@ def layout(path: Path) -> dict:
 def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: PeakMemory) -> SizeResult:
     base, batch = base_table(rows, SEED), upsert_batch(rows, SEED)
     result = SizeResult(rows, batch.num_rows)
-    shapes = _shapes(spark, base, root)
-    batch_df = stage(spark, batch, root / "staging" / "batch.parquet", cache=True)
+    shapes, batches = _shapes(spark, base, root / "base"), _shapes(spark, batch, root / "batch")
     for shape, df in shapes.items():
         loads = root / "load" / shape
         cases = [ours.bulk_insert_case(key, f"hoodie {key.upper()} bulk_insert", df, loads / key, table_type)
@@ -115,12 +114,11 @@ def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: 
             restore(loads / key, pristine / key)
         shutil.rmtree(loads)
         result.upserts[shape] = interleave(f"upsert/{shape}", [
-            ours.upsert_case(key, f"hoodie {key.upper()} upsert", batch_df, pristine / key, root / "work" / key,
+            ours.upsert_case(key, f"hoodie {key.upper()} upsert", batches[shape], pristine / key, root / "work" / key,
                              table_type) for key, table_type in FORMATS.items()], runs, UPSERT_WARMUP, memory)
     result.peers = _peers(spark, base, batch, root, runs, memory)
-    for df in shapes.values():
+    for df in (*shapes.values(), *batches.values()):
         df.unpersist()
-    batch_df.unpersist()
     return result
 
 
@@ -160,7 +158,8 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     lines += ["hoodie runs with its defaults (`hoodie.bulkinsert.sort.mode` unset: the size-balanced layout; "
               "BLOOM index), table partitioned by `dt` (30 days), uuid keys; local[2]. Input shapes: "
               "`tiny` = 200 Arrow slices each made a DataFrame, unioned (~200 partitions, each holding every day's rows); "
-              "`files` = a read of 200 parquet files; `cached` = a cached 2-partition DataFrame.", ""]
+              "`files` = a read of 200 parquet files; `cached` = a cached 2-partition DataFrame. The first upsert's batch "
+              "comes in the shape its table's load came in.", ""]
     for r in results:
         lines += [f"## {r.rows:,} rows (first upsert: {r.batch_rows:,} rows)", "",
                   "### The load", "",

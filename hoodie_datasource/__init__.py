@@ -4,6 +4,7 @@
     hoodie_datasource.register(spark)
     df.write.format("hoodie").option("recordkey.field", "uuid").mode("upsert").save(path)
     spark.read.format("hoodie").load(path)
+    hoodie_datasource.HoodieReadClient(spark, path).read_keys(keys_df)   # records by key, through the index
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from hoodie_datasource.hoodie_table import HoodieTable  # noqa: E402
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from hoodie_datasource.spark.read_client import HoodieReadClient
+
 __version__ = "0.1.0"
 
 
@@ -62,9 +65,18 @@ def session(builder: SparkSession.Builder | None = None, metastore: str | None =
     return _session(builder, metastore, warehouse)
 
 
+def __getattr__(name: str):
+    """``HoodieReadClient``, imported when first asked for: the package imports no pyspark before Spark is used."""
+    if name == "HoodieReadClient":
+        from hoodie_datasource.spark.read_client import HoodieReadClient
+
+        return HoodieReadClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "CommitConflictError", "ConditionalCreateUnsupportedError", "CorruptFileError", "HoodieConfigError",
-    "HoodieError", "HoodieIndexError", "HoodieTable", "HoodieWriteConflictError", "InvalidRecordError",
+    "HoodieError", "HoodieIndexError", "HoodieReadClient", "HoodieTable", "HoodieWriteConflictError", "InvalidRecordError",
     "InvalidTablePathError", "LockError", "LockTimeoutError",
     "PythonEnvironmentError", "SchemaMismatchError", "StorageAccessError", "StorageError", "StorageNotFoundError",
     "StreamingCheckpointError", "StreamingSinkError", "TableNotFoundError", "TimelineError",

@@ -148,6 +148,17 @@ class CorruptFileError(HoodieError):
     What to do: the message names the file; restore it from a backup, or roll back the instant that wrote it."""
 
 
+class MetadataTableError(HoodieError):
+    """The metadata table cannot be kept true by this change (Hudi's ``HoodieMetadataException``): it cannot
+    compact while a data instant before its latest deltacommit stays pending and has gathered more than
+    ``hoodie.metadata.max.deltacommits.when_pending`` deltacommits, or the rollback of a commit its compaction
+    already took in would leave its record index wrong.
+
+    What to do: the message names the pending or compacted instant: roll back or complete the pending instant,
+    or write once with ``hoodie.metadata.enable=false`` (the metadata table is deleted and the next write with it
+    on builds it again from storage)."""
+
+
 class ReadWindowError(HoodieError):
     """A time-travel or incremental read reaches files the cleaner removed or instants archived out of
     reach, so it cannot be answered exactly (see ``read.read_window``); the message names the earliest instant

@@ -18,9 +18,16 @@ Points, in the order a write reaches them (context in brackets; ``storage`` is t
                               before the table lock and the completed instant [storage, instant]
     while_holding_lock        the table lock was just taken (optimistic concurrency control only)
                               [storage]
-    after_completed_create    the completed instant file was created (the commit point passed), before
-                              its creator learns so: a failure here is a lost answer to the create, for
-                              writes and table services alike [storage, path]
+    metadata_before_commit    the metadata table's files of one of its instants (a deltacommit's log files,
+                              a compaction's or a partition's first base files) are written, before that
+                              instant completes [storage (the metadata table's), instant]
+    metadata_after_commit     the metadata table's deltacommit of a data instant completed, before the data
+                              instant does [storage, instant]
+    metadata_initialized      a metadata-table partition's first deltacommit completed, before
+                              ``hoodie.properties`` lists the partition as ready [storage, partition]
+    after_completed_create    the completed instant file of a data-table instant was created (the commit
+                              point passed), before its creator learns so: a failure here is a lost answer
+                              to the create, for writes and table services alike [storage, path]
     mid_compaction            a compaction wrote one of its base files [storage, instant, path]
     mid_clean                 a clean deleted one of the files it planned [storage, instant, path]
     mid_rollback              a rollback deleted one of the data files of the instant it undoes
@@ -47,13 +54,17 @@ AFTER_DATA_FILE_WRITTEN = "after_data_file_written"
 BEFORE_COMMIT = "before_commit"
 WHILE_HOLDING_LOCK = "while_holding_lock"
 AFTER_COMPLETED_CREATE = "after_completed_create"
+METADATA_BEFORE_COMMIT = "metadata_before_commit"
+METADATA_AFTER_COMMIT = "metadata_after_commit"
+METADATA_INITIALIZED = "metadata_initialized"
 MID_COMPACTION = "mid_compaction"
 MID_CLEAN = "mid_clean"
 MID_ROLLBACK = "mid_rollback"
 MID_ARCHIVAL = "mid_archival"
 AFTER_STREAM_BATCH_COMMITTED = "after_stream_batch_committed"
 POINTS = (AFTER_REQUESTED, AFTER_INFLIGHT, AFTER_DATA_FILE_WRITTEN, BEFORE_COMMIT, WHILE_HOLDING_LOCK,
-          AFTER_COMPLETED_CREATE, MID_COMPACTION, MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL, AFTER_STREAM_BATCH_COMMITTED)
+          METADATA_BEFORE_COMMIT, METADATA_AFTER_COMMIT, METADATA_INITIALIZED, AFTER_COMPLETED_CREATE, MID_COMPACTION,
+          MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL, AFTER_STREAM_BATCH_COMMITTED)
 
 
 def reach(point: str, **context) -> None:

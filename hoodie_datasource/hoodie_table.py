@@ -1,6 +1,6 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
-(``scan``) and writes (``write``) in this process, and the table services (compaction, cleaning, archival,
-rollback).
+(``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
+and the table services (compaction, cleaning, archival, rollback).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
 loaded once, the first time something asks for it; what it shows is the table as of that listing, until
@@ -20,14 +20,17 @@ import pyarrow as pa
 
 from hoodie_datasource.client.local_engine import run_local_write
 from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
+from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
+from hoodie_datasource.services.metadata_lifecycle import prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
@@ -106,6 +109,20 @@ class HoodieTable:
         a snapshot of the latest commit by default), read in this process into one Arrow table."""
         return read_query(self.table, resolve_read_config(options))
 
+    def read_keys(self, keys: pa.Table, **options: str) -> pa.Table:
+        """The latest record of each key of ``keys`` the table holds, in the schema ``scan()`` returns, found through
+        the index (``read.key_lookup``): only the file groups it names are read, each slice's log blocks merged as a
+        snapshot merges them. ``keys`` has the record key fields, and the partition fields unless the index is
+        global; a key asked twice is read once, a row without a record key finds nothing. ``options``: the index
+        the table's writes use (``hoodie.index.type``, BLOOM by default, and its options)."""
+        return KeyLookup.of(self.table, options).read_keys(keys)
+
+    def filter_exists(self, records: pa.Table, **options: str) -> pa.Table:
+        """The rows of ``records`` whose keys the table does not hold, found through the index as ``read_keys`` finds
+        them (Hudi's ``filterExists``: to drop records already written before inserting a batch). Under an index
+        that is not global a key is held only in its own partition; a row without a record key is never held."""
+        return KeyLookup.of(self.table, options).filter_exists(records)
+
     def write(self, data: pa.Table, **options: str) -> str:
         """Write ``data`` in this process (the operation and the table's settings are the options of a Spark
         write, ``hoodie.datasource.write.operation`` upsert by default); returns the committed instant. The
@@ -114,11 +131,13 @@ class HoodieTable:
         self._table = result.table
         return result.instant
 
-    def _to_change(self) -> Table:
+    def _to_change(self, options: Mapping[str, str]) -> Table:
         """The table as it is now (its timeline listed again), for a service that will change it: refused for
-        a table version this library does not write, and without Apache Hudi's metadata table, which it would
-        leave stale (``Table.prepared_for_change``). Called under the table lock, when there is one."""
-        self._table = self.refresh().table.prepared_for_change()
+        a table version this library does not write; its metadata table deleted when ``options`` switch it
+        off (``hoodie.metadata.enable=false``), else kept whole, and the service's changes recorded there
+        (``services.metadata_lifecycle``). Called under the table lock, when there is one."""
+        self._table = prepare_metadata_table(self.refresh().table, resolve_metadata_config(options),
+                                             drops_switched_off=False)
         return self._table
 
     def _after(self, run: ServiceRun) -> list[str]:
@@ -146,21 +165,22 @@ class HoodieTable:
         writers, the concurrency ones: scheduling and completion then take the table lock)."""
         with self._table_lock(options) as guard:
             with (guard or nullcontext)():
-                table = self._to_change()
+                table = self._to_change(options)
             return self._after(compact_now(table, resolve_services_config(options), guard))
 
     def schedule_compaction(self, **options: str) -> str | None:
         """Plan a compaction (MERGE_ON_READ) without running it; returns its instant, or None when no file
         slice needs one."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            scheduled = self._after(schedule_compaction(self._to_change(), resolve_services_config(options).compaction))
+            table = self._to_change(options)
+            scheduled = self._after(schedule_compaction(table, resolve_services_config(options).compaction))
         return scheduled[0] if scheduled else None
 
     def run_compaction(self, instant_time: str, **options: str) -> str:
         """Run the planned compaction ``instant_time`` (from ``schedule_compaction``, maybe in another process)."""
         with self._table_lock(options) as guard:
             with (guard or nullcontext)():
-                table = self._to_change()
+                table = self._to_change(options)
             run = execute_compaction(table, instant_time, resolve_services_config(options).compaction,
                                      guard or nullcontext)
         return self._after(run)[0]
@@ -168,20 +188,20 @@ class HoodieTable:
     def clean(self, **options: str) -> str | None:
         """Delete file slices outside the retained window (``hoodie.cleaner.*`` options)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            cleaned = self._after(clean(self._to_change(), resolve_services_config(options).clean))
+            cleaned = self._after(clean(self._to_change(options), resolve_services_config(options).clean))
         return cleaned[0] if cleaned else None
 
     def archive(self, **options: str) -> list[str]:
         """Move old instants off the active timeline (``hoodie.keep.min/max.commits``)."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            return self._after(archive(self._to_change(), resolve_services_config(options).archive))
+            return self._after(archive(self._to_change(options), resolve_services_config(options).archive))
 
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
         Returns the instants rolled back."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            rolled = self._rollback(self._to_change(), instant_time, options)
+            rolled = self._rollback(self._to_change(options), instant_time, options)
             self.refresh()
         return rolled
 

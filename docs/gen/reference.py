@@ -33,6 +33,7 @@ SECTIONS = (
     ("Reading", keys.READ_PROPERTIES),
     ("Table services", keys.SERVICE_PROPERTIES),
     ("Several writers and locks", keys.CONCURRENCY_PROPERTIES),
+    ("Metadata table", keys.METADATA_PROPERTIES),
     ("Streaming sink", keys.STREAMING_PROPERTIES),
     ("Storage", storage_options.STORAGE_PROPERTIES),
 )

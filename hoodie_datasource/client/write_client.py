@@ -35,7 +35,7 @@ import pyarrow as pa
 from hoodie_datasource import fault_points
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import ConcurrencyConfig, resolve_concurrency_config
-from hoodie_datasource.config.properties_file import format_properties
+from hoodie_datasource.config.metadata_config import MetadataConfig, resolve_metadata_config
 from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import (
     METAFOLDER,
@@ -55,12 +55,16 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
+from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
+from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
 from hoodie_datasource.services.table_services import run_inline_services
-from hoodie_datasource.storage.storage import FileInfo, Listing, Storage, join
-from hoodie_datasource.table.file_names import PARTITION_METAFILE, BaseFileName
+from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
+from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.meta_columns import IS_DELETED_COLUMN
+from hoodie_datasource.table.partition_metafile import write_partition_metafile
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.table.table_schema import evolve_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
@@ -136,7 +140,7 @@ class CommitResult:
 class WriteSession:
     table: Table  # as the write started, with its requested instant
     config: WriteConfig
-    index: Index  # made once from the config (``index.registry.index_for``)
+    index: Index  # made once from the config (``index.registry.index_for``), bound to the table as it started
     instant: Instant
     data_schema: pa.Schema
     new_table: bool
@@ -149,6 +153,7 @@ class WriteSession:
     owns_instant: bool = True  # False when another writer completed an instant of the same time
     extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
     measured_record_size: int | None = None  # bytes a record of this write's input takes, measured on a sample
+    metadata: MetadataConfig = field(default_factory=MetadataConfig)  # hoodie.metadata.* of this write
 
     @property
     def instant_time(self) -> str:
@@ -188,6 +193,7 @@ class WriteSession:
             table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
             cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
+            **index_tracking(self.table.config, self.metadata),
         )
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
@@ -286,7 +292,7 @@ class WriteSession:
         # its partitions' metafiles before it completes (Hudi's write handles too)
         known = {s.partitionPath for s in stats if s.prevCommit not in (None, "null")}
         for partition in {s.partitionPath for s in stats} - known:
-            _write_partition_metafile(self.table.storage, partition, self.instant_time)
+            write_partition_metafile(self.table.storage, partition, self.instant_time)
         name = self.table.config.name
         schema_json = to_avro_json(arrow_to_avro_schema(self.data_schema, f"{name}_record", f"hoodie.{name}"))
         extra = {**self.extra_metadata, "schema": schema_json}
@@ -304,7 +310,7 @@ class WriteSession:
         touched = {(s.partitionPath or "", s.fileId) for s in stats if s.fileId}
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
         fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.table.storage, instant=self.instant_time)
-        table = self._complete(metadata.to_json(), touched)
+        table = self._complete(metadata, touched)
         # an attempt that found the instant pending after the first reconciliation wrote its files before
         # the commit point, and its markers are listed now (``write.task_attempt``)
         if not single_attempt:
@@ -325,11 +331,12 @@ class WriteSession:
                     and self.table.storage.delete(relative):
                 logger.info("Removed %s: written by a task attempt that did not succeed", relative)
 
-    def _complete(self, content: bytes, touched: set[FileGroup]) -> Table:
+    def _complete(self, metadata: CommitMetadata, touched: set[FileGroup]) -> Table:
         """The commit point; the table after it. Under optimistic concurrency control: lock, list the timeline
-        again, check for conflicts, complete the instant, unlock. In ``single_writer`` mode the same check runs
-        without a lock: it catches a second writer that completed before this check, but not one completing
-        between the check and this write's completed file (a window of one listing and one create)."""
+        again, check for conflicts, record the commit in the metadata table, complete the instant, unlock. In
+        ``single_writer`` mode the same check runs without a lock: it catches a second writer that completed
+        before this check, but not one completing between the check and this write's completed file (a window
+        of one listing and one create)."""
         tx = self._transactions()
         completed = None
         try:
@@ -344,8 +351,9 @@ class WriteSession:
                         f"{exc}. Another writer wrote the table meanwhile: to let several writers write one table, "
                         f"set {k.CONCURRENCY_MODE.key}=optimistic_concurrency_control (and {k.LOCK_PROVIDER.key})"
                     ) from None
+                sync_commit(now, self.instant_time, metadata)
                 try:
-                    completed = now.with_instant(transition_to_completed(self.table, self.instant, content))
+                    completed = now.with_instant(transition_to_completed(self.table, self.instant, metadata.to_json()))
                 except CommitConflictError:
                     self.owns_instant = False  # another writer completed an instant of this time: never roll it back
                     raise
@@ -387,7 +395,8 @@ class WriteSession:
         tx = self._transactions()
         try:
             if self.owns_instant:
-                rollback_pending(self.table, self.instant)
+                # its record in the metadata table is made under the table lock, as every change there
+                rollback_pending(self.table, self.instant, tx.locked)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
         finally:
@@ -409,20 +418,6 @@ def _refuse_file_groups_written_twice(stats: list[WriteStat]) -> None:
             raise FileGroupWrittenTwiceError(
                 f"Two tasks of this write wrote base files of file group {stat.fileId} in partition "
                 f"{stat.partitionPath!r} ({other} and {stat.path}): the write is rolled back, nothing is committed")
-
-
-def _write_partition_metafile(storage: Storage, partition: str, instant_time: str) -> None:
-    """``.hoodie_partition_metadata``, written once: Hudi's ``HoodiePartitionMetadata.trySave``
-    writes it only when absent and leaves a concurrent writer's copy in place. The create-if-absent is
-    the check (one request on an object store, where a HEAD first would make two for a new partition)."""
-    rel = join(partition, PARTITION_METAFILE)
-    depth = 0 if not partition else partition.count("/") + 1
-    text = format_properties({"commitTime": instant_time, "partitionDepth": str(depth)})
-    text = text.replace(text.split("\n", 1)[0], "#partition metadata", 1)
-    try:
-        storage.create_once(rel, text.encode("latin-1"))
-    except CommitConflictError:
-        logger.debug("%s exists", storage.uri_of(rel))
 
 
 @dataclass(frozen=True)
@@ -509,6 +504,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
     concurrency = resolve_concurrency_config(options, config.table_name)
+    metadata = resolve_metadata_config(options)
     created = None if checked.table else _create_table(checked)
     tx = TransactionManager(storage, concurrency)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
@@ -517,10 +513,13 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = Table.load(storage, config=created)
         else:  # with several writers, the timeline as it is under the lock
             table = checked.table.refresh() if concurrency.is_occ else checked.table
-        table = table.prepared_for_change()
+        table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
             table = table.refresh()
+        table = build_metadata_table(table, metadata)
+        run_metadata_table_services(table, metadata, services)
+        index = checked.index.for_table(table)  # the record index as the write starts
         instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)
         try:
@@ -530,10 +529,9 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             tx.close()
             raise
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
-    index = checked.index
     session = WriteSession(table.with_instant(instant), config, index, instant, data_schema,
                            not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
-                           extra_metadata={**(extra_metadata or {}), **index.commit_metadata()})
+                           extra_metadata={**(extra_metadata or {}), **index.commit_metadata()}, metadata=metadata)
     try:
         fault_points.reach(fault_points.AFTER_REQUESTED, storage=storage, instant=instant.timestamp)
     except BaseException:

@@ -16,3 +16,4 @@ class IndexType(StrEnum):
     SIMPLE = "SIMPLE"
     GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
     BUCKET = "BUCKET"
+    RECORD_INDEX = "RECORD_INDEX"

@@ -103,7 +103,9 @@ INDEX_TYPE = ConfigProperty(
          "key that changes partition moves). SIMPLE: the incoming keys checked against the stored keys of their "
          "partitions' latest base files. GLOBAL_SIMPLE: the same against every partition's, keys unique in the "
          "table (a key that changes partition moves). BUCKET: the file group is the key's hash bucket (Hudi's simple "
-         "bucket index)."),
+         "bucket index). RECORD_INDEX: the keys looked up in the metadata table's record index (kept with "
+         "hoodie.metadata.record.index.enable=true), keys unique in the table; while the table has no ready record "
+         "index, tagging is GLOBAL_SIMPLE's, as Hudi's."),
 )
 # HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
 # FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
@@ -128,15 +130,30 @@ BUCKET_ENGINE = ConfigProperty(
 # 0.15: both default to true)
 BLOOM_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.bloom.index.update.partition.path", True, parser=parse_bool,
-    doc=("GLOBAL_BLOOM index: a key written with another partition moves there (deleted in its old partition). "
-         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
-         "error."),
+    doc=("GLOBAL_BLOOM index: true, Hudi's default, a key written with another partition moves there (deleted in its "
+         "old partition); false, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
 )
 SIMPLE_UPDATE_PARTITION_PATH = ConfigProperty(
     "hoodie.simple.index.update.partition.path", True, parser=parse_bool,
-    doc=("GLOBAL_SIMPLE index: a key written with another partition moves there (deleted in its old partition). "
-         "Only true, Hudi's default, is supported: false (update the key in its old partition) is refused with an "
-         "error."),
+    doc=("GLOBAL_SIMPLE index: true, Hudi's default, a key written with another partition moves there (deleted in its "
+         "old partition); false, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
+)
+# HoodieIndexConfig.BLOOM_INDEX_USE_METADATA (Hudi 0.15: default false)
+BLOOM_INDEX_USE_METADATA = ConfigProperty(
+    "hoodie.bloom.index.use.metadata", False, parser=parse_bool,
+    doc=("BLOOM and GLOBAL_BLOOM: take each base file's bloom filter from the metadata table's bloom_filters "
+         "partition and its key range from the record key's column_stats, each when that partition is ready "
+         "(hoodie.metadata.index.bloom.filter.enable, hoodie.metadata.index.column.stats.enable), instead of "
+         "opening the base files' footers; a file the partition has nothing for is read from its footer."),
+)
+# HoodieIndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH_ENABLE (Hudi 0.15: default false, unlike the two above)
+RECORD_INDEX_UPDATE_PARTITION_PATH = ConfigProperty(
+    "hoodie.record.index.update.partition.path", False, parser=parse_bool,
+    doc=("RECORD_INDEX: true, a key written with another partition moves there (deleted in its old partition); "
+         "false, Hudi's default, it is updated in its old partition (its record keeps the new partition field "
+         "values, stored under the old partition path)."),
 )
 BLOOM_NUM_ENTRIES = ConfigProperty(
     "hoodie.index.bloom.num_entries", 60000, parser=parse_int,
@@ -318,6 +335,72 @@ KEEP_MAX_COMMITS = ConfigProperty(
 SERVICE_PROPERTIES = (
     INLINE_COMPACT, MAX_DELTA_COMMITS, COMPACTION_STRATEGY, DAYBASED_PARTITIONS, TARGET_IO, AUTO_CLEAN,
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
+)
+
+# The metadata table (Hudi's HoodieMetadataConfig, 0.15 names and defaults)
+METADATA_ENABLE = ConfigProperty(
+    "hoodie.metadata.enable", True, parser=parse_bool,
+    doc=("Keep Apache Hudi's metadata table (`.hoodie/metadata`): every commit, clean, rollback and compaction "
+         "records its file changes there, in the same transaction, so readers list no data folder. False: a "
+         "write deletes the metadata table, as Hudi does. On a read: false lists storage even when the table has a "
+         "ready metadata table (Hudi's readers take it only when asked; ours whenever its `files` partition is "
+         "ready)."),
+)
+METADATA_COLUMN_STATS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `column_stats` partition: each file's column ranges, for data skipping.",
+)
+METADATA_COLUMN_STATS_COLUMNS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.column.list", (), parser=parse_field_list,
+    doc="The columns `column_stats` indexes, comma separated; all columns (meta columns included) when unset.",
+)
+METADATA_COLUMN_STATS_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.index.column.stats.file.group.count", 2, parser=parse_int,
+    doc="File groups of the `column_stats` partition, fixed when it is built.",
+)
+METADATA_BLOOM_FILTERS = ConfigProperty(
+    "hoodie.metadata.index.bloom.filter.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `bloom_filters` partition: each base file's bloom filter of record keys.",
+)
+METADATA_BLOOM_FILTER_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.index.bloom.filter.file.group.count", 4, parser=parse_int,
+    doc="File groups of the `bloom_filters` partition, fixed when it is built.",
+)
+METADATA_RECORD_INDEX = ConfigProperty(
+    "hoodie.metadata.record.index.enable", False, parser=parse_bool,
+    doc="Keep the metadata table's `record_index` partition: the file group of every record key.",
+)
+METADATA_RECORD_INDEX_MIN_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.record.index.min.filegroup.count", 10, parser=parse_int,
+    doc="`record_index`: the fewest file groups it is built with.",
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUPS = ConfigProperty(
+    "hoodie.metadata.record.index.max.filegroup.count", 10000, parser=parse_int,
+    doc="`record_index`: the most file groups it is built with.",
+)
+METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE = ConfigProperty(
+    "hoodie.metadata.record.index.max.filegroup.size", 1024 * MB, parser=parse_int,
+    doc="`record_index`: the bytes a file group is sized for when the partition is built.",
+)
+METADATA_RECORD_INDEX_GROWTH_FACTOR = ConfigProperty(
+    "hoodie.metadata.record.index.growth.factor", 2.0, parser=parse_float,
+    doc="`record_index`: how many times the keys present when it is built its file groups are sized for.",
+)
+METADATA_COMPACT_DELTA_COMMITS = ConfigProperty(
+    "hoodie.metadata.compact.max.delta.commits", 10, parser=parse_int,
+    doc="Delta commits of the metadata table between its compactions.",
+)
+METADATA_MAX_DELTA_COMMITS_WHEN_PENDING = ConfigProperty(
+    "hoodie.metadata.max.deltacommits.when_pending", 1000, parser=parse_int,
+    doc=("Delta commits the metadata table may gather without a compaction while a data instant before them "
+         "stays pending; past it, a write fails saying which instant to resolve."),
+)
+METADATA_PROPERTIES = (
+    METADATA_ENABLE, METADATA_COLUMN_STATS, METADATA_COLUMN_STATS_COLUMNS, METADATA_COLUMN_STATS_FILE_GROUPS,
+    METADATA_BLOOM_FILTERS, METADATA_BLOOM_FILTER_FILE_GROUPS, METADATA_RECORD_INDEX,
+    METADATA_RECORD_INDEX_MIN_FILE_GROUPS, METADATA_RECORD_INDEX_MAX_FILE_GROUPS,
+    METADATA_RECORD_INDEX_MAX_FILE_GROUP_SIZE, METADATA_RECORD_INDEX_GROWTH_FACTOR, METADATA_COMPACT_DELTA_COMMITS,
+    METADATA_MAX_DELTA_COMMITS_WHEN_PENDING,
 )
 
 # Several writers (Hudi's HoodieWriteConfig, HoodieLockConfig, HoodieCleanConfig; defaults as Hudi's)
@@ -521,7 +604,8 @@ STREAMING_PROPERTIES = (
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
     KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
-    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
+    BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH, BLOOM_INDEX_USE_METADATA,
+    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,
@@ -538,4 +622,5 @@ SPARK_PASSTHROUGH = ("path", "paths", "location", "provider", "owner", "external
 
 CATALOG = OptionCatalog(
     WRITE_PROPERTIES + SERVICE_PROPERTIES + READ_PROPERTIES + CONCURRENCY_PROPERTIES + STREAMING_PROPERTIES
+    + METADATA_PROPERTIES
 )

@@ -67,6 +67,7 @@ def resolve_read_config(options: Mapping[str, str]) -> ReadConfig:
         incr_fallback_full_scan=get(k.INCR_FALLBACK_FULL_SCAN),
         hollow_commits=get(k.HOLLOW_COMMIT) or "FAIL",
         incremental_format=get(k.INCREMENTAL_FORMAT),
+        metadata_enable=get(k.METADATA_ENABLE),
         data_skipping=get(k.DATA_SKIPPING),
     )
     if cfg.hollow_commits == "USE_TRANSITION_TIME":

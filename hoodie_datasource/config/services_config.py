@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
+from hoodie_datasource.config.metadata_config import MetadataConfig, resolve_metadata_config
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.errors import HoodieConfigError
 
@@ -41,6 +42,7 @@ class CompactionConfig:
     target_io_mb: int = 500 * 1024
     index: IndexConfig = IndexConfig()
     compression: str = "snappy"
+    metadata: MetadataConfig = MetadataConfig()  # the column statistics to keep of the base files it writes
     # a compaction beats a heartbeat while it runs, so no other process restarts it meanwhile
     heartbeat_interval_ms: int = 60_000
     heartbeat_expiry_ms: int = 120_000
@@ -82,7 +84,7 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
         compaction=CompactionConfig(
             strategy=get(k.COMPACTION_STRATEGY), max_delta_commits=get(k.MAX_DELTA_COMMITS),
             target_partitions=get(k.DAYBASED_PARTITIONS), target_io_mb=get(k.TARGET_IO),
-            index=index or IndexConfig(), compression=compression,
+            index=index or IndexConfig(), compression=compression, metadata=resolve_metadata_config(options),
             heartbeat_interval_ms=concurrency.heartbeat_interval_ms, heartbeat_expiry_ms=concurrency.heartbeat_expiry_ms,
         ),
         auto_clean=get(k.AUTO_CLEAN),

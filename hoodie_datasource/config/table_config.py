@@ -28,6 +28,7 @@ _KEYGEN_TYPES = {
     "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
 }
 PAYLOAD_OVERWRITE_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"  # the metadata table's, and only its
 EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 SUPPORTED_READ_VERSIONS = (6, 8, 9)
@@ -83,8 +84,16 @@ class TableConfig:
         return self.table_type == "MERGE_ON_READ"
 
     @property
+    def is_metadata_table(self) -> bool:
+        """Apache Hudi's metadata table (``.hoodie/metadata``), which Hudi tells apart by its path
+        (``HoodieTableMetadata.isMetadataTable``); its ``hoodie.properties`` names its payload."""
+        return self.payload_class == METADATA_PAYLOAD
+
+    @property
     def is_partitioned(self) -> bool:
-        return bool(self.partition_fields)
+        """Its files are in partition folders: the metadata table names no partition field, but keeps each of
+        its partitions (``files``, ``column_stats``, ...) in a folder."""
+        return bool(self.partition_fields) or self.is_metadata_table
 
     @property
     def timeline_dir(self) -> str:

@@ -30,7 +30,11 @@ _OPERATION_PARALLELISM = {
 
 # a global index's option saying whether a key written with another partition moves there
 _UPDATE_PARTITION_PATH = {IndexType.GLOBAL_BLOOM: k.BLOOM_UPDATE_PARTITION_PATH,
-                          IndexType.GLOBAL_SIMPLE: k.SIMPLE_UPDATE_PARTITION_PATH}
+                          IndexType.GLOBAL_SIMPLE: k.SIMPLE_UPDATE_PARTITION_PATH,
+                          IndexType.RECORD_INDEX: k.RECORD_INDEX_UPDATE_PARTITION_PATH}
+# the index tagging falls back to while the table has no ready record index (Hudi's
+# SparkMetadataTableRecordIndex.getFallbackIndexType)
+RECORD_INDEX_FALLBACK = IndexType.GLOBAL_SIMPLE
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,11 @@ class IndexConfig:
     num_buckets: int = 256
     bucket_hash_fields: tuple[str, ...] = ()  # resolved: the record key fields unless given
     bloom_filter_enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
+    # a global index: a key written with another partition moves there (else it is updated where it is stored)
+    update_partition_path: bool = True
+    use_metadata: bool = False  # a bloom index: filters and key ranges from the metadata table
+    # RECORD_INDEX: the index that tags while the table has no ready record index, made from the same options
+    fallback: IndexConfig | None = None
 
     @property
     def writes_bloom_filter(self) -> bool:
@@ -146,6 +155,27 @@ def _merge_with_table(name: str, given, stored, label: str):
     return stored
 
 
+def _index_config(get, index_type: IndexType, record_keys: tuple[str, ...]) -> IndexConfig:
+    """The options of an index of ``index_type`` (a record index's fallback too, as Hudi makes it from the same
+    options with the fallback's type: its own update-partition-path option applies)."""
+    moves = _UPDATE_PARTITION_PATH.get(index_type)
+    return IndexConfig(
+        index_type=index_type,
+        bloom_num_entries=get(k.BLOOM_NUM_ENTRIES),
+        bloom_fpp=get(k.BLOOM_FPP),
+        bloom_filter_type=get(k.BLOOM_FILTER_TYPE),
+        bloom_max_entries=get(k.BLOOM_MAX_ENTRIES),
+        prune_by_ranges=get(k.PRUNE_BY_RANGES),
+        num_buckets=get(k.BUCKET_NUM_BUCKETS),
+        bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or record_keys,
+        bloom_filter_enabled=get(k.PARQUET_BLOOM_FILTER),
+        update_partition_path=True if moves is None else get(moves),
+        use_metadata=get(k.BLOOM_INDEX_USE_METADATA),
+        fallback=_index_config(get, RECORD_INDEX_FALLBACK, record_keys) if index_type is IndexType.RECORD_INDEX
+        else None,
+    )
+
+
 def resolve_write_config(options: Mapping[str, str], existing: TableConfig | None) -> WriteConfig:
     catalog = k.CATALOG
     catalog.check_unknown(options, k.SPARK_PASSTHROUGH)
@@ -205,25 +235,9 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
             f"Unsupported key generator {keygen_class!r}; valid values: "
             "org.apache.hudi.keygen.SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator"
         )
-    index = IndexConfig(
-        index_type=get(k.INDEX_TYPE),
-        bloom_num_entries=get(k.BLOOM_NUM_ENTRIES),
-        bloom_fpp=get(k.BLOOM_FPP),
-        bloom_filter_type=get(k.BLOOM_FILTER_TYPE),
-        bloom_max_entries=get(k.BLOOM_MAX_ENTRIES),
-        prune_by_ranges=get(k.PRUNE_BY_RANGES),
-        num_buckets=get(k.BUCKET_NUM_BUCKETS),
-        bucket_hash_fields=get(k.BUCKET_HASH_FIELD) or tuple(record_keys),
-        bloom_filter_enabled=get(k.PARQUET_BLOOM_FILTER),
-    )
+    index = _index_config(get, get(k.INDEX_TYPE), tuple(record_keys))
     if index.index_type is IndexType.BUCKET:
         _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))
-    moves = _UPDATE_PARTITION_PATH.get(index.index_type)
-    if moves is not None and not get(moves):
-        raise HoodieConfigError(
-            f"{moves.key}=false (a key written with another partition updated in its old partition) is not "
-            f"supported under {index.index_type}; valid values: true (Hudi's default: the key moves to the new "
-            "partition)")
     if not 0 < index.bloom_fpp < 1 or index.bloom_num_entries <= 0:
         raise HoodieConfigError("hoodie.index.bloom.fpp must be in (0, 1) and hoodie.index.bloom.num_entries > 0")
     sizing = FileSizing(

@@ -10,6 +10,8 @@ of index it is. An index tells what it can do, as Hudi's does:
                           no lookup of stored keys and no other record, so any slice of a batch is placed alike,
                           with no shuffle
     requires_tagging(op)  ``HoodieIndex.requiresTagging``: the operation's records are placed by the index
+    join_keys             the columns that identify a key's records: the record key, and its partition unless the
+                          index is global
 
 and does (``Index``):
 
@@ -18,9 +20,19 @@ and does (``Index``):
     tag(records, files, scope)    every record's file group (null: a new key), for records that hold every record
                                   of their keys (a task that owns its partitions, the local engine)
 
-A lookup index (``lookup_index.LookupIndex``) also has the two steps a distributed engine runs apart:
-``candidates``, thin (key, candidate file) rows per batch, and ``confirm``, the exact locations among them per
-file after a shuffle by file.
+A location is the file group the index names, not a proof that it holds the key: a bucket index names the
+bucket's group whatever it holds, and a bloom filter's claim goes unchecked where only one file makes it. A reader
+of records by key (``read.key_lookup``) reads the groups named and keeps what they hold.
+
+An index that looks keys up (not ``places_by_hash``: ``lookup_index.LookupIndex``, ``record_index.RecordIndex``)
+also has the two steps a distributed engine runs apart, and says how many tasks the second takes:
+
+    candidates(records, files)     thin (key, partition, file to read) rows per batch (``CANDIDATE_SCHEMA``)
+    lookup_tasks(files)            the tasks the candidates are shuffled to by ``LOOKUP_FILE_COLUMN``
+    confirm(cands, files, scope)   the exact locations among a task's candidates, each file read once
+
+A write's index is made from its options, then bound to the table as the write starts (``for_table``): the
+record index reads the table's metadata table, or falls back to another index while it has none ready.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.config.write_operation import WriteOperation
@@ -39,19 +52,42 @@ from hoodie_datasource.index.log_deletes import LogDeletes
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
-from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN
+from hoodie_datasource.table.meta_columns import (
+    FILE_ID_COLUMN,
+    LOCATION_PARTITION_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+)
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
 
 # the columns tagging adds: the file group holding the record's key, and that group's partition (which differs
 # from the record's own when a global index finds the key elsewhere)
 LOCATION_COLUMNS = (FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN)
+# a key, its partition (null under a global index that was not told it) and the file group the index names for it
+LOCATION_SCHEMA = pa.schema(
+    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
+     (LOCATION_PARTITION_COLUMN, pa.string())]
+)
+
+# what a lookup's confirming task reads for a candidate: a base file, or a record-index file group
+LOOKUP_FILE_COLUMN = "_hoodie_lookup_file"
+CANDIDATE_SCHEMA = pa.schema(
+    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
+     (LOCATION_PARTITION_COLUMN, pa.string()), (LOOKUP_FILE_COLUMN, pa.string())]
+)
 
 
 def unlocated(records: pa.Table) -> pa.Table:
     """``records`` with no location: every key new to the table."""
     nulls = pa.nulls(records.num_rows, pa.string())
     return records.append_column(FILE_ID_COLUMN, nulls).append_column(LOCATION_PARTITION_COLUMN, nulls)
+
+
+def located(tagged: pa.Table) -> pa.Table:
+    """The rows of ``tagged`` (``Index.tag``'s) whose key the index names an existing file group for, as
+    ``LOCATION_SCHEMA`` rows: a record a bucket index sends to a new group of its bucket has no location."""
+    return tagged.filter(pc.is_valid(tagged.column(LOCATION_PARTITION_COLUMN))).select(LOCATION_SCHEMA.names)
 
 
 @dataclass(frozen=True)
@@ -71,6 +107,17 @@ class Index(ABC):
     config: IndexConfig
     is_global: ClassVar[bool] = False
     places_by_hash: ClassVar[bool] = False
+
+    @property
+    def join_keys(self) -> tuple[str, ...]:
+        """What identifies a key's records (Hudi's ``HoodieKey`` as the index matches it): the record key, and its
+        partition unless the index is global."""
+        return (RECORD_KEY_COLUMN,) if self.is_global else (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
+
+    def for_table(self, table: Table) -> Index:
+        """This index bound to ``table`` as a write or lookup starts (itself: most indexes read the table's files
+        when they tag)."""
+        return self
 
     def requires_tagging(self, operation: WriteOperation) -> bool:
         """Hudi's default: updates and deletes are tagged; inserts, bulk inserts and overwrites are not."""

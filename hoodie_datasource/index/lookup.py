@@ -178,9 +178,20 @@ def _bloom_maybe(filters: list[BloomFilter | None], keys: pa.Array, pair_key: np
     return maybe, probed
 
 
+# the bloom filters of base files (relative paths), None for a file without one
+BloomSource = Callable[[Sequence[str]], list[BloomFilter | None]]
+
+
+def footer_filters(storage: Storage, listed: Mapping[str, FileInfo] | None = None) -> BloomSource:
+    """Bloom filters read from the base files' footers (``listed``: their listing entries, when known)."""
+    info = (listed or {}).get
+    return lambda base_files: [base_file_cache.bloom_filter(storage, f, info=info(f)) for f in base_files]
+
+
 def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_file: np.ndarray,
                   base_files: Sequence[str], use_bloom: bool, claims: np.ndarray | None = None,
-                  listed: Mapping[str, FileInfo] | None = None) -> tuple[np.ndarray, IndexCounts]:
+                  listed: Mapping[str, FileInfo] | None = None, blooms: BloomSource | None = None
+                  ) -> tuple[np.ndarray, IndexCounts]:
     """Which (key, file) pairs hold: pair ``i`` is key ``keys[pair_key[i]]`` in ``base_files[pair_file[i]]``
     (``listed``: the files' listing entries by relative path, when the caller has them: saves a HEAD per
     file on an object store).
@@ -194,12 +205,15 @@ def confirm_pairs(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_f
     compaction keep a log record whose key the base file lacks (the commit's stats count it as an
     update, and a read-optimized query sees it after compaction; range pruning keeps finding it, as
     candidates lie within the file's key range). Keys that two or more filters may hold, candidates of
-    files without a filter, and every positive without ``claims`` are checked against the stored keys."""
+    files without a filter, and every positive without ``claims`` are checked against the stored keys.
+    ``blooms``: where the filters come from (the footers by default)."""
     info = (listed or {}).get
     # no filter read for a file without pairs
     paired = np.bincount(pair_file, minlength=len(base_files)) > 0 if use_bloom else np.zeros(len(base_files), bool)
-    filters = [base_file_cache.bloom_filter(storage, f, info=info(f)) if paired[i] else None
-               for i, f in enumerate(base_files)]
+    wanted = np.flatnonzero(paired)
+    filters: list[BloomFilter | None] = [None] * len(base_files)
+    for i, bloom in zip(wanted.tolist(), (blooms or footer_filters(storage, listed))([base_files[i] for i in wanted])):
+        filters[i] = bloom
     maybe, probed = _bloom_maybe(filters, keys, pair_key, pair_file)
     return _settle(storage, keys, pair_key, pair_file, base_files, maybe, probed, claims, info)
 
@@ -233,7 +247,8 @@ def _settle(storage: Storage, keys: pa.Array, pair_key: np.ndarray, pair_file: n
 
 
 def partition_positives(storage: Storage, keys: pa.Array, partitions: pa.Array, files: Sequence[FileKeyRange],
-                        prune_by_ranges: bool, listed: Mapping[str, FileInfo] | None = None
+                        prune_by_ranges: bool, listed: Mapping[str, FileInfo] | None = None,
+                        blooms: BloomSource | None = None
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, IndexCounts] | None:
     """``range_candidates`` and ``confirm_pairs`` (with claims: the caller holds every record of its keys)
     for a partition-local index whose keys mostly lie within every file's key range (random keys such as
@@ -261,8 +276,7 @@ def partition_positives(storage: Storage, keys: pa.Array, partitions: pa.Array, 
     off = np.concatenate(off_key), np.concatenate(off_file)
     if 2 * len(off[0]) >= pairs:
         return None
-    filters = [base_file_cache.bloom_filter(storage, files[i].base_file, info=info(files[i].base_file))
-               for i in touched]
+    filters = (blooms or footer_filters(storage, listed))([files[i].base_file for i in touched])
     if any(f is None or (f.num_hashes, f.vector_size) != (filters[0].num_hashes, filters[0].vector_size)
            for f in filters):
         return None

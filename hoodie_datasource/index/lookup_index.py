@@ -12,14 +12,14 @@ merge-on-read table, a key its slice's logs deleted is no location (``log_delete
                 their partitions, the local engine)
     candidates  step 1 alone: thin (key, partition, candidate file) rows of a batch; the records stay put
     confirm     step 2 alone: the exact locations among candidates, which need not hold every candidate of
-                their keys (a distributed engine shuffles them by ``BASE_FILE_COLUMN`` first, so that each
+                their keys (a distributed engine shuffles them by ``LOOKUP_FILE_COLUMN`` first, so that each
                 file is read once)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -27,10 +27,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import Index, TagScope, unlocated
-from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges
+from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN, Index, TagScope, unlocated
+from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
 from hoodie_datasource.index.log_deletes import LogDeletes
-from hoodie_datasource.index.lookup import IndexCounts, confirm_pairs, partition_positives, range_candidates
+from hoodie_datasource.index.lookup import (
+    BloomSource,
+    IndexCounts,
+    confirm_pairs,
+    partition_positives,
+    range_candidates,
+)
+from hoodie_datasource.index.metadata_file_index import MetadataFileIndex
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import (
@@ -41,15 +48,7 @@ from hoodie_datasource.table.meta_columns import (
 )
 from hoodie_datasource.table.table import Table
 
-BASE_FILE_COLUMN = "_hoodie_base_file"
-CANDIDATE_SCHEMA = pa.schema(
-    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
-     (LOCATION_PARTITION_COLUMN, pa.string()), (BASE_FILE_COLUMN, pa.string())]
-)
-LOCATION_SCHEMA = pa.schema(
-    [(RECORD_KEY_COLUMN, pa.string()), (PARTITION_PATH_COLUMN, pa.string()), (FILE_ID_COLUMN, pa.string()),
-     (LOCATION_PARTITION_COLUMN, pa.string())]
-)
+MAX_LOOKUP_TASKS = 200
 
 
 def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -57,17 +56,33 @@ def _codes(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
     return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
 
 
+@dataclass(frozen=True)
 class LookupIndex(Index):
+    """``metadata``: where a bloom index takes its files' filters and key ranges instead of their footers, once
+    bound to a table with ``hoodie.bloom.index.use.metadata`` (``for_table``)."""
+
+    metadata: MetadataFileIndex | None = None
     uses_bloom: ClassVar[bool]
 
-    @property
-    def join_keys(self) -> tuple[str, ...]:
-        """What identifies a key's records: the record key, and its partition unless the index is global."""
-        return (RECORD_KEY_COLUMN,) if self.is_global else (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
+    def for_table(self, table: Table) -> Index:
+        """A bloom index with ``hoodie.bloom.index.use.metadata``: the table's metadata table, when it has a ready
+        ``bloom_filters`` or ``column_stats`` partition (Hudi's ``HoodieBloomIndex``)."""
+        if not (self.uses_bloom and self.config.use_metadata):
+            return self
+        found = MetadataFileIndex.of(table)
+        return self if found is None else replace(self, metadata=found)
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The key range of every slice with a base file (``key_ranges.load_key_ranges``: footers)."""
-        return load_key_ranges(storage, list(slices))
+        """The key range of every slice with a base file: from the footers (``key_ranges.load_key_ranges``), or
+        the metadata table's record key statistics (none needed when the ranges prune nothing)."""
+        if self.metadata is None:
+            return load_key_ranges(storage, list(slices))
+        if not self.config.prune_by_ranges:
+            return [unranged(s) for s in slices if s.base_file is not None]
+        return self.metadata.key_ranges(storage, slices)
+
+    def _blooms(self, storage: Storage, listed: dict[str, FileInfo] | None = None) -> BloomSource | None:
+        return None if self.metadata is None else self.metadata.blooms(storage, listed)
 
     def scope(self, table: Table, instant: str, operation: WriteOperation, data: pa.Schema) -> TagScope:
         """Under a global index on a merge-on-read table, the keys a slice's logs delete are no location
@@ -95,6 +110,10 @@ class LookupIndex(Index):
             schema=CANDIDATE_SCHEMA,
         )
 
+    def lookup_tasks(self, files: Sequence[FileKeyRange]) -> int:
+        """A task per candidate base file, up to ``MAX_LOOKUP_TASKS``."""
+        return max(1, min(len(files), MAX_LOOKUP_TASKS))
+
     def confirm(self, cands: pa.Table, files: Sequence[FileKeyRange], scope: TagScope) -> pa.Table:
         """The exact locations (``LOCATION_SCHEMA``) among ``cands`` (which may span several of ``files`` and need
         not hold every candidate of their keys): every bloom positive is checked against the file's stored keys,
@@ -102,8 +121,9 @@ class LookupIndex(Index):
         if cands.num_rows == 0:
             return LOCATION_SCHEMA.empty_table()
         pair_key, keys = _codes(cands.column(RECORD_KEY_COLUMN).combine_chunks())
-        pair_file, base_files = _codes(cands.column(BASE_FILE_COLUMN).combine_chunks())
-        keep, _ = confirm_pairs(scope.storage, keys, pair_key, pair_file, base_files.to_pylist(), self.uses_bloom)
+        pair_file, base_files = _codes(cands.column(LOOKUP_FILE_COLUMN).combine_chunks())
+        keep, _ = confirm_pairs(scope.storage, keys, pair_key, pair_file, base_files.to_pylist(), self.uses_bloom,
+                                blooms=self._blooms(scope.storage))
         if scope.log_deletes is not None:
             by_base_file = {f.base_file: f for f in files}
             keep = scope.log_deletes.live(scope.storage, keys, pair_key, pair_file, keep,
@@ -123,7 +143,8 @@ class LookupIndex(Index):
         listed = {f.base_file: FileInfo(f.base_file, f.size) for f in files}
         # random keys under a partition-local index: each key against all its partition's filters, no pairs
         grid = None if self.is_global or not self.uses_bloom else \
-            partition_positives(storage, keys, parts, files, self.config.prune_by_ranges, listed)
+            partition_positives(storage, keys, parts, files, self.config.prune_by_ranges, listed,
+                                self._blooms(storage, listed))
         if grid is not None:
             pair_key, pair_file, keep, counts = grid
         else:
@@ -133,7 +154,7 @@ class LookupIndex(Index):
             # partition, or anywhere under a global index) have the same candidate files and bloom answers,
             # so a row's positives are its key's
             keep, counts = confirm_pairs(storage, keys, pair_key, pair_file, [f.base_file for f in files],
-                                         self.uses_bloom, pair_key, listed)
+                                         self.uses_bloom, pair_key, listed, self._blooms(storage, listed))
             counts = replace(counts, pairs=found.by_partition,
                              candidate_files=int(np.count_nonzero(np.bincount(pair_file, minlength=len(files)))))
         if scope.log_deletes is not None:

@@ -130,6 +130,12 @@ class MetadataTableReader:
             self._slices[partition] = latest_merged_slices(self.storage, self.timeline, partition)
         return self._slices[partition]
 
+    def file_group_ids(self, partition: MetadataPartition) -> list[str]:
+        """The ids of ``partition``'s file groups, in the order keys map to them (``file_group_indexes``); its
+        latest slices are listed here once, for every lookup after (in Spark tasks too: the reader travels
+        with them)."""
+        return [s.file_id for s in self._require(partition)]
+
     # ---- reading file slices
 
     def _counted_blocks(self, file_slice: FileSlice) -> Iterator[LogBlock]:
@@ -195,6 +201,12 @@ class MetadataTableReader:
             wanted = keys.filter(pa.array(shard == index))
             found.append(self._read_slice(slices[index], _Query(keys=wanted.take(pc.sort_indices(wanted)))))
         return found
+
+    def file_slice_records(self, file_slice: FileSlice) -> tuple[list[pa.Table], pa.Table]:
+        """Every record of ``file_slice`` that counts, as read (each table with its ``order``, 0: the base
+        file's), and its deleted keys with theirs: what a compaction of the slice merges (``metadata.merge``)."""
+        read = self._read_slice(file_slice, _Query())
+        return read.records, read.deletes
 
     # ---- the answers
 

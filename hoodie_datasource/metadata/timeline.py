@@ -124,4 +124,12 @@ def valid_instants(data: Timeline, metadata: MetadataTimeline) -> frozenset[str]
     valid |= {i.timestamp for i in metadata.instants if i.is_completed and i.action in (ROLLBACK, RESTORE)}
     valid |= {i.timestamp for i in metadata.instants if i.is_completed and i.action == DELTA_COMMIT
               and i.timestamp.startswith(SOLO_COMMIT_TIMESTAMP)}
+    # A data instant archived where this library does not read it (before the timeline's start) counts as
+    # committed for a listing (``Timeline.committed_upto``, Hudi's ``containsOrBeforeTimelineStarts``); its
+    # deltacommit counts here too, or a metadata table not yet compacted past it would drop its files. Hudi's
+    # archival never gets there (it waits for the metadata table's compaction); a damaged archive can.
+    start = data.start
+    if start is not None:
+        valid |= {i.timestamp for i in metadata.instants if i.is_completed and i.action == DELTA_COMMIT
+                  and i.timestamp < start}
     return frozenset(valid)

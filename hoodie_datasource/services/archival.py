@@ -12,7 +12,12 @@ cleaner's earliest retained instant or the first savepoint (a restore rolls back
 replacecommit whose replaced file groups no completed clean has removed yet (readers, hudi-rs too, learn
 from it which file groups to skip: archived early, its replaced files would be read again beside the rows
 that replaced them); nor actions other than writes (compactions complete as commits), cleans and
-rollbacks (Hudi's ``MetadataConversionUtils`` archives no others: savepoints stay).
+rollbacks (Hudi's ``MetadataConversionUtils`` archives no others: savepoints stay). With a metadata table,
+nothing at or after its latest compaction, nothing at all before its first (``HoodieTimelineArchiver``): its
+readers count a deltacommit there only while its data instant is on the active timeline, so an instant is
+archived only once a compaction took its deltacommit into a base file. The metadata table's own timeline is
+archived the same way (``services.metadata_table_services``), never past the data table's first active commit or first
+pending instant (``TimelineUtils.getEarliestInstantForMetadataArchival``).
 
 Java Hudi reads the archive log (``CALL show_archived_commits``, its archived timeline), and so does this
 library: time travel and incremental pulls across archived instants keep working. hudi-rs reads only the
@@ -27,8 +32,10 @@ import logging
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ArchiveConfig
 from hoodie_datasource.config.table_config import METAFOLDER
+from hoodie_datasource.metadata.layout import latest_compaction, metadata_storage
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
+from hoodie_datasource.table.metadata_table import ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.archive_log import archive_entry, write_archive_file
 from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS, Instant, State
@@ -53,6 +60,14 @@ def _oldest_replace_to_keep(timeline: Timeline) -> str | None:
     return None
 
 
+def _metadata_table_bound(table: Table) -> str | None:
+    """The latest compaction of the table's ready metadata table ("" before its first: nothing may be archived);
+    None without one."""
+    if not ready_partitions(table.config):
+        return None
+    return latest_compaction(Table.load(metadata_storage(table.storage))) or ""
+
+
 def archive(table: Table, cfg: ArchiveConfig, earliest_retained: str | None = None) -> ServiceRun:
     """Archive what the rules above let go: the instants archived, and the table after (listed again when
     anything was archived: its timeline then reads those instants from the archive)."""
@@ -73,6 +88,9 @@ def archive(table: Table, cfg: ArchiveConfig, earliest_retained: str | None = No
         done = [i for i in active if i.action == action and i.is_completed]
         if len(done) > cfg.max_commits:
             doomed += done[:len(done) - cfg.min_commits]
+    compacted = _metadata_table_bound(table)
+    if compacted is not None:
+        doomed = [i for i in doomed if i.timestamp < compacted]
     if not doomed:
         return ServiceRun((), table)
     doomed.sort()

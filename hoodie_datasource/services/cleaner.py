@@ -13,7 +13,8 @@ of pending instants, a slice a savepoint holds (its base file or a log file is a
 files: a restore to the savepoint needs them; Hudi's ``CleanPlanner.isFileSliceExistInSavepointedFiles``,
 replaced file groups included). File groups replaced by an overwrite are removed once the replace is
 older than the retained window. Recorded as ``T.clean.requested`` (Avro HoodieCleanerPlan) ->
-``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata).
+``T.clean.inflight`` -> ``T.clean`` (Avro HoodieCleanMetadata), and in the metadata table before it
+completes (``metadata.sync``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections import defaultdict
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CleanConfig
+from hoodie_datasource.metadata.sync import sync_clean
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table import Table
@@ -109,8 +111,9 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
     return dict(doomed), retained_from
 
 
-def clean(table: Table, cfg: CleanConfig) -> ServiceRun:
-    """Plan and run a clean: its instant time (none when there is nothing to delete), and the table after.
+def clean(table: Table, cfg: CleanConfig, instant_time: str | None = None) -> ServiceRun:
+    """Plan and run a clean: its instant time (none when there is nothing to delete; ``instant_time`` when
+    given, else a new one), and the table after.
     Under the LAZY failed-writes policy, failed writes (heartbeat expired) are rolled back first, as Hudi's
     ``BaseHoodieTableServiceClient.clean`` does; so are pending cleans finished first: a cleaner that died
     midway left its plan, which is executed again (deleting a file twice is harmless) and completed."""
@@ -128,7 +131,7 @@ def clean(table: Table, cfg: CleanConfig) -> ServiceRun:
         return ServiceRun((), table)
     by_versions = cfg.policy == "KEEP_LATEST_FILE_VERSIONS"
     storage, timeline = table.storage, table.timeline
-    instant_time = new_instant_time(timeline.last_instant_time())
+    instant_time = instant_time or new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()
     plan = {
         # Hudi plans no earliest instant under KEEP_LATEST_FILE_VERSIONS (CleanPlanner.getEarliestCommitToRetain)
@@ -191,4 +194,5 @@ def _execute(table: Table, instant: Instant, plan: dict, started: float) -> tupl
         "lastCompletedCommitTimestamp": plan.get("lastCompletedCommitTimestamp"),
         "partitionMetadata": partition_metadata, "version": 2, "extraMetadata": plan.get("extraMetadata"),
     }
+    sync_clean(table, instant.timestamp, metadata)
     return transition_to_completed(table, inflight, encode(CLEAN_METADATA, metadata)), total

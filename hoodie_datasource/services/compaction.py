@@ -32,6 +32,7 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
 from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
+from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
@@ -47,7 +48,8 @@ from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline, instant_path
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
-from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file
+from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file_with_footer
+from hoodie_datasource.write.index_entries import base_file_entries
 from hoodie_datasource.write.rollback import delete_instant_data_files
 
 logger = logging.getLogger(__name__)
@@ -180,6 +182,7 @@ def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
     with guard():
+        sync_commit(table, instant_time, metadata)
         completed = transition_to_completed(table, instant, metadata.to_json())
     delete_marker_dir(table.storage, instant_time)
     logger.info("Compaction %s wrote %d base files", instant_time, len(stats))
@@ -213,8 +216,11 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
     keys = merged.column(RECORD_KEY_COLUMN)
     footer = footer_metadata(keys, new_filter_for(cfg.index, keys))
     create_marker(storage, instant_time, partition, file_name, "CREATE")
-    size = write_base_file(storage, join(partition, file_name), merged, footer, cfg.compression,
-                           table.config.record_key_fields)
+    tracking = index_tracking(table.config, cfg.metadata)
+    written = write_base_file_with_footer(storage, join(partition, file_name), merged, footer, cfg.compression,
+                                          table.config.record_key_fields,
+                                          read_footer=tracking["column_stats_columns"] is not None)
+    size = written.size
     fault_points.reach(fault_points.MID_COMPACTION, storage=storage, instant=instant_time,
                        path=join(partition, file_name))
     return WriteStat(
@@ -229,6 +235,7 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
         totalLogFilesCompacted=len(logs),
         totalLogSizeCompacted=sum(log.size for log in logs),
         totalUpdatedRecordsCompacted=merged.num_rows,
+        **base_file_entries(written, schema, footer, tracking["column_stats_columns"], tracking["tracks_bloom_filters"]),
         runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
                       "totalCreateTime": 0},
     )

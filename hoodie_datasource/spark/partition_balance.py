@@ -19,8 +19,7 @@ import struct
 from collections.abc import Mapping, Sequence
 
 import mmh3
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator, unescape_path_name
@@ -49,26 +48,34 @@ def task_keys(tasks: int) -> list[int]:
     return [keys[t] for t in range(tasks)]
 
 
-def balanced_task_key(column: Column, values: Mapping[str, Column], partition_bytes: Mapping[str, int],
-                      tasks: int) -> Column | None:
-    """The column to ``repartition(tasks, ...)`` a per-partition write by, so that the table's partitions are
-    spread as ``assign_tasks`` says: ``column`` is what clusters the records (the partition path, or
-    ``partition_clustering``'s column), ``values`` its value for each partition that can be told. None when
-    there is nothing to balance (one task, one partition, or more than ``MAX_BALANCED_PARTITIONS``)."""
+def balanced_task_key(column: str, values: Mapping[str, str], partition_bytes: Mapping[str, int],
+                      tasks: int) -> str | None:
+    """The expression (SQL text, built in one call into the JVM: a ``Column`` of a map of 30 partitions took 270)
+    to ``repartition(tasks, ...)`` a per-partition write by, so that the table's partitions are spread as
+    ``assign_tasks`` says: ``column`` is what clusters the records (the partition path, or
+    ``partition_clustering``'s expression), ``values`` its value for each partition that can be told, as SQL
+    literals. None when there is nothing to balance (one task, one partition, or more than
+    ``MAX_BALANCED_PARTITIONS``)."""
     if tasks < 2 or not 1 < len(partition_bytes) <= MAX_BALANCED_PARTITIONS:
         return None
     keys = task_keys(tasks)
-    entries = [part for partition, task in assign_tasks(partition_bytes, tasks).items() if partition in values
-               for part in (values[partition], F.lit(keys[task]))]
+    entries = [f"{values[partition]}, {keys[task]}" for partition, task in assign_tasks(partition_bytes, tasks).items()
+               if partition in values]
     if not entries:
         return None
     # a value without an entry (a partition the table does not have yet) gets the column's hash
-    return F.coalesce(F.element_at(F.create_map(*entries), column), F.hash(column))
+    return f"coalesce(element_at(map({', '.join(entries)}), {column}), hash({column}))"
 
 
-def clustering_values(df: DataFrame, keygen: KeyGenerator, partitions: Sequence[str]) -> dict[str, Column]:
-    """``partition_clustering``'s column value of each of ``partitions`` that can be told from its path:
-    a single partition field of strings, dates or integers (none for several fields)."""
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal, whatever the session's escaping rules
+    (``spark.sql.parser.escapedStringLiterals``): its UTF-8 bytes as a binary literal, cast to a string."""
+    return f"CAST(X'{text.encode().hex()}' AS STRING)"
+
+
+def clustering_values(df: DataFrame, keygen: KeyGenerator, partitions: Sequence[str]) -> dict[str, str]:
+    """``partition_clustering``'s value of each of ``partitions`` that can be told from its path, as a SQL
+    literal: a single partition field of strings, dates or integers (none for several fields)."""
     if len(keygen.partition_fields) != 1:
         return {}
     name = keygen.partition_fields[0]
@@ -77,9 +84,9 @@ def clustering_values(df: DataFrame, keygen: KeyGenerator, partitions: Sequence[
     return {p: v for p, v in values.items() if v is not None}
 
 
-def _clustering_value(path: str, name: str, kind: T.DataType | None, keygen: KeyGenerator) -> Column | None:
-    """The value of ``partition_clustering``'s column for records of the partition ``path``; None when
-    the path is not one such a value renders to."""
+def _clustering_value(path: str, name: str, kind: T.DataType | None, keygen: KeyGenerator) -> str | None:
+    """The value of ``partition_clustering``'s expression for records of the partition ``path``, as a SQL
+    literal; None when the path is not one such a value renders to."""
     text = path
     if keygen.hive_style:
         prefix = f"{name}="
@@ -89,14 +96,14 @@ def _clustering_value(path: str, name: str, kind: T.DataType | None, keygen: Key
     if keygen.url_encode:
         text = unescape_path_name(text)
     if isinstance(kind, T.StringType):
-        return F.lit(text)  # the clustering maps null and "" to the default partition, as the path does
+        return sql_string(text)  # the clustering maps null and "" to the default partition, as the path does
     if text == DEFAULT_PARTITION:
         return None  # a null of another type: the fallback hash
     try:
         if isinstance(kind, T.DateType):
-            return F.lit(datetime.date.fromisoformat(text))
+            return f"DATE'{datetime.date.fromisoformat(text).isoformat()}'"
         if isinstance(kind, INTEGRAL):
-            return F.lit(int(text)).cast(kind)
+            return f"CAST({int(text)} AS {kind.simpleString().upper()})"
     except ValueError:
         return None
     return None

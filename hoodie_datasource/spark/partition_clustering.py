@@ -14,8 +14,7 @@ both ``a/b/c``; hive-style names do not help, a value may spell ``/f2=``).
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION, KeyGenerator
@@ -24,18 +23,25 @@ ONE_TO_ONE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.DateType, T.
               T.BooleanType)
 
 
-def partition_clustering(df: DataFrame, keygen: KeyGenerator) -> list[Column] | None:
+def partition_clustering(df: DataFrame, keygen: KeyGenerator) -> list[str] | None:
     """One expression per partition field of ``keygen`` such that records of ``df`` with one partition
-    path have equal values, or None when a field's type does not allow it."""
+    path have equal values, or None when a field's type does not allow it. The expressions are SQL text
+    (``F.expr``): one call into the JVM each, where a ``Column`` built by ``pyspark.sql.functions`` takes one
+    for every function and operator in it."""
     types = {field.name: field.dataType for field in df.schema.fields}
     joined = len(keygen.partition_fields) > 1 and not keygen.url_encode
-    columns = []
+    exprs = []
     for name in keygen.partition_fields:
-        column, kind = F.col("`" + name.replace("`", "``") + "`"), types.get(name)
+        column, kind = sql_identifier(name), types.get(name)
         if isinstance(kind, T.StringType) and not joined:
-            columns.append(F.when(column.isNull() | (column == ""), F.lit(DEFAULT_PARTITION)).otherwise(column))
+            exprs.append(f"CASE WHEN {column} IS NULL OR {column} = '' THEN '{DEFAULT_PARTITION}' ELSE {column} END")
         elif isinstance(kind, ONE_TO_ONE):
-            columns.append(column)
+            exprs.append(column)
         else:
             return None
-    return columns
+    return exprs
+
+
+def sql_identifier(name: str) -> str:
+    """The column ``name`` quoted for SQL text."""
+    return "`" + name.replace("`", "``") + "`"

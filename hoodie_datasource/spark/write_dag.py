@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -50,15 +50,15 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodie_datasource.client.write_client import CommitResult, WriteSession, run_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.config.write_operation import WriteOperation
-from hoodie_datasource.index.index import LOCATION_COLUMNS
+from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_COLUMNS, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
-from hoodie_datasource.index.lookup_index import BASE_FILE_COLUMN, CANDIDATE_SCHEMA, LOCATION_SCHEMA
+from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
-from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values
-from hoodie_datasource.spark.partition_clustering import partition_clustering
+from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string
+from hoodie_datasource.spark.partition_clustering import partition_clustering, sql_identifier
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
@@ -82,35 +82,18 @@ from hoodie_datasource.write.task_balance import inferred_parallelism
 
 logger = logging.getLogger(__name__)
 
-Step = Callable[[pa.Table], pa.Table]
 TASK_STAGES = ("tag", "profile", "write")
 TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ...
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 LOCATION_FIELDS = tuple((name, T.StringType()) for name in LOCATION_COLUMNS)
 SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
-
-
-def _per_batch(step: Step):
-    """A ``mapInArrow`` function applying ``step`` to each batch on its own."""
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield from step(pa.Table.from_batches([batch])).to_batches()
-    return run
+TASK_COLUMN = "_hoodie_write_task"  # what a per-partition write shuffles by, dropped after the shuffle
+JAVA_INT_MAX = 2**31 - 1
 
 
 def _add_keys(cfg: WriteConfig):
     """A ``mapInArrow`` function keying each batch (``record_keys.keyed``)."""
-    return _per_batch(lambda records: record_keys.keyed(records, cfg))
-
-
-def _per_task(step: Step):
-    """A ``mapInArrow`` function applying ``step`` once to all its task's records (a task without records yields
-    nothing): for a step that needs every record of what the shuffle before it brought together."""
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        records = [batch for batch in batches if batch.num_rows]
-        if records:
-            yield from step(pa.Table.from_batches(records)).to_batches()
-    return run
+    return per_batch(lambda records: record_keys.keyed(records, cfg))
 
 
 @dataclass(frozen=True)
@@ -135,7 +118,7 @@ class _Batches:
             for step in steps:
                 records = step(records)
             return records
-        return self.df.mapInArrow(_per_batch(run), self.schema)
+        return self.df.mapInArrow(per_batch(run), self.schema)
 
 
 def _stat_schema(stages: Sequence[str] = (), counts: Sequence[str] = ()) -> T.StructType:
@@ -270,10 +253,31 @@ def _write_tasks(session: WriteSession, df: DataFrame, partitions: int | None, s
     every partition's files one after the other."""
     if session.config.parallelism > 0:
         return session.config.parallelism
-    spark = df.sparkSession
-    configured = max(1, int(spark.conf.get("spark.sql.shuffle.partitions") or 200))
-    by_size = inferred_parallelism(size.bytes or 0, session.config.sizing.max_file_size, cores(spark))
-    return max(1, min([configured, by_size, *(n for n in (partitions, size.rows) if n is not None)]))
+    configured = max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200))
+    return max(1, min([configured, _tasks_by_size(session, df, size),
+                       *(n for n in (partitions, size.rows) if n is not None)]))
+
+
+def _tasks_by_size(session: WriteSession, df: DataFrame, size: PlanSize) -> int:
+    """``task_balance.inferred_parallelism`` of the batch's bytes (a core each when its plan does not know them)."""
+    return inferred_parallelism(size.bytes or 0, session.config.sizing.max_file_size, cores(df.sparkSession))
+
+
+def _read_by_size(session: WriteSession, df: DataFrame, size: PlanSize) -> DataFrame:
+    """``df`` read by no more tasks than its size asks for (``_tasks_by_size``: a task per core when its plan
+    does not know its bytes, as for rows from Python): the map side of the shuffle by partition. An input of
+    many small partitions (a DataFrame made from Python rows, Arrow or pandas, a union of many: hundreds)
+    otherwise runs a task per partition before the shuffle, each deserializing the plan's whole lineage
+    (30,000 rows as 200 Arrow slices unioned, 400 partitions: 3.8-4.4 s of CPU, 1.4-1.5 s coalesced). Spark's
+    estimate is the bytes its leaves hold, which a filter does not lower, so a large read is not squeezed into
+    a few tasks; a ``coalesce`` streams its partitions one after the other, holding none.
+
+    The shuffle after it must be by a column computed above the ``coalesce`` (``TASK_COLUMN``): Spark drops a
+    ``coalesce`` right below a ``repartition`` (``CollapseRepartition``). An estimate Spark scaled down from an
+    unknown size (``spark.sql.defaultSizeInBytes``, through a projection) may ask for more tasks than a Java
+    int holds: nothing to coalesce then."""
+    tasks = _tasks_by_size(session, df, size)
+    return df.coalesce(tasks) if tasks <= JAVA_INT_MAX else df
 
 
 def _write_partitions(session: WriteSession, writer: RecordWriter, keyed: bool) -> Step:
@@ -313,21 +317,23 @@ def _write_by_partition(session: WriteSession, df: DataFrame, keyed_schema: T.St
         # task's whole: no shuffle, one stage keying and writing it (a larger batch keeps the keys stage
         # and its parallelism: ``coalesce`` would run the batch's whole plan in the one task)
         with _step(session, df, "tagging and writing the batch (1 task)"):
-            rows = df.coalesce(1).mapInArrow(_per_task(_write_partitions(session, writer, False)), schema).collect()
+            rows = df.coalesce(1).mapInArrow(per_task(_write_partitions(session, writer, False)), schema).collect()
     elif (by := partition_clustering(df, cfg.keygen)) is not None:
         # shuffled by the partition columns, keyed in the writing task: the batch goes to Python once
         values = clustering_values(df, cfg.keygen, list(sizes)) if (sizes := _partition_bytes(listed)) else {}
         key = balanced_task_key(by[0], values, sizes, tasks) if len(by) == 1 else None
+        task = F.expr(key if key is not None else f"hash({', '.join(by)})")
+        shuffled = _read_by_size(session, df, size).withColumn(TASK_COLUMN, task) \
+            .repartition(tasks, TASK_COLUMN).drop(TASK_COLUMN)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
-            rows = df.repartition(tasks, *([key] if key is not None else by)).mapInArrow(
-                _per_task(_write_partitions(session, writer, False)), schema).collect()
+            rows = shuffled.mapInArrow(per_task(_write_partitions(session, writer, False)), schema).collect()
     else:  # partition columns whose values do not cluster by path: shuffled by the computed path
-        sizes, path = _partition_bytes(listed), F.col(PARTITION_PATH_COLUMN)
-        key = balanced_task_key(path, {p: F.lit(p) for p in sizes}, sizes, tasks)
-        keyed = df.mapInArrow(_add_keys(cfg), keyed_schema)
+        sizes = _partition_bytes(listed)
+        key = balanced_task_key(sql_identifier(PARTITION_PATH_COLUMN), {p: sql_string(p) for p in sizes}, sizes, tasks)
+        keyed = _read_by_size(session, df, size).mapInArrow(_add_keys(cfg), keyed_schema)
         with _step(session, df, f"tagging and writing by partition ({tasks} tasks)"):
-            rows = keyed.repartition(tasks, path if key is None else key).mapInArrow(
-                _per_task(_write_partitions(session, writer, True)), schema).collect()
+            rows = keyed.repartition(tasks, F.col(PARTITION_PATH_COLUMN) if key is None else F.expr(key)).mapInArrow(
+                per_task(_write_partitions(session, writer, True)), schema).collect()
     timer.lap("job")  # the Spark job: keys, the shuffle by partition, the tasks
     stats = _collected(session, rows, TASK_STAGES, TASK_COUNTS if session.looks_up_keys else ())
     return session.commit(stats)
@@ -353,14 +359,15 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
                ) -> DataFrame:
     """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin candidate
-    (key, file) rows per batch, then, shuffled by file so that each task reads each of its files once, the exact
-    locations among them. The locations are index metadata (key -> file id of the batch's updates): small, so
-    they are broadcast, and the records themselves are not shuffled for the join."""
+    (key, file) rows per batch, then, shuffled by the file a lookup reads (a base file, a record-index file
+    group) so that each task reads each of its files once, the exact locations among them. The locations are index
+    metadata (key -> file id of the batch's updates): small, so they are broadcast, and the records themselves are
+    not shuffled for the join."""
     index, scope = session.index, writer.scope
     cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
-        _per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
-    locations = cands.repartition(max(1, min(len(files), 200)), BASE_FILE_COLUMN).mapInArrow(
-        _per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
+        per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
+    locations = cands.repartition(index.lookup_tasks(files), LOOKUP_FILE_COLUMN).mapInArrow(
+        per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
     on = list(index.join_keys)
     locations = locations.select(*on, *LOCATION_COLUMNS).dropDuplicates(on)
     return keyed.join(F.broadcast(locations), on=on, how="left").select(*keyed.columns, *LOCATION_COLUMNS)
@@ -380,7 +387,7 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
     if index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
         combined = keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(
-            _per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema)
+            per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema)
         keyed = _Batches(combined, keyed_schema)
     # the batch's partitions: those an overwrite replaces, and those whose files a lookup reads and inserts may
     # fill; an index placing by hash needs neither for another operation, and its records go through Python once
@@ -409,8 +416,9 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     else:
         if session.looks_up_keys and files:
             located = _looked_up(session, keyed.frame(), writer, files)
-            if index.is_global:  # a key found in another partition moves
-                located = located.mapInArrow(_per_batch(routing.split_partition_moves), located_schema)
+            if index.is_global:  # a key found in another partition moves, or is updated where it is
+                located = located.mapInArrow(per_batch(lambda records: routing.partition_changes(records, index)),
+                                             located_schema)
             located = located.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(located)
             counts = _counted(session, df, located, "tagging")

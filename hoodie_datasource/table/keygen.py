@@ -73,17 +73,42 @@ class KeyGenerator:
                     f"{kind} field(s) {', '.join(missing)} not found in the data; columns are: {', '.join(names)}"
                 )
 
+    @property
+    def _simple_key(self) -> bool:
+        """The key is the field's value as it is, not ``field:value`` pairs (Hudi's complex key)."""
+        return len(self.record_key_fields) == 1 and self.class_name != KEYGEN_COMPLEX
+
     def record_keys(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
-        if len(self.record_key_fields) == 1 and self.class_name != KEYGEN_COMPLEX:
-            name = self.record_key_fields[0]
-            keys = _as_strings(table.column(name))
-            bad = pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))
-            if pc.any(bad).as_py():
-                raise InvalidRecordError(
-                    f"Record key field {name!r} is null or empty in {pc.sum(bad).as_py()} record(s); "
-                    "every record needs a record key"
-                )
+        """The record key of every row; a row without one is refused (``InvalidRecordError``), as Hudi's key
+        generators refuse it."""
+        keys, keyless = self._keys(table)
+        count = pc.sum(keyless).as_py() or 0
+        if count and self._simple_key:
+            raise InvalidRecordError(
+                f"Record key field {self.record_key_fields[0]!r} is null or empty in {count} record(s); "
+                "every record needs a record key"
+            )
+        if count:
+            raise InvalidRecordError(
+                f"Record key fields {', '.join(self.record_key_fields)} are all null in {count} record(s); "
+                "every record needs a record key"
+            )
+        return keys
+
+    def record_keys_or_null(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        """The record key of every row, null for a row without one (which ``record_keys`` refuses): what a
+        lookup of stored records by key takes, as no stored record lacks a key."""
+        keys, keyless = self._keys(table)
+        if not pc.any(keyless).as_py():
             return keys
+        return pc.if_else(keyless, pa.scalar(None, pa.string()), keys)
+
+    def _keys(self, table: pa.Table) -> tuple[pa.ChunkedArray | pa.Array, pa.ChunkedArray | pa.Array]:
+        """(record key, whether the row has none) of every row: a simple key is missing when null or empty, a
+        complex one when all its fields are null."""
+        if self._simple_key:
+            keys = _as_strings(table.column(self.record_key_fields[0]))
+            return keys, pc.fill_null(pc.or_kleene(pc.is_null(keys), pc.equal(keys, "")), True)
         parts = []
         all_null = None
         for name in self.record_key_fields:
@@ -93,12 +118,7 @@ class KeyGenerator:
             values = pc.if_else(pc.equal(values, ""), EMPTY_PART, values)
             values = pc.fill_null(values, NULL_PART)
             parts.append(pc.binary_join_element_wise(f"{name}:", values, ""))
-        if all_null is not None and pc.any(all_null).as_py():
-            raise InvalidRecordError(
-                f"Record key fields {', '.join(self.record_key_fields)} are all null in "
-                f"{pc.sum(all_null).as_py()} record(s); every record needs a record key"
-            )
-        return pc.binary_join_element_wise(*parts, ",")
+        return pc.binary_join_element_wise(*parts, ","), all_null
 
     def partition_paths(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
         if not self.partition_fields:

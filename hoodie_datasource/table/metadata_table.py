@@ -1,13 +1,12 @@
-"""Apache Hudi's metadata table (``.hoodie/metadata``), which this library does not maintain yet.
+"""Apache Hudi's metadata table (``.hoodie/metadata``) as the data table's ``hoodie.properties`` shows it.
 
-Java writers have created it by default since Hudi 0.11 and list its ready partitions in
-``hoodie.table.metadata.partitions``; its readers and writers then take the table's files from it rather
-than from a listing. A commit of ours would leave it stale, so they would miss our files or read files our
-cleaner deleted. Before a write of ours changes such a table, it does what Hudi does for a writer with
-``hoodie.metadata.enable=false`` (``HoodieTable.maybeDeleteMetadataTable``,
-``HoodieTableMetadataUtil.deleteMetadataTable``): clear the partitions in ``hoodie.properties`` first (from
-then on every reader lists storage), then delete the folder. A crash between the two leaves a folder no
-reader uses, which the next write deletes (the timeline's listing of ``.hoodie`` shows it).
+``hoodie.table.metadata.partitions`` lists its ready partitions: readers and writers take the table's files
+from it only then (``.inflight`` lists those being built). A writer keeping the metadata table updates every
+ready partition with each change (``metadata.sync``). A writer with ``hoodie.metadata.enable=false`` deletes
+it, as Hudi does (``HoodieTable.maybeDeleteMetadataTable``, ``HoodieTableMetadataUtil.deleteMetadataTable``):
+clear the partitions in ``hoodie.properties`` first (from then on every reader lists storage), then delete the
+folder. A crash between the two leaves a folder no reader uses, which the next write deletes or builds anew
+(the timeline's listing of ``.hoodie`` shows it).
 """
 
 from __future__ import annotations
@@ -25,25 +24,33 @@ PARTITIONS_KEY = "hoodie.table.metadata.partitions"
 INFLIGHT_KEY = "hoodie.table.metadata.partitions.inflight"
 
 
+def _listed(config: TableConfig, key: str) -> list[str]:
+    return [p.strip() for p in dict(config.raw).get(key, "").split(",") if p.strip()]
+
+
+def ready_partitions(config: TableConfig) -> list[str]:
+    """The metadata table's partitions ``hoodie.properties`` lists as ready."""
+    return _listed(config, PARTITIONS_KEY)
+
+
 def metadata_partitions(config: TableConfig) -> list[str]:
     """The metadata table's partitions ``hoodie.properties`` lists as ready or being built."""
-    raw = dict(config.raw)
-    return [p for key in (PARTITIONS_KEY, INFLIGHT_KEY) for p in raw.get(key, "").split(",") if p.strip()]
+    return ready_partitions(config) + _listed(config, INFLIGHT_KEY)
 
 
 def drop_metadata_table(storage: Storage, config: TableConfig, folder_present: bool) -> TableConfig:
     """Clear and delete the metadata table when ``hoodie.properties`` lists partitions of it or its folder is
     there (``folder_present``); returns the table config as it is after. Call it under the table lock, before
-    the write's first instant."""
+    the change's first instant."""
     listed = metadata_partitions(config)
     if not listed and not folder_present:
         return config
     if listed:
         logger.warning(
-            "Table %s has Apache Hudi's metadata table (partitions %s), which this library does not maintain yet: "
-            "it is deleted before this write, as Apache Hudi does for a writer with hoodie.metadata.enable=false, "
-            "so no reader takes a stale file list from it. Java writers with the metadata table on build it "
-            "again from storage", storage.uri, ",".join(listed))
+            "Table %s has a metadata table (partitions %s) and this change runs with hoodie.metadata.enable=false: "
+            "the metadata table is deleted first, as Apache Hudi does, so no reader takes a stale file list from "
+            "it. A later write with the metadata table on builds it again from storage", storage.uri,
+            ",".join(listed))
         config = update_table_properties(storage, {PARTITIONS_KEY: "", INFLIGHT_KEY: ""})
     removed = storage.delete_tree(METADATA_TABLE)
     logger.info("Deleted %d files of the metadata table of %s", removed, storage.uri)

@@ -27,7 +27,6 @@ from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_listing import FileListing
 from hoodie_datasource.table.fs_view import FileSystemView
-from hoodie_datasource.table.metadata_table import drop_metadata_table
 from hoodie_datasource.table.table_schema import read_schema, table_data_schema
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
@@ -76,16 +75,6 @@ class Table:
     def as_of(self, instant_time: str | None) -> Table:
         """The table as a reader at ``instant_time`` sees it (None: the latest)."""
         return self if instant_time == self.as_of_instant else dataclasses.replace(self, as_of_instant=instant_time)
-
-    def prepared_for_change(self) -> Table:
-        """The table, ready for a write or a service to change it: refused for a table version this library
-        does not write, and without Apache Hudi's metadata table, which it would leave stale
-        (``table.metadata_table``). Call it under the table lock, when there is one."""
-        self.config.check_writable(self.storage.uri)
-        kept = drop_metadata_table(self.storage, self.config, self.timeline.metadata_folder)
-        if kept is self.config:
-            return self
-        return Table(self.storage, kept, dataclasses.replace(self.timeline, metadata_folder=False), self.as_of_instant)
 
     @property
     def uri(self) -> str:

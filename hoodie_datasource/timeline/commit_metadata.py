@@ -7,10 +7,13 @@ and find the files an instant wrote in ``partitionToWriteStats``; Java sizes sma
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+import pyarrow as pa
 
 
 @dataclass
@@ -43,6 +46,14 @@ class WriteStat:
     logOffset: int | None = None
     baseFile: str | None = None
     logFiles: list[str] | None = None
+    # what the metadata table's index partitions take from the file, carried from the task that wrote it to the
+    # commit and never written into the commit's JSON: the record keys it added and removed (``key``,
+    # ``deleted``) for the record index, its column statistics (``write.column_stats``), its bloom filter as
+    # its footer holds it (serialized) and the filter's type code
+    record_keys: pa.Table | None = field(default=None, compare=False, repr=False)
+    column_stats: pa.Table | None = field(default=None, compare=False, repr=False)
+    bloom_filter: str | None = field(default=None, compare=False, repr=False)
+    bloom_filter_type: str | None = field(default=None, compare=False, repr=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -82,11 +93,33 @@ class WriteStat:
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> WriteStat:
+        """The stat ``as_dict`` made (a task's, sent to the driver as JSON), or a commit's decoded stat."""
         known = {f for f in WriteStat.__dataclass_fields__}
-        return WriteStat(**{k: v for k, v in data.items() if k in known})
+        stat = WriteStat(**{k: v for k, v in data.items() if k in known and k not in _ARROW_FIELDS})
+        for name in _ARROW_FIELDS:
+            if data.get(name) is not None:
+                setattr(stat, name, pa.ipc.open_stream(base64.b64decode(data[name])).read_all())
+        return stat
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field, JSON-ready (an Arrow table as a base64 IPC stream), for ``from_dict``."""
+        out = asdict(_without_arrow(self))
+        for name in _ARROW_FIELDS:
+            table = getattr(self, name)
+            if table is not None:
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, table.schema) as writer:
+                    writer.write_table(table)
+                out[name] = base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")
+        return out
+
+
+_ARROW_FIELDS = ("record_keys", "column_stats")  # the Arrow fields a task carries to the driver
+
+
+def _without_arrow(stat: WriteStat) -> WriteStat:
+    """``stat`` without its Arrow fields (which ``asdict`` cannot copy)."""
+    return WriteStat(**{f.name: getattr(stat, f.name) for f in fields(stat) if f.name not in _ARROW_FIELDS})
 
 
 @dataclass

@@ -38,6 +38,7 @@ from hoodie_datasource.table.meta_columns import (
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.write.index_entries import log_file_column_stats, record_key_changes
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import WriteContext, WriteTarget
 
@@ -109,9 +110,11 @@ def encode_log_file(
     assert target.base_instant is not None and target.base_file is not None
     avro_schema = log_schema_text(ctx.table_name, ctx.data_schema)
     blocks = []
+    column_stats = None
     if upserts.num_rows:
         data = with_meta_columns(conform(upserts, ctx.data_schema), upserts.column(RECORD_KEY_COLUMN),
                                  target.partition, ctx.instant, task_partition, target.file_id)
+        column_stats = log_file_column_stats(ctx, data)
         if ctx.log_block_format == "avro":
             blocks.append(encode_avro_data_block(data, ctx.instant, avro_schema))
         else:  # in the base files' codec, as Hudi's HoodieAppendHandle writes a HoodieParquetDataBlock
@@ -138,6 +141,8 @@ def encode_log_file(
         totalLogBlocks=len(blocks),
         runtimeStats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
                       "totalCreateTime": 0},
+        record_keys=record_key_changes(ctx, None, deletes.column(RECORD_KEY_COLUMN)),
+        column_stats=column_stats,
         logVersion=version,
         logOffset=0,
         baseFile=posixpath.basename(target.base_file),

@@ -7,6 +7,7 @@ store), so no reader ever sees a partial base file.
 from __future__ import annotations
 
 import base64
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -127,6 +128,11 @@ def _dictionary_columns(schema: pa.Schema, sample: pa.Table, unique_columns: tup
     return chosen
 
 
+class WrittenBaseFile(NamedTuple):
+    size: int
+    metadata: pq.FileMetaData | None  # its footer, when asked for
+
+
 class BaseFileEncoder:
     """A parquet base file encoded in memory, row group by row group, then stored whole through the
     table's ``Storage`` (one PUT on an object store) by ``finish``.
@@ -171,20 +177,29 @@ class BaseFileEncoder:
         """Bytes encoded so far (complete row groups)."""
         return self._sink.tell()
 
-    def finish(self, storage: Storage, rel: str, footer: dict[str, str]) -> int:
+    def finish(self, storage: Storage, rel: str, footer: dict[str, str], read_footer: bool = False) -> WrittenBaseFile:
         """Close the file with ``footer`` in its key-value metadata, store it at ``rel`` (which must not
-        exist) and return its size in bytes."""
+        exist); its size in bytes and (``read_footer``) its footer, parsed from the bytes in memory."""
         self._writer.add_key_value_metadata({ARROW_SCHEMA_KEY: self._arrow_schema, **footer})
         self._writer.close()
         data = self._sink.getvalue()
         storage.write(rel, data)
-        return data.size
+        return WrittenBaseFile(data.size, pq.read_metadata(pa.BufferReader(data)) if read_footer else None)
 
 
 def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str], compression: str,
                     unique_columns: tuple[str, ...] = (), first_new_row: int = 0,
                     stored_schema: pa.Schema | None = None) -> int:
-    """Write ``table`` to ``rel`` (which must not exist) and return the file size in bytes
+    """``write_base_file_with_footer``'s size in bytes."""
+    return write_base_file_with_footer(storage, rel, table, footer, compression, unique_columns, first_new_row,
+                                       stored_schema).size
+
+
+def write_base_file_with_footer(storage: Storage, rel: str, table: pa.Table, footer: dict[str, str],
+                                compression: str, unique_columns: tuple[str, ...] = (), first_new_row: int = 0,
+                                stored_schema: pa.Schema | None = None, read_footer: bool = False
+                                ) -> WrittenBaseFile:
+    """Write ``table`` to ``rel`` (which must not exist): its size in bytes and (``read_footer``) its footer
     (``BaseFileEncoder``; ``stored_schema``: the table's schema, when ``table`` has dictionary arrays for
     some of its string columns).
 
@@ -194,4 +209,4 @@ def write_base_file(storage: Storage, rel: str, table: pa.Table, footer: dict[st
     encoder = BaseFileEncoder(table.schema, table, compression, unique_columns, stored_schema, complete=True)
     encoder.write(table.slice(0, first_new_row))
     encoder.write(table.slice(first_new_row))
-    return encoder.finish(storage, rel, footer)
+    return encoder.finish(storage, rel, footer, read_footer)

@@ -46,6 +46,7 @@ from hoodie_datasource.table.meta_columns import (
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.write import record_keys
 from hoodie_datasource.write.base_file_writer import BaseFileEncoder, empty_filter_for, footer_entries
+from hoodie_datasource.write.index_entries import base_file_entries, record_key_changes
 from hoodie_datasource.write.stage_timer import StageTimer
 from hoodie_datasource.write.targets import WriteContext
 
@@ -77,6 +78,7 @@ class _OpenFile:
     pending: list[pa.Table] = field(default_factory=list)
     pending_bytes: int = 0
     keyed: Future | None = None  # the last bloom filter update (min and max keys with it)
+    keys: list[pa.Array] = field(default_factory=list)  # every key, while the record index is kept
 
     def add_keys(self, keys: pa.Array) -> None:
         """Add ``keys`` to the bloom filter and the key range (``_add_keys``), on the bloom thread."""
@@ -185,6 +187,8 @@ class BulkInsertWriter:
         table = _with_meta(ctx, rows, keys, target.partition, self._task_partition, target.file_name, target.rows)
         timer.lap("meta")
         target.add_keys(keys)
+        if ctx.tracks_record_keys:
+            target.keys.append(keys)
         if target.encoder is None:
             target.encoder = BaseFileEncoder(self._schema, table, ctx.compression, ctx.record_key_fields,
                                              complete=whole_file)
@@ -208,8 +212,9 @@ class BulkInsertWriter:
         self._timer.lap("bloom")
         relative = join(target.partition, target.file_name)
         create_marker(ctx.storage, ctx.instant, target.partition, target.file_name, "CREATE")
-        size = target.encoder.finish(ctx.storage, relative, footer_entries(target.bloom, target.min_key,
-                                                                            target.max_key))
+        footer = footer_entries(target.bloom, target.min_key, target.max_key)
+        written = target.encoder.finish(ctx.storage, relative, footer, ctx.column_stats_columns is not None)
+        size = written.size
         fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
         self._bytes_per_row = size / target.rows
         logger.debug("Bulk insert stored %s: %d rows, %d bytes", relative, target.rows, size)
@@ -223,6 +228,8 @@ class BulkInsertWriter:
             fileSizeInBytes=size,
             runtimeStats={"totalScanTime": 0, "totalUpsertTime": 0,
                           "totalCreateTime": int((time.monotonic() - target.started) * 1000)},
+            record_keys=record_key_changes(ctx, pa.chunked_array(target.keys, pa.string())),
+            **base_file_entries(written, self._schema, footer, ctx.column_stats_columns, ctx.tracks_bloom_filters),
         ))
         self._timer.lap("upload")
 

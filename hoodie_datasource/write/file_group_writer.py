@@ -40,9 +40,10 @@ from hoodie_datasource.write.base_file_writer import (
     new_filter_for,
     repeated,
     with_dictionaries,
-    write_base_file,
+    write_base_file_with_footer,
 )
 from hoodie_datasource.write.cdc_logger import needs_cdc_log, write_cdc_log
+from hoodie_datasource.write.index_entries import base_file_entries, record_key_changes
 from hoodie_datasource.write.merge import MergeResult, kept_rows, merge_positions
 from hoodie_datasource.write.records import dedupe
 from hoodie_datasource.write.targets import APPEND, WriteContext, WriteTarget
@@ -119,12 +120,15 @@ def write_file_group(
         keys = output.column(RECORD_KEY_COLUMN)
         footer = footer_metadata(keys, _merged_filter(ctx, target, fresh, plan, keys))
     marker.result()
-    size = write_base_file(ctx.storage, relative, output, footer, ctx.compression,
-                           ctx.record_key_fields, first_new_row=plan.num_kept, stored_schema=full_schema)
+    written = write_base_file_with_footer(ctx.storage, relative, output, footer, ctx.compression,
+                                          ctx.record_key_fields, first_new_row=plan.num_kept, stored_schema=full_schema,
+                                          read_footer=ctx.column_stats_columns is not None)
+    size = written.size
     cdc_stats = write_cdc_log(ctx, target, token, existing, fresh, plan) \
         if needs_cdc_log(ctx, existing, output.num_rows, plan) else None
     fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=relative)
     finished = time.monotonic()
+    deleted = existing.column(RECORD_KEY_COLUMN).take(pa.array(plan.deleted_rows)) if plan.num_deletes else None
     return WriteStat(
         fileId=target.file_id,
         path=relative,
@@ -137,6 +141,8 @@ def write_file_group(
         totalWriteBytes=size,
         fileSizeInBytes=size,
         cdcStats=cdc_stats,
+        record_keys=record_key_changes(ctx, taken.column(RECORD_KEY_COLUMN).slice(plan.num_updates), deleted),
+        **base_file_entries(written, full_schema, footer, ctx.column_stats_columns, ctx.tracks_bloom_filters),
         runtimeStats={
             "totalScanTime": int((scanned - started) * 1000),
             "totalUpsertTime": int((finished - scanned) * 1000) if existing is not None else 0,

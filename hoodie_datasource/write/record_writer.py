@@ -101,13 +101,13 @@ class RecordWriter:
     def tag(self, records: pa.Table) -> tuple[pa.Table, list[FileKeyRange], IndexCounts | None]:
         """Every record's current file (null for an insert), the files of its partitions (of the table: a global
         index), and the index work it took (None when no lookup ran). ``records`` hold every record of their keys;
-        a key a global index found in another partition moves (``routing.split_partition_moves``)."""
+        a key a global index found in another partition moves or is updated there (``routing.partition_changes``)."""
         partitions = None if self.index.is_global else pc.unique(records.column(PARTITION_PATH_COLUMN)).to_pylist()
         files = self.key_ranges(partitions)
         if not self.index.requires_tagging(self.config.operation):
             return unlocated(records), files, None
         tagged, counts = self.index.tag(records, files, self.scope)
-        return (routing.split_partition_moves(tagged) if self.index.is_global else tagged), files, counts
+        return routing.partition_changes(tagged, self.index), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:

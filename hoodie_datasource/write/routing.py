@@ -1,6 +1,7 @@
 """Where each tagged record goes, on whole Arrow batches: the step between the index and the file-group writers.
 
-    split_partition_moves  a key a global index found in another partition: deleted there, inserted here
+    partition_changes      a key a global index found in another partition: deleted there and inserted here
+                           (the index's update-partition-path option on), or updated where it is stored
     insert_counts          the workload profile: inserts per partition, which the insert plan sizes
     route                  every record's target file group (updates keep theirs, inserts get a bucket of the
                            insert plan, deletes of keys the table does not hold are dropped)
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.murmur_hash import hash_strings
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -23,13 +25,37 @@ from hoodie_datasource.table.meta_columns import (
 from hoodie_datasource.write.partitioner import InsertPlan
 
 
-def split_partition_moves(records: pa.Table) -> pa.Table:
-    """Global index: a key that moved partition is deleted where it was and inserted where it goes (Hudi's
-    ``HoodieIndexUtils.tagGlobalLocationBackToRecords`` with the index's update-partition-path option on)."""
+def partition_changes(records: pa.Table, index: Index) -> pa.Table:
+    """Tagged ``records`` with the keys a global index found in another partition than the record's settled as
+    Hudi's ``HoodieIndexUtils.tagGlobalLocationBackToRecords`` settles them: moved (``split_partition_moves``)
+    when the index's update-partition-path option is on, else updated where they are stored
+    (``updated_in_place``). A partition-local index finds no key elsewhere."""
+    if not index.is_global:
+        return records
+    return split_partition_moves(records) if index.config.update_partition_path else updated_in_place(records)
+
+
+def _moved(records: pa.Table) -> pa.Array:
     location = records.column(LOCATION_PARTITION_COLUMN)
-    moved = pc.fill_null(
+    return pc.fill_null(
         pc.and_(pc.is_valid(location), pc.not_equal(location, records.column(PARTITION_PATH_COLUMN))), False
     )
+
+
+def updated_in_place(records: pa.Table) -> pa.Table:
+    """A key found in another partition is written where it is stored: its record's partition path becomes the
+    stored one, its data (the partition fields too) as given."""
+    moved = _moved(records)
+    if not pc.any(moved).as_py():
+        return records
+    at = records.schema.get_field_index(PARTITION_PATH_COLUMN)
+    stored = pc.if_else(moved, records.column(LOCATION_PARTITION_COLUMN), records.column(PARTITION_PATH_COLUMN))
+    return records.set_column(at, PARTITION_PATH_COLUMN, stored)
+
+
+def split_partition_moves(records: pa.Table) -> pa.Table:
+    """A key found in another partition is deleted where it was and inserted where it goes."""
+    moved = _moved(records)
     if not pc.any(moved).as_py():
         return records
     movers = records.filter(moved)

@@ -46,3 +46,8 @@ class WriteContext:
     table_name: str = "hoodie"
     record_key_fields: tuple[str, ...] = ()
     cdc_logging_mode: str | None = None  # the table's CDC supplemental logging mode; None: CDC is off
+    tracks_record_keys: bool = False  # the metadata table keeps a record index: write stats carry the keys
+    # the metadata table keeps column statistics (of these columns; every one when empty), bloom filters:
+    # write stats carry them
+    column_stats_columns: tuple[str, ...] | None = None
+    tracks_bloom_filters: bool = False

@@ -9,7 +9,9 @@ After the fault, for copy-on-write and merge-on-read alike:
   once its lease expired;
 - once the dead writer's heartbeat expired, the same operation again and then a write succeed: no
   instant stays pending, every row is there once, and every data file left on disk belongs to a
-  completed commit (nothing the failed operation wrote is left behind).
+  completed commit (nothing the failed operation wrote is left behind);
+- after the fault and after the recovery, the metadata table (on, as by default) lists exactly the committed
+  files, as its readers count its instants (``tests.metadata_checks``).
 
 Writers run under optimistic concurrency control with the storage lock (a 2 s lease) and a heartbeat
 taken for dead after 2 s, so recovery takes seconds, not Hudi's default minutes."""
@@ -44,6 +46,7 @@ from hoodie_datasource.transaction.storage_lock import Lease, StorageLockProvide
 from tests.conftest import REPO
 from tests.faults.hooks import session_processes
 from tests.faults.worker import FAILED_EXIT
+from tests.metadata_checks import assert_metadata_table_true
 
 LEASE_S = 2
 HEARTBEAT_EXPIRY_MS = 2000
@@ -174,15 +177,17 @@ def assert_reads(path: str, expected: Rows, what: str) -> None:
 
 
 def assert_left(table: Table, outcome: Outcome, mode: str, expected: Rows, holds_lock: bool,
-                succeeded: bool = False) -> None:
+                succeeded: bool = False, metadata_ready: bool = True) -> None:
     """What a writer that failed (or, ``succeeded``, only seemed to) left: exactly ``expected`` by both
-    readers, and the table lock held by the dead writer only when it held it at the point (a killed
-    holder releases nothing; an exception releases it)."""
+    readers, a metadata table (``metadata_ready``: its ``files`` partition ready) listing exactly the committed
+    files, and the table lock held by the dead writer only when it held it at the point (a killed holder
+    releases nothing; an exception releases it)."""
     if succeeded:
         assert outcome.returncode == 0, outcome.stderr[-2000:]
     else:
         assert_failed_as_injected(outcome, mode)
     assert_reads(table.path, expected, f"after a {mode}")
+    assert_metadata_table_true(table.path, metadata_ready)
     held = lease(table.path)
     if mode == "kill" and holds_lock:
         assert held is not None and held.state == "held" and f":{outcome.session}:" in held.owner, held
@@ -209,6 +214,7 @@ def assert_settled(table: Table) -> None:
     assert_reads(table.path, table.rows, "after recovery")
     stray = data_files(table.storage()) - committed_files(table.path)
     assert not stray, f"data files no completed commit names: {sorted(stray)}"
+    assert_metadata_table_true(table.path)
 
 
 def recover(table: Table, again: Callable[[], object] | None) -> None:

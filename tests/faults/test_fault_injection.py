@@ -34,7 +34,9 @@ BASE = ["k0", "k1", "k2", "k3"]
 UPDATE = batch("update", ["k0", "k3", "n0"], ts=2)  # two updates (one per partition) and an insert
 NO_SERVICES = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
 CLEAN = {**OCC, "hoodie.cleaner.commits.retained": "1"}
-ARCHIVE = {**OCC, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
+# the metadata table compacts at each write: archival, which its latest compaction bounds, can go as far
+COMPACT_METADATA = {"hoodie.metadata.compact.max.delta.commits": "1"}
+ARCHIVE = {**OCC, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", **COMPACT_METADATA}
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,12 @@ def _rollback(table: Table) -> Prepared:
     return Prepared(spec, table.rows, before_update)  # the next write finishes the rollback
 
 
-def _versions(table: Table, rounds: int) -> None:
+def _versions(table: Table, rounds: int, **extra: str) -> None:
     """``rounds`` updates of every row after a first write, a compaction after each on merge-on-read:
     slices for the cleaner to remove, instants for archival to move."""
-    table.write(batch("first", BASE), **NO_SERVICES)
+    table.write(batch("first", BASE), **NO_SERVICES, **extra)
     for n in range(rounds):
-        table.write(batch(f"round{n}", BASE, ts=n + 2), **NO_SERVICES)
+        table.write(batch(f"round{n}", BASE, ts=n + 2), **NO_SERVICES, **extra)
         if table.table_type == MOR:
             table.service().compact(**OCC)
 
@@ -88,9 +90,24 @@ def _compact(table: Table) -> Prepared:
 
 
 def _archive(table: Table) -> Prepared:
-    _versions(table, 5)
+    _versions(table, 5, **COMPACT_METADATA)
     spec = {"op": "archive", "path": table.path, "options": ARCHIVE}
     return Prepared(spec, table.rows, table.rows, lambda: table.service().archive(**ARCHIVE))
+
+
+def _first_metadata_table(table: Table) -> Prepared:
+    """A table written without a metadata table; the upsert builds it first."""
+    table.write(batch("first", BASE), **{"hoodie.metadata.enable": "false"})
+    spec = {"op": "upsert", "path": table.path, "options": table.options, "rows": UPDATE.to_pydict()}
+    return Prepared(spec, table.rows, applied(table.rows, UPDATE))
+
+
+def _metadata_compaction(table: Table) -> Prepared:
+    """An upsert that compacts the metadata table first (it has two deltacommits since it was built)."""
+    table.write(batch("first", BASE))
+    options = {**table.options, "hoodie.metadata.compact.max.delta.commits": "2"}
+    spec = {"op": "upsert", "path": table.path, "options": options, "rows": UPDATE.to_pydict()}
+    return Prepared(spec, table.rows, applied(table.rows, UPDATE))
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,7 @@ class Point:
     outcome: str  # "before" | "after": the state the table is in once the operation died at the point
     holds_lock: bool  # the operation holds the table lock at the point
     table_types: tuple[str, ...] = (COW, MOR)
+    metadata_ready: bool = True  # the metadata table's files partition is ready once the operation died
 
 
 POINTS = [
@@ -108,13 +126,17 @@ POINTS = [
     Point(fp.AFTER_DATA_FILE_WRITTEN, _upsert, "before", False),
     Point(fp.BEFORE_COMMIT, _upsert, "before", False),
     Point(fp.WHILE_HOLDING_LOCK, _upsert, "before", True),  # first reached creating the instant
+    Point(fp.METADATA_BEFORE_COMMIT, _upsert, "before", True),  # the commit's deltacommit, its logs written
+    Point(fp.METADATA_BEFORE_COMMIT, _metadata_compaction, "before", True),  # its base files written
+    Point(fp.METADATA_AFTER_COMMIT, _upsert, "before", True),  # recorded there, not in the data timeline
+    Point(fp.METADATA_INITIALIZED, _first_metadata_table, "before", True, metadata_ready=False),
     Point(fp.AFTER_COMPLETED_CREATE, _upsert, "after", True),
     Point(fp.MID_ROLLBACK, _rollback, "after", True),  # the completed instant goes first
     Point(fp.MID_CLEAN, _clean, "after", True),
     Point(fp.MID_COMPACTION, _compact, "after", False, (MOR,)),
     Point(fp.MID_ARCHIVAL, _archive, "after", True),
 ]
-CASES = [pytest.param(p, mode, t, id=f"{p.name}-{mode}-{'cow' if t == COW else 'mor'}")
+CASES = [pytest.param(p, mode, t, id=f"{p.name}-{p.prepare.__name__.strip('_')}-{mode}-{'cow' if t == COW else 'mor'}")
          for p in POINTS for mode in ("fail", "kill") for t in p.table_types]
 
 
@@ -135,7 +157,8 @@ def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, poin
     # at after_completed_create an exception is a lost answer: the writer finds its commit and succeeds
     lost_answer = mode == "fail" and point.name == fp.AFTER_COMPLETED_CREATE
     expected = prepared.after if point.outcome == "after" else prepared.before
-    assert_left(table, outcome, mode, expected, point.holds_lock, succeeded=lost_answer)
+    assert_left(table, outcome, mode, expected, point.holds_lock, succeeded=lost_answer,
+                metadata_ready=point.metadata_ready)
     recover(table, prepared.again)
     if point.name == fp.MID_CLEAN:
         assert files_before - data_files(table.storage()), "the clean removed nothing"

@@ -114,10 +114,10 @@ class HudiOracle:
         self.results += 1
         return str(self.workdir / f"result-{self.results}")
 
-    def read(self, path: str, options: Mapping[str, str] = (), **more: str) -> pa.Table:
-        """Java Hudi's ``spark.read.format("hudi").options(...).load(path)``."""
+    def read(self, path: str, options: Mapping[str, str] = (), where: str | None = None, **more: str) -> pa.Table:
+        """Java Hudi's ``spark.read.format("hudi").options(...).load(path)``, filtered by the SQL ``where``."""
         out = self._result_dir()
-        answer = self.call("read", path=str(path), options={**dict(options), **more}, out=out)
+        answer = self.call("read", path=str(path), options={**dict(options), **more}, out=out, where=where)
         table = pq.read_table(out)
         assert table.num_rows == answer["rows"]
         return table

@@ -4,7 +4,8 @@ Run by the oracle venv's python (``.tools/hudi-oracle/venv``), never by ours: it
 which cannot live beside our pyspark 4. One process holds one local SparkSession with the bundle
 given by ``--bundle`` and answers JSON commands, one per line on stdin, with one JSON line on stdout::
 
-    {"cmd": "read", "path": P, "options": {...}, "out": DIR}     -> {"ok": true, "rows": N}
+    {"cmd": "read", "path": P, "options": {...}, "out": DIR, "where": SQL (optional)}
+                                                                   -> {"ok": true, "rows": N}
     {"cmd": "write", "path": P, "input": FILE, "mode": "append", "options": {...}}
                                                                    -> {"ok": true, "instants": [...]}
     {"cmd": "compact", "path": P, "options": {...}}              -> {"ok": true, "instants": [...]}
@@ -95,9 +96,9 @@ class Oracle:
         self.spark = spark
         self.tables = 0
 
-    def read(self, path: str, out: str, options: dict | None = None) -> dict:
+    def read(self, path: str, out: str, options: dict | None = None, where: str | None = None) -> dict:
         df = self.spark.read.format("hudi").options(**(options or {})).load(path)
-        return {"rows": save_result(df, out)}
+        return {"rows": save_result(df if where is None else df.where(where), out)}
 
     def write(self, path: str, input: str, options: dict, mode: str = "append") -> dict:
         df = self.spark.read.parquet(input)

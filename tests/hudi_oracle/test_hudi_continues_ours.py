@@ -1,8 +1,9 @@
 """Tables we write, continued by Apache Hudi itself (0.15.0, and 1.1.1 with ``hoodie.write.table.version=6``):
 Java upserts, deletes, compacts (MOR) and cleans them, with its metadata table off and on (then Java builds
 one on our table and reads through it); our reader, hudi-rs and Java then agree row for row, every column
-included, and again after we write on (our writer deletes the metadata table Java built first:
-``table.metadata_table``). On a bucket-index table Java's records land in our file groups.
+included, and again after we write on (our writer continues the metadata table Java kept, or builds one where
+Java's writer deleted it, and it lists exactly the committed files). On a bucket-index table Java's records land
+in our file groups.
 
 Hudi-side options (DataSourceWriteOptions and HoodieWriteConfig names): every Java write and service takes
 ``java_options``: ours (``test_hudi_reads_ours.our_options``: table name, record key ``id``, precombine
@@ -26,6 +27,7 @@ from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
 from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows, write_history
 from tests.hudi_oracle.test_we_continue_hudis import BUCKET, assert_table_version_6, file_groups_by_bucket, key_ts
 from tests.hudi_tables import hudi_rs
+from tests.metadata_checks import assert_metadata_table_true
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -66,7 +68,7 @@ def test_hudi_continues_our_table(hudi, tmp_path, table_type, partitioned, metad
                {**options, "hoodie.datasource.write.operation": "upsert"})
     hudi.write(path, rows(["c"], [8], ["sf"], [0.0]), {**options, "hoodie.datasource.write.operation": "delete"})
     if table_type == "MERGE_ON_READ":
-        assert list(Path(path).rglob(".*.log.*"))
+        assert [p for p in Path(path).rglob(".*.log.*") if ".hoodie" not in p.parts]
         instants = hudi.compact(path, {**services, "hoodie.compact.inline.max.delta.commits": "1"})
         assert instants[-1].endswith(".commit"), f"Java compacted our log files: {instants}"
         hudi.write(path, rows(["e"], [9], ["nyc"], [9.0]), {**options, "hoodie.datasource.write.operation": "upsert"})
@@ -78,14 +80,15 @@ def test_hudi_continues_our_table(hudi, tmp_path, table_type, partitioned, metad
         partitions = dict(line.split("=", 1) for line in (hoodie / "hoodie.properties").read_text().splitlines()
                           if "=" in line and not line.startswith("#"))["hoodie.table.metadata.partitions"]
         assert "files" in partitions.split(",") and (hoodie / "metadata" / "files").is_dir(), \
-            "Java built its metadata table on our table"
+            "Java kept the metadata table of our table"
+        assert_metadata_table_true(path)
     else:
-        assert not (hoodie / "metadata").exists()
+        assert not (hoodie / "metadata").exists(), "Java's writer with it off deleted our metadata table"
     e = 9 if table_type == "MERGE_ON_READ" else 7
     assert_all_read_alike(hudi, path, metadata, [("a", 7), ("dd", 2), ("e", e)])
 
     write_local(path, rows(["a", "f"], [10, 10], ["sf", "la"], [10.0] * 2), our_options(table_type, partitioned))
-    assert not (hoodie / "metadata").exists()
+    assert_metadata_table_true(path)
     assert_all_read_alike(hudi, path, True, [("a", 10), ("dd", 2), ("e", e), ("f", 10)])
 
 

@@ -18,6 +18,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
 from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
+from tests.metadata_checks import assert_metadata_table_true
 
 pytestmark = pytest.mark.hudi_oracle
 
@@ -114,9 +115,9 @@ def java_options(hudi: HudiOracle, metadata: bool) -> dict:
 
 @pytest.mark.parametrize("metadata", [False, True], ids=["no_metadata_table", "metadata_table"])
 def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata):
-    """Java creates the table with its defaults (with the metadata table, or without); our upsert deletes the
-    metadata table first (``table.metadata_table``), so Java, reading with the metadata table on, lists storage
-    and sees our update and insert."""
+    """Java creates the table with its defaults (with the metadata table, or without); our upsert records itself
+    in Java's metadata table, or builds one (``hoodie.metadata.enable``, on by default, as Java's writers have
+    it), so Java, reading with the metadata table on, plans from it and sees our update and insert."""
     path = str(tmp_path / "trips")
     options = java_options(hudi, metadata)
     hudi.write(path, rows(["a", "b", "c"], [1, 1, 1], ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
@@ -125,9 +126,7 @@ def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata):
                 {**our_options("COPY_ON_WRITE", partitioned=True), "hoodie.datasource.write.operation": "upsert"})
     # the read uses the metadata table when there is one: Hudi 1.x does by default, 0.15 only when asked
     # (HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS is false in 0.15)
-    properties = (tmp_path / "trips" / ".hoodie" / "hoodie.properties").read_text()
-    assert "hoodie.table.metadata.partitions=\n" in properties or "hoodie.table.metadata.partitions=" not in properties
-    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    assert_metadata_table_true(path)
     java = hudi.read(path, {"hoodie.metadata.enable": str(metadata).lower()})
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [
         ("a", 2), ("b", 1), ("c", 1), ("dd", 2)]
@@ -138,9 +137,9 @@ def test_hudi_reads_our_upsert_into_its_table(hudi, tmp_path, metadata):
 def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path, metadata):
     """Java's cleaner (``CALL run_clean``, RunCleanProcedure, with ``hoodie.cleaner.commits.retained=1``)
     removes the older file slices of our commits; both read the same after it, and we write on. With Hudi's
-    default (``hoodie.metadata.enable`` true for writers) the cleaner may build the metadata table on our
-    table; our next write deletes it first (``table.metadata_table``), so Java, reading with the metadata
-    table on, sees that write."""
+    default (``hoodie.metadata.enable`` true for writers) the cleaner records the clean in our metadata table;
+    with it off, it deletes it and our next write builds it again: either way Java, reading with the metadata
+    table on, sees that write, and the metadata table lists exactly the committed files."""
     path = str(tmp_path / "trips")
     options = our_options("COPY_ON_WRITE", partitioned=True)
     for ts in (1, 2, 3):
@@ -152,13 +151,15 @@ def test_hudi_cleans_our_table_and_we_read_and_write_after(hudi, tmp_path, metad
     instants = hudi.clean(path, clean_options)
     if metadata == "false":
         assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    elif hudi.version == HUDI_0_15:  # Hudi 1.1.1's clean, not told hoodie.write.table.version=6, builds a
+        assert_metadata_table_true(path)  # version-9 metadata table of its own, which our next write builds anew
     assert instants[-1].endswith(".clean"), instants
     after = sorted(p.name for p in (tmp_path / "trips" / "sf").glob("*.parquet"))
     assert len(before) == 3 and len(after) < len(before) and set(after) <= set(before)
     assert_same_table(hudi.read(path), read_table(path))
 
     write_local(path, rows(["a"], [4], ["sf"], [4.0]), options)
-    assert not (tmp_path / "trips" / ".hoodie" / "metadata").exists()
+    assert_metadata_table_true(path)
     java = hudi.read(path, {"hoodie.metadata.enable": "true"})
     assert sorted(zip(java.column("id").to_pylist(), java.column("ts").to_pylist())) == [("a", 4), ("b", 3)]
     assert_same_table(java, read_table(path))
@@ -232,7 +233,7 @@ def test_hudi_compacts_our_mor_table(hudi, tmp_path):
     files (updates and a delete block) into new base files; both read the same after it."""
     path = str(tmp_path / "trips")
     write_history(path, our_options("MERGE_ON_READ", partitioned=True))
-    assert list((tmp_path / "trips").rglob(".*.log.*"))
+    assert [p for p in (tmp_path / "trips").rglob(".*.log.*") if ".hoodie" not in p.parts]
     instants = hudi.compact(path, {"hoodie.compact.inline.max.delta.commits": "1", "hoodie.metadata.enable": "false"})
     assert instants[-1].endswith(".commit"), instants
     java = hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"})

@@ -32,7 +32,8 @@ def _write(spark, path, rows, table_type, partitioned, operation):
 
 def _file_ids(path):
     return {n[1:39] if n.startswith(".") else n[:38]
-            for _, _, names in os.walk(path) for n in names if ".parquet" in n or ".log." in n}
+            for root, _, names in os.walk(path) if ".hoodie" not in root for n in names
+            if ".parquet" in n or ".log." in n}
 
 
 @pytest.mark.parametrize("table_type,partitioned,load", [("COPY_ON_WRITE", True, "bulk_insert"),

@@ -49,6 +49,8 @@ CASES = {
     "string, hive style": ("p string", [d.isoformat() for d in DAYS], True),
     "date": ("p date", DAYS, False),
     "int": ("p int", [int(d.strftime("%Y%m%d")) for d in DAYS], True),
+    # what a SQL string literal would have to escape: quotes, backslashes, a dollar, non-ASCII
+    "string of quotes and backslashes": ("p string", [f"{d.isoformat()} it's \\ \"é\" $1" for d in DAYS], False),
 }
 
 

@@ -9,6 +9,7 @@ import datetime
 
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from hoodie_datasource.spark.partition_clustering import partition_clustering
@@ -21,7 +22,7 @@ OPTS = {"table.name": "pc", "recordkey.field": "id", "partitionpath.field": "p",
 def test_values_of_the_default_partition_cluster_together(spark):
     df = spark.createDataFrame([(None,), ("",), (DEFAULT_PARTITION,), ("x",), ("y",)], "p string")
     by = partition_clustering(df, KeyGenerator(("id",), ("p",)))
-    values = [r[0] for r in df.select(*by).collect()]
+    values = [r[0] for r in df.select(*map(F.expr, by)).collect()]
     assert values == [DEFAULT_PARTITION, DEFAULT_PARTITION, DEFAULT_PARTITION, "x", "y"]
 
 

@@ -75,7 +75,9 @@ def test_available_now_stream_one_commit_per_batch(spark, tmp_path, table_path, 
 
 def test_processing_time_stream_with_cleaning_and_archival(spark, tmp_path, table_path):
     src = tmp_path / "in"
-    services = {"hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
+    # the metadata table compacted at every deltacommit: archival never passes its latest compaction
+    services = {"hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                "hoodie.metadata.compact.max.delta.commits": "1"}
     query = stream(spark, src, table_path, tmp_path / "ckpt", fmt="parquet", trigger={"processingTime": "1 second"},
                    **services)
     try:

@@ -52,7 +52,8 @@ def trips(request, sql, tmp_path_factory):
     write(sql, path, [("b", 3, 20.0, "sf")], "delete", **storage)
     write(sql, path, [("d", 3, 4.0, "la")], "upsert", **storage)
     if request.param == "MERGE_ON_READ":
-        assert list(Path(path).rglob(".*.log.*")), "the update of 'a' should be in a log file"
+        assert [p for p in Path(path).rglob(".*.log.*") if ".hoodie" not in p.parts], \
+            "the update of 'a' should be in a log file"
     return path, request.param, HoodieTable(path).completed_commits()
 
 

@@ -55,7 +55,7 @@ def _sorted(df) -> list[tuple]:
 
 
 def _log_files(location: str) -> list[str]:
-    return [f for _, _, files in os.walk(location) for f in files if ".log." in f]
+    return [f for root, _, files in os.walk(location) if ".hoodie" not in root for f in files if ".log." in f]
 
 
 def _hudi_rs_rows(location: str) -> list[tuple]:

@@ -23,10 +23,10 @@ from hoodie_datasource.client import write_client
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import CommitConflictError
 from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table import instant_rollback
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import COMMIT, Instant, State
 from hoodie_datasource.timeline.transitions import transition_to_completed
-from hoodie_datasource.write import rollback
 
 logger = logging.getLogger(__name__)
 BARRIER_TIMEOUT_S = 120.0  # only guards against a hang when the other child died
@@ -110,7 +110,7 @@ def write_until_rollback_midway(uri: str, options: Mapping[str, str], data: pa.T
         time.sleep(3600)
         raise AssertionError("not killed")
 
-    rollback.delete_marker_dir = stop_here
+    instant_rollback.delete_marker_dir = stop_here
     write_local(uri, data, options)
 
 

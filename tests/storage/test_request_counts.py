@@ -60,14 +60,15 @@ def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to
 
 
 def by_folder(server: Server, mark: int) -> Counter:
-    """Requests since ``mark`` by verb and by what they touch: the instant files (``timeline``), the markers,
-    heartbeats, or data files and the rest (``data``)."""
+    """Requests since ``mark`` by verb and by what they touch: the metadata table (``metadata``), the instant
+    files (``timeline``), the markers, heartbeats, or data files and the rest (``data``)."""
     kinds: Counter = Counter()
     for verb, path in server.request_log_since(mark):
         split = urllib.parse.urlsplit(path)
         target = urllib.parse.parse_qs(split.query).get("prefix", [""])[0] if verb == "LIST" else split.path
-        folder = ("markers" if "/.hoodie/.temp/" in target else "heartbeat" if "/.hoodie/.heartbeat/" in target
-                  else "timeline" if "/.hoodie/" in target else "data")
+        folder = ("metadata" if "/.hoodie/metadata" in target else "markers" if "/.hoodie/.temp/" in target
+                  else "heartbeat" if "/.hoodie/.heartbeat/" in target else "timeline" if "/.hoodie/" in target
+                  else "data")
         kinds[f"{verb} {folder}"] += 1
     return kinds
 

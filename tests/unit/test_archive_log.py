@@ -16,7 +16,9 @@ from hoodie_datasource.log.log_format import BlockType, HeaderKey, read_log_file
 from hoodie_datasource.storage.registry import open_storage
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-        "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+        "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
+        # the metadata table compacts at each write: archival, which its latest compaction bounds, goes as far
+        "hoodie.metadata.compact.max.delta.commits": "1"}
 COMPACT = {"hoodie.compact.inline.max.delta.commits": "1"}
 
 

@@ -1,7 +1,8 @@
-"""A write of ours into a table carrying Apache Hudi's metadata table deletes it first, as Hudi does for a
-writer with ``hoodie.metadata.enable=false``: the partitions are cleared in ``hoodie.properties`` through its
-update protocol (backup, rewrite, verify), then the folder is deleted, with one WARNING naming the table.
-(The test against a table Java Hudi wrote with its defaults runs with the oracle, tests/hudi_oracle.)"""
+"""A write or service with ``hoodie.metadata.enable=false`` into a table carrying a metadata table deletes it
+first, as Hudi does: the partitions are cleared in ``hoodie.properties`` through its update protocol (backup,
+rewrite, verify), then the folder is deleted, with one WARNING naming the table. With the metadata table on
+(the default), one that cannot be trusted is deleted and built anew from storage, and a partition whose option
+is off is deleted. (The tests against tables Java Hudi wrote run with the oracle, tests/hudi_oracle.)"""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from hoodie_datasource.table.metadata_table import INFLIGHT_KEY, METADATA_TABLE,
 from tests.conftest import table_listing
 from tests.unit.small_tables import batch, read_pairs
 
-OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
+OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
+        "hoodie.metadata.enable": "false"}
+ON = {**OPTS, "hoodie.metadata.enable": "true"}
 MDT_FILES = [".hoodie/metadata/.hoodie/hoodie.properties", ".hoodie/metadata/files/.files-0000_00000000.log.1_0-0-0",
              ".hoodie/metadata/.hoodie/00000000000000010.deltacommit"]
 
@@ -66,7 +69,7 @@ def test_a_service_deletes_it_too(tmp_path):
     for ts in (1, 2, 3):
         write_local(path, batch([("a", ts, "x", ts)]), OPTS)
     with_metadata_table(path)
-    HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1"})
+    HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1", "hoodie.metadata.enable": "false"})
     assert props(path)[PARTITIONS_KEY] == ""
     assert not any(p.startswith(METADATA_TABLE + "/") for p in table_listing(path))
 
@@ -78,6 +81,34 @@ def test_a_folder_left_by_a_crash_after_the_properties_were_cleared_is_deleted(t
     update_table_properties(open_storage(path), {INFLIGHT_KEY: ""})
     write_local(path, batch([("b", 1, "x", 2)]), OPTS)
     assert not any(p.startswith(METADATA_TABLE + "/") for p in table_listing(path))
+
+
+def test_a_metadata_table_that_cannot_be_trusted_is_built_anew(tmp_path, caplog):
+    """The files a Java writer's metadata table would leave, damaged (and a partition listed as in flight):
+    a write with the metadata table on deletes them and builds its own from storage, listing every file."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), ON)
+    with_metadata_table(path)
+    with caplog.at_level(logging.WARNING, logger="hoodie_datasource"):
+        write_local(path, batch([("b", 2, "y", 2)]), ON)
+    assert [r for r in caplog.records if "built anew" in r.getMessage()]
+    assert props(path)[PARTITIONS_KEY] == "files" and props(path)[INFLIGHT_KEY] == ""
+    listed = table_listing(path)
+    assert ".hoodie/metadata/.hoodie/hoodie.properties" in listed
+    assert not set(MDT_FILES[1:]) & set(listed)
+    assert read_pairs(path) == [("a", 1), ("b", 2)]
+
+
+def test_a_partition_switched_off_is_deleted(tmp_path):
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1)]), ON)
+    storage = open_storage(path)
+    update_table_properties(storage, {PARTITIONS_KEY: "files,record_index"})
+    storage.write(".hoodie/metadata/record_index/.record-index-0000-0_00000000000000011.log.1_0-0-0", b"x")
+    write_local(path, batch([("b", 2, "y", 2)]), ON)
+    assert props(path)[PARTITIONS_KEY] == "files"
+    assert not any(p.startswith(".hoodie/metadata/record_index/") for p in table_listing(path))
+    assert read_pairs(path) == [("a", 1), ("b", 2)]
 
 
 def test_the_properties_update_recovers_from_a_crash_between_its_steps(tmp_path):

@@ -54,3 +54,9 @@ def test_read_parallelism_option():
             resolve_read_config({"read.parallelism": bad})
     with pytest.raises(HoodieConfigError, match="split.size"):
         resolve_read_config({"split.size": "0"})
+
+
+def test_a_read_can_turn_the_metadata_table_off() -> None:
+    """``hoodie.metadata.enable=false`` on a read: the table is listed even when its metadata table is ready."""
+    assert resolve_read_config({}).metadata_enable is True
+    assert resolve_read_config({"hoodie.metadata.enable": "false"}).metadata_enable is False

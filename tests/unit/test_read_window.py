@@ -17,7 +17,9 @@ from hoodie_datasource.table.table import Table
 from tests.unit.small_tables import batch, read_pairs
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
-NO_CLEAN = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+# the metadata table compacts at each write: archival, which its latest compaction bounds, goes as far
+NO_CLEAN = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+            "hoodie.metadata.compact.max.delta.commits": "1"}
 
 
 def upserts(i: int, n: int = 40):
@@ -143,6 +145,10 @@ def test_incremental_fallback_reads_the_current_snapshot_filtered_on_commit_time
                       incr_fallback_full_scan=True) == [("d", 4)]
 
 
+# archival never passes the metadata table's latest compaction: the instants it archives are in its base files
+ARCHIVABLE = {**OPTS, "hoodie.metadata.compact.max.delta.commits": "1"}
+
+
 def _archive_out_of_reach(path: str) -> None:
     """The first commit's instant files removed, and an archive log that does not decode in their place: what
     came before the timeline's first instant is unknown (as for Hudi 1.x's LSM history, which is not read)."""
@@ -157,9 +163,9 @@ def test_instants_archived_out_of_reach(tmp_path, caplog):
     """A range or time travel before the timeline's first instant fails when the archive does not say what
     came before it."""
     path = str(tmp_path / "t")
-    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
-    t2 = write_local(path, batch([("a", 2, "x", 10)]), OPTS)
-    t3 = write_local(path, batch([("b", 3, "y", 20)]), OPTS)
+    write_local(path, batch([("a", 1, "x", 1)]), ARCHIVABLE)
+    t2 = write_local(path, batch([("a", 2, "x", 10)]), ARCHIVABLE)
+    t3 = write_local(path, batch([("b", 3, "y", 20)]), ARCHIVABLE)
     _archive_out_of_reach(path)
     earliest = f"earliest instant that can still be read exactly is {t2}"
     with pytest.raises(ReadWindowError, match=f"archived where this library does not read them.*{earliest}"):
@@ -176,8 +182,8 @@ def test_files_of_instants_archived_out_of_reach_are_committed(tmp_path):
     """A file group last written by a commit archived out of reach stays in every snapshot from the timeline's
     start (Hudi's ``containsOrBeforeTimelineStarts``); it was silently dropped."""
     path = str(tmp_path / "t")
-    write_local(path, batch([("a", 1, "x", 1)]), OPTS)
-    t2 = write_local(path, batch([("b", 2, "y", 20)]), OPTS)
+    write_local(path, batch([("a", 1, "x", 1)]), ARCHIVABLE)
+    t2 = write_local(path, batch([("b", 2, "y", 20)]), ARCHIVABLE)
     _archive_out_of_reach(path)
     assert read_pairs(path) == [("a", 1), ("b", 20)]
     assert read_pairs(path, as_of_instant=t2) == [("a", 1), ("b", 20)]

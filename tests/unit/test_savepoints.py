@@ -23,7 +23,9 @@ from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-        "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+        "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+        # the metadata table compacts at each write: archival, which its latest compaction bounds, goes as far
+        "hoodie.metadata.compact.max.delta.commits": "1"}
 RETAIN_ONE = {"hoodie.cleaner.commits.retained": "1"}
 
 # Apache Hudi's HoodieSavepointMetadata (hudi-common's HoodieSavepointMetadata.avsc)

@@ -175,7 +175,7 @@ def test_a_replacecommit_stays_active_until_a_clean_removed_what_it_replaced(tmp
 
     path = str(tmp_path / "cow")
     opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "hoodie.clean.automatic": "false",
-            "hoodie.archive.automatic": "false"}
+            "hoodie.archive.automatic": "false", "hoodie.metadata.compact.max.delta.commits": "1"}
     services = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
     write_local(path, batch([("a", 1, "x", 1)]), opts)
     replace = write_local(path, batch([("a", 2, "x", 2)]), {**opts, "operation": "insert_overwrite"})

@@ -17,7 +17,6 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.index import bloom_probe, lookup, lookup_index
 from hoodie_datasource.index.bloom_probe import positives
 from hoodie_datasource.read.table_reader import read_table
@@ -213,21 +212,22 @@ def test_a_key_moved_away_and_back_under_a_global_index_is_held_once(tmp_path, t
 
 @pytest.mark.parametrize(("index", "option"), [("GLOBAL_BLOOM", "hoodie.bloom.index.update.partition.path"),
                                                ("GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path")])
-def test_a_global_index_keeping_keys_in_their_old_partition_is_refused(tmp_path, index, option):
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_global_index_keeping_keys_in_their_old_partition_updates_them_there(tmp_path, index, option, table_type):
     """hoodie.bloom.index.update.partition.path=false (GLOBAL_BLOOM) or hoodie.simple.index.update.partition.path
-    =false (GLOBAL_SIMPLE) would update a key in its old partition (Hudi's
-    HoodieIndexUtils.tagGlobalLocationBackToRecords); it is refused, naming the option and the valid value,
-    before anything is written, rather than ignored (a moved key would land where the user did not ask). The
-    other global index's option does not apply, as in Hudi."""
+    =false (GLOBAL_SIMPLE): a key written with another partition is updated where it is stored, its record's
+    fields as given (Hudi's HoodieIndexUtils.tagGlobalLocationBackToRecords); the other global index's option does
+    not apply, as in Hudi."""
     path = str(tmp_path / "t")
     opts = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
-            "hoodie.index.type": index}
+            "hoodie.index.type": index, "hoodie.datasource.write.table.type": table_type}
     other = ({"hoodie.bloom.index.update.partition.path", "hoodie.simple.index.update.partition.path"} - {option}).pop()
-    data = pa.table({"id": ["k0"], "p": ["a"], "ts": [1], "v": [1]})
-    write_local(path, data, {**opts, option: "true", other: "false"})
-    with pytest.raises(HoodieConfigError, match=f"{option}=false.*valid values: true"):
-        write_local(path, data, {**opts, option: "false"})
-    assert len(HoodieTable(path).completed_commits()) == 1 and not HoodieTable(path).timeline().pending()
+    write_local(path, pa.table({"id": ["k0", "k1"], "p": ["a", "a"], "ts": [1, 1], "v": [1, 2]}), opts)
+    write_local(path, pa.table({"id": ["k0"], "p": ["b"], "ts": [2], "v": [3]}), {**opts, option: "false"})
+    write_local(path, pa.table({"id": ["k1"], "p": ["b"], "ts": [2], "v": [4]}), {**opts, other: "false"})
+    got = read_table(path, ReadConfig())
+    rows = sorted(zip(*(got.column(c).to_pylist() for c in ("id", "_hoodie_partition_path", "p", "v"))))
+    assert rows == [("k0", "a", "b", 3), ("k1", "b", "b", 4)]
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])

@@ -146,7 +146,7 @@ def test_a_rollback_removes_the_files_of_an_attempt_that_checked_before_the_inst
         tmp_path, monkeypatch):
     """A rollback lists the marked files, deletes them and the pending instant files: an attempt whose
     check came in between found the instant pending; its file is removed by the rollback's second pass."""
-    from hoodie_datasource.write import rollback
+    from hoodie_datasource.table import instant_rollback
 
     path = str(tmp_path / "t")
     session = started(path)
@@ -157,7 +157,7 @@ def test_a_rollback_removes_the_files_of_an_attempt_that_checked_before_the_inst
         checked.append(end_task_attempt(session.table, session.instant, [late]))
         delete_pending_files(table, instant)
 
-    monkeypatch.setattr(rollback, "delete_pending_files", late_attempt_then_delete)
+    monkeypatch.setattr(instant_rollback, "delete_pending_files", late_attempt_then_delete)
     rollback_pending(session.table, session.instant)
     assert len(checked) == 1
     assert leftovers(path, session) == []
