@@ -109,6 +109,7 @@ class MetadataTableReader:
         self.timeline = MetadataTimeline.load(self.storage)
         self.valid = valid_instants(table.timeline, self.timeline)
         self._slices: dict[MetadataPartition, list[FileSlice]] = {}
+        self._listing: pa.Table | None = None
 
     @classmethod
     def listing_of(cls, table: Table) -> MetadataTableReader | None:
@@ -218,17 +219,21 @@ class MetadataTableReader:
         return sorted(names)
 
     def _file_listing(self, keys: pa.Array) -> pa.Table:
-        entries, deletes = [], []
-        for part in self._read(MetadataPartition.FILES, keys):
-            for records in part.records:
-                files = file_entries(records)
-                order = records.column("order").take(files.column("record").combine_chunks())
-                entries.append(files.drop_columns(["record"]).append_column("order", order))
-            deletes.append(part.deletes)
-        if not entries:
-            return pa.table({"key": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
-                             "size": pa.array([], pa.int64())})
-        return merge_file_entries(pa.concat_tables(entries), pa.concat_tables(deletes))
+        """The merged entries of the files partition under ``keys``. The partition is read whole, once per reader:
+        a plan asks for every partition's name, then for the files of those it keeps, and each read of the slice
+        is a GET of its base file and of every log file."""
+        if self._listing is None:
+            entries, deletes = [], []
+            for part in self._read(MetadataPartition.FILES):
+                for records in part.records:
+                    files = file_entries(records)
+                    order = records.column("order").take(files.column("record").combine_chunks())
+                    entries.append(files.drop_columns(["record"]).append_column("order", order))
+                deletes.append(part.deletes)
+            self._listing = (merge_file_entries(pa.concat_tables(entries), pa.concat_tables(deletes)) if entries
+                             else pa.table({"key": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
+                                            "size": pa.array([], pa.int64())}))
+        return self._listing.filter(pc.is_in(self._listing.column("key"), keys.cast(pa.string())))
 
     def partition_paths(self) -> list[str]:
         """``all_partitions`` (the ``FileListing`` protocol)."""

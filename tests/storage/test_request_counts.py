@@ -1,8 +1,9 @@
 """The requests a read makes on S3 (moto's server, counted from its access log), pinning the cuts measured
 with benchmarks/object_store.py: a snapshot read lists the timeline once per call into the Python source
-(``schema()``, then ``reader()``, which checks the plan ``schema()`` made is still current), walks the
-table once, and reads each instant file it needs once; so its requests grow with the files it reads,
-not with the number of commits on the timeline.
+(``schema()``, then ``reader()``, which checks the plan ``schema()`` made is still current), reads the
+metadata table's files partition once (or, without the metadata table, walks the table once), and reads each
+instant file it needs once; so its requests grow with the files it reads, not with the number of commits on
+the timeline.
 
 And what a write's guard against late task attempts costs (``write.task_attempt``): each write task that
 wrote files asks for its instant's completed and inflight files (two HEADs), and the driver lists the
@@ -31,32 +32,46 @@ def upsert(spark, bucket: S3Bucket, uri: str, rows: list[tuple], mode: str = "up
     spark.createDataFrame(rows, SCHEMA).write.format("hoodie").options(**OPTS, **bucket.options).mode(mode).save(uri)
 
 
-def counted_read(spark, moto: Server, bucket: S3Bucket, uri: str) -> tuple[list[tuple], Counter, Counter]:
+def counted_read(spark, moto: Server, bucket: S3Bucket, uri: str, **read: str) -> tuple[list[tuple], Counter,
+                                                                                      Counter]:
     mark = moto.mark()
-    df = spark.read.format("hoodie").options(**bucket.options).load(uri)
+    df = spark.read.format("hoodie").options(**bucket.options, **read).load(uri)
     rows = sorted(tuple(r) for r in df.select("uuid", "ts", "fare", "city").collect())
-    return rows, moto.requests_since(mark), moto.listings_since(mark)
+    return rows, by_folder(moto, mark), moto.listings_since(mark)
 
 
-def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to_it(spark, moto, s3_bucket):
+# schema() plans, reader() checks the timeline once. From the metadata table (the default): one listing of
+# the data timeline, one of the metadata table's timeline (counted as a timeline too) and one of its files
+# partition, no walk of the table; without it: one timeline listing and one walk of the table.
+LISTINGS = {"true": Counter({"timeline": 3, "trips/.hoodie/metadata/files/": 1}),
+            "false": Counter({"timeline": 2, "table": 1})}
+
+
+@pytest.mark.parametrize("metadata", ["true", "false"])
+def test_a_snapshot_reads_requests_do_not_grow_with_commits_that_add_no_files_to_it(spark, moto, s3_bucket,
+                                                                                    metadata):
     uri = s3_bucket.uri("trips")
+    read = {"hoodie.metadata.enable": metadata}
     upsert(spark, s3_bucket, uri, ROWS, "overwrite")
     upsert(spark, s3_bucket, uri, [("a", 2, 11.0, "sf")])
-    counted_read(spark, moto, s3_bucket, uri)  # a first read: later reads of the table find its plan stale
+    counted_read(spark, moto, s3_bucket, uri, **read)  # a first read: later reads of the table find its plan stale
     upsert(spark, s3_bucket, uri, [("a", 3, 12.0, "sf")])
-    rows, before, listed = counted_read(spark, moto, s3_bucket, uri)
+    rows, before, listed = counted_read(spark, moto, s3_bucket, uri, **read)
     assert rows == [("a", 3, 12.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
-    # schema() plans (one timeline listing, one walk of the table); reader() checks the timeline once
-    assert listed == Counter({"timeline": 2, "table": 1}), listed
+    assert listed == LISTINGS[metadata], listed
 
     for ts in range(4, 14):  # ten commits rewriting the file of "a": the read still reads three files
         upsert(spark, s3_bucket, uri, [("a", ts, float(ts), "sf")])
-    rows, after, listed_after = counted_read(spark, moto, s3_bucket, uri)
+    rows, after, listed_after = counted_read(spark, moto, s3_bucket, uri, **read)
     assert rows == [("a", 13, 13.0, "sf"), ("b", 1, 20.0, "nyc"), ("c", 1, 30.0, "la")]
     assert listed_after == listed
-    assert {v: after[v] for v in ("LIST", "GET", "HEAD")} == {v: before[v] for v in ("LIST", "GET", "HEAD")}, \
-        (before, after)
-    assert not (after["PUT"] or after["DELETE"] or after["POST"])
+    # the metadata table's files partition is read once per plan: a GET of its base file and of each log file,
+    # one a commit, until its compaction (every 10 deltacommits) folds them into a new base file
+    metadata_gets = after.pop("GET metadata", 0)
+    assert metadata_gets <= (1 + 10 if metadata == "true" else 0), after
+    assert before.pop("GET metadata", 0) <= metadata_gets
+    assert after == before, (before, after)
+    assert not any(kind.split()[0] in ("PUT", "DELETE", "POST") for kind in after), after
 
 
 def by_folder(server: Server, mark: int) -> Counter:
