@@ -268,7 +268,7 @@ def scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, length
     if data.size == 0:
         return
     width = int(lengths[0])
-    if data.size == rows * width and (lengths == width).all():
+    if width < _VALUE_COPY_BYTES and data.size == rows * width and (lengths == width).all():
         dst[starts[:, None] + np.arange(width)] = data.reshape(rows, width)
         return
     ends = np.cumsum(lengths)

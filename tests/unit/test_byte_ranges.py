@@ -27,3 +27,13 @@ def test_gather_and_scatter_move_each_value(lengths):
     scatter_ranges(back, starts, gathered, lengths)
     for s, n in zip(starts.tolist(), lengths.tolist()):
         assert back[s:s + n].tobytes() == source[s:s + n].tobytes()
+
+
+def test_values_of_one_long_width_scatter_without_an_index_per_byte():
+    """Bloom filters of one size: 300 values of 430 KB, each copied (an index per byte would take 1 GB)."""
+    lengths = np.full(300, 430_000, np.int64)
+    starts = np.arange(300, dtype=np.int64) * 430_007
+    data = np.random.default_rng(1).integers(0, 256, int(lengths.sum()), dtype=np.uint8)
+    back = np.zeros(int(starts[-1]) + 430_000, np.uint8)
+    scatter_ranges(back, starts, data, lengths)
+    assert gather_ranges(back, starts, lengths).tobytes() == data.tobytes()
