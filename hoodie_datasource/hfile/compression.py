@@ -13,7 +13,9 @@ from enum import IntEnum
 from hoodie_datasource.errors import CorruptFileError, HoodieConfigError, UnsupportedTableError
 
 GZIP_WINDOW = 16 + zlib.MAX_WBITS  # zlib's window bits for a gzip wrapper
-GZIP_LEVEL = 6  # zlib's default level, the one Hadoop's ZlibCompressor uses
+# Hadoop's ZlibCompressor deflates at zlib's default, 6; any level inflates alike. Level 1: the metadata table's
+# bloom filters (base64 text of their bits, 430 KB each) deflate 7x faster into blocks 15% larger
+GZIP_LEVEL = 1
 
 
 class Compression(IntEnum):

@@ -41,6 +41,9 @@ _LITTLE = sys.byteorder == "little"
 _TEN = np.arange(10, dtype=np.int64)
 _SEVENS = np.arange(10, dtype=np.uint64) * np.uint64(7)
 _CHUNK_BYTES = 1 << 23  # bound on the index arrays built by the gather/scatter helpers
+# from this many bytes a value on average, the gather/scatter helpers copy value by value (a slice each) rather
+# than index every byte: the metadata table's bloom filters are hundreds of KB each
+_VALUE_COPY_BYTES = 4096
 
 
 # ==================================================================================================
@@ -246,6 +249,10 @@ def gather_ranges(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
         n = int(ends[stop - 1]) - base
         if stop == row + 1:
             out[base:base + n] = src[int(starts[row]):int(starts[row]) + n]
+        elif n >= _VALUE_COPY_BYTES * (stop - row):
+            for start, at, length in zip(starts[row:stop].tolist(), (ends[row:stop] - lengths[row:stop]).tolist(),
+                                         lengths[row:stop].tolist()):
+                out[at:at + length] = src[start:start + length]
         else:
             lens = lengths[row:stop]
             index = np.repeat(starts[row:stop] - (ends[row:stop] - lens - base), lens)
@@ -261,7 +268,7 @@ def scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, length
     if data.size == 0:
         return
     width = int(lengths[0])
-    if data.size == rows * width and (lengths == width).all():
+    if width < _VALUE_COPY_BYTES and data.size == rows * width and (lengths == width).all():
         dst[starts[:, None] + np.arange(width)] = data.reshape(rows, width)
         return
     ends = np.cumsum(lengths)
@@ -271,9 +278,13 @@ def scatter_ranges(dst: np.ndarray, starts: np.ndarray, data: np.ndarray, length
         stop = max(int(np.searchsorted(ends, base + _CHUNK_BYTES, side="right")), row + 1)
         n = int(ends[stop - 1]) - base
         lens = lengths[row:stop]
-        index = np.repeat(starts[row:stop] - (ends[row:stop] - lens - base), lens)
-        index += np.arange(n)
-        dst[index] = data[base:base + n]
+        if n >= _VALUE_COPY_BYTES * (stop - row):
+            for start, at, length in zip(starts[row:stop].tolist(), (ends[row:stop] - lens).tolist(), lens.tolist()):
+                dst[start:start + length] = data[at:at + length]
+        else:
+            index = np.repeat(starts[row:stop] - (ends[row:stop] - lens - base), lens)
+            index += np.arange(n)
+            dst[index] = data[base:base + n]
         row = stop
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -32,11 +33,19 @@ def _stats(fields: list[pa.Field], lows: list, highs: list, counts: list[tuple[i
     for i, name in enumerate(("value_count", "null_count", "total_size", "total_uncompressed_size")):
         columns[name] = pa.array([c[i] for c in counts], pa.int64())
     table = pa.table(columns, schema=STATS_SCHEMA)
-    mins = [wrap_values(pa.array([value], f.type)) for f, value in zip(fields, lows)]
-    maxs = [wrap_values(pa.array([value], f.type)) for f, value in zip(fields, highs)]
-    empty = wrap_values(pa.array([], pa.null()))
-    return table.append_column("min_value", pa.concat_arrays(mins) if mins else empty).append_column(
-        "max_value", pa.concat_arrays(maxs) if maxs else empty)
+    return table.append_column("min_value", _wrapped(fields, lows)).append_column("max_value", _wrapped(fields, highs))
+
+
+def _wrapped(fields: list[pa.Field], values: list) -> pa.Array:
+    """``values[i]`` (of ``fields[i]``'s type) wrapped, in order: one ``wrap_values`` per type."""
+    if not fields:
+        return wrap_values(pa.array([], pa.null()))
+    by_type: dict[pa.DataType, list[int]] = {}
+    for i, field in enumerate(fields):
+        by_type.setdefault(field.type, []).append(i)
+    parts = [wrap_values(pa.array([values[i] for i in at], typ)) for typ, at in by_type.items()]
+    order = np.argsort(np.concatenate([np.array(at) for at in by_type.values()]), kind="stable")
+    return pa.concat_arrays(parts).take(pa.array(order))
 
 
 def footer_column_stats(metadata: pq.FileMetaData, schema: pa.Schema, wanted: Sequence[str]) -> pa.Table:

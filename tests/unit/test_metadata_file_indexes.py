@@ -14,6 +14,8 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.metadata.records import unwrap_values
+from hoodie_datasource.read.data_skipping import Comparison, InValues, slices_to_read
+from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table import Table
 from tests.metadata_checks import assert_bloom_filters_true, assert_column_stats_true, assert_metadata_table_true
@@ -65,3 +67,30 @@ def test_a_log_file_has_the_statistics_of_its_records(tmp_path):
     assert unwrap_values(logs.column("min_value"), pa.int64()).to_pylist() == [-3]
     assert unwrap_values(logs.column("max_value"), pa.int64()).to_pylist() == [100]
     checked(path)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_data_skipping_by_our_statistics_keeps_every_slice_with_a_matching_row(tmp_path, table_type):
+    """``read.data_skipping`` judging the latest file slices by the statistics we wrote keeps every slice holding a
+    row the predicate keeps (a merge-on-read update's value is in its log file's statistics only), and drops
+    some: the statistics say something."""
+    path = str(tmp_path / "t")
+    opts = {**OPTS, **INDEXES, "hoodie.datasource.write.table.type": table_type, "hoodie.parquet.small.file.limit": "0"}
+    for start in (0, 10, 20):  # each insert its own file group per partition, values apart
+        write_local(path, batch([(f"k{i}", 1, "xy"[i % 2], i) for i in range(start, start + 10)]),
+                    {**opts, "operation": "insert"})
+    write_local(path, batch([("k3", 2, "y", 1000), ("k14", 2, "x", -50)]), opts)
+    table = Table.load(open_storage(path))
+    slices = table.file_system_view().latest_file_slices()
+    rows = read_table(path).select(["_hoodie_partition_path", "_hoodie_file_name", "v"])
+    file_ids = [name.split("_")[0] for name in rows.column("_hoodie_file_name").to_pylist()]
+    reader = MetadataTableReader(table)
+    for predicate, truth in [(Comparison("v", ">", 500), pc.greater(rows.column("v"), 500)),
+                             (Comparison("v", "<", 0), pc.less(rows.column("v"), 0)),
+                             (InValues("v", (21, 22)), pc.is_in(rows.column("v"), pa.array([21, 22]))),
+                             (Comparison("v", "=", 12), pc.equal(rows.column("v"), 12))]:
+        kept = {(s.partition_path, s.file_id) for s in slices_to_read(slices, predicate, reader, table.schema)}
+        holding = {(p, f) for p, f, hit in zip(rows.column("_hoodie_partition_path").to_pylist(), file_ids,
+                                               truth.to_pylist()) if hit}
+        assert holding and holding <= kept, f"{predicate}: slices holding matches {holding}, kept {kept}"
+        assert len(kept) < len(slices), f"{predicate}: nothing skipped"
