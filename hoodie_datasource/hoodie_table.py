@@ -25,6 +25,7 @@ from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
@@ -66,7 +67,7 @@ class HoodieTable:
         """The table handle: loaded the first time it is asked for, then as ``refresh()`` or this object's own
         writes and services left it."""
         if self._table is None:
-            self._table = Table.load(self.storage)
+            self._table = planning_from_metadata(Table.load(self.storage))
         return self._table
 
     @property
@@ -107,7 +108,8 @@ class HoodieTable:
     def scan(self, **options: str) -> pa.Table:
         """The query the read options ask for (``hoodie.datasource.query.type`` and the others of a Spark read;
         a snapshot of the latest commit by default), read in this process into one Arrow table."""
-        return read_query(self.table, resolve_read_config(options))
+        cfg = resolve_read_config(options)  # the table plans from its metadata table unless the read says not to
+        return read_query(self.table if cfg.metadata_enable else planning_from_metadata(self.table, False), cfg)
 
     def read_keys(self, keys: pa.Table, **options: str) -> pa.Table:
         """The latest record of each key of ``keys`` the table holds, in the schema ``scan()`` returns, found through
@@ -136,8 +138,9 @@ class HoodieTable:
         a table version this library does not write; its metadata table deleted when ``options`` switch it
         off (``hoodie.metadata.enable=false``), else kept whole, and the service's changes recorded there
         (``services.metadata_lifecycle``). Called under the table lock, when there is one."""
-        self._table = prepare_metadata_table(self.refresh().table, resolve_metadata_config(options),
-                                             drops_switched_off=False)
+        cfg = resolve_metadata_config(options)
+        prepared = prepare_metadata_table(self.refresh().table, cfg, drops_switched_off=False)
+        self._table = planning_from_metadata(prepared, cfg.enabled)
         return self._table
 
     def _after(self, run: ServiceRun) -> list[str]:

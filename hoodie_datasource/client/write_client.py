@@ -55,6 +55,7 @@ from hoodie_datasource.errors import (
 )
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.registry import index_for
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
@@ -519,6 +520,8 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = table.refresh()
         table = build_metadata_table(table, metadata)
         run_metadata_table_services(table, metadata, services)
+        # tagging, small files, overwrites and the services after the commit take the table's files from there
+        table = planning_from_metadata(table, metadata.enabled)
         index = checked.index.for_table(table)  # the record index as the write starts
         instant_time = new_instant_time(table.timeline.last_instant_time())
         tx.start_heartbeat(instant_time)

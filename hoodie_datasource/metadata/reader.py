@@ -14,6 +14,7 @@ column-statistics records of one key written several times).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -307,6 +308,14 @@ class MetadataTableReader:
         if not rows:
             return view_empty(view)
         return merge_latest(pa.concat_tables(rows), pa.concat_tables(deletes))
+
+
+def planning_from_metadata(table: Table, enabled: bool = True) -> Table:
+    """``table`` taking its partitions and files from its metadata table when ``enabled``
+    (``hoodie.metadata.enable``) and the table's ``files`` partition is ready (``MetadataTableReader.listing_of``),
+    else from a listing of storage: what every read, write and table service plans from, as Hudi's
+    ``HoodieTable.getFileSystemView`` is backed by ``HoodieBackedTableMetadata`` when the metadata table is on."""
+    return dataclasses.replace(table, listing=MetadataTableReader.listing_of if enabled else None)
 
 
 def _ready_partitions(table: Table) -> frozenset[str]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.metadata.reader import MetadataTableReader
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import plan_read
@@ -28,8 +28,7 @@ def table_for(path: str | Storage, cfg: ReadConfig, storage_options: Mapping[str
     """The table a read of ``cfg`` plans from: with ``metadata_enable``, a handle that takes its partitions and files
     from the metadata table when its ``files`` partition is ready (made when first asked for: reading only the
     timeline lists nothing more)."""
-    listing = MetadataTableReader.listing_of if cfg.metadata_enable else None
-    return Table.load(path, storage_options, listing=listing)
+    return planning_from_metadata(Table.load(path, storage_options), cfg.metadata_enable)
 
 
 def read_query(table: Table, cfg: ReadConfig) -> pa.Table:

@@ -194,8 +194,8 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
     started = time.monotonic()
     storage = table.storage
     partition = op.get("partitionPath") or ""
-    if partition not in file_sizes:
-        file_sizes[partition] = {f.name: f.size for f in storage.list_dir(partition).files}
+    if partition not in file_sizes:  # from the metadata table when it is on: Hudi's compactor lists no partition
+        file_sizes[partition] = {f.name: f.size for f in table.listed_files([partition])[partition]}
     sizes = file_sizes[partition]
     logs = []
     for name in map(posixpath.basename, op.get("deltaFilePaths") or ()):

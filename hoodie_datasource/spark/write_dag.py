@@ -63,7 +63,7 @@ from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.file_names import write_token
-from hoodie_datasource.table.fs_view import list_table_files, partitions_of
+from hoodie_datasource.table.fs_view import partitions_of
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
     IS_DELETE_COLUMN,
@@ -226,11 +226,11 @@ def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> Co
 
 
 def _table_files(session: WriteSession) -> dict[str, tuple[FileInfo, ...]]:
-    """The table's files by directory: one listing of the whole table (one paginated LIST on an
-    object store), made by the driver at the start of the write."""
+    """The table's files by directory, made by the driver at the start of the write: from the metadata table
+    when it is on and ready, else one listing of the whole table (one paginated LIST on an object store)."""
     if session.new_table:
         return {}
-    return {d: tuple(files) for d, files in list_table_files(session.table.storage).items()}
+    return {d: tuple(files) for d, files in session.table.listed_files().items()}
 
 
 def _partition_bytes(listed: Mapping[str, Sequence[FileInfo]]) -> dict[str, int]:

@@ -26,7 +26,7 @@ from hoodie_datasource.config.table_config import TableConfig, load_table_config
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_listing import FileListing
-from hoodie_datasource.table.fs_view import FileSystemView
+from hoodie_datasource.table.fs_view import FileSystemView, list_table_files
 from hoodie_datasource.table.table_schema import read_schema, table_data_schema
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
@@ -85,6 +85,18 @@ class Table:
     def fs_view(self) -> FileSystemView:
         """The file groups of the whole table, listed once (the first time it is asked for)."""
         return self.file_system_view()
+
+    def listed_files(self, partitions: Sequence[str] | None = None) -> Mapping[str, Sequence[FileInfo]]:
+        """The files of ``partitions`` (every partition when None), their paths relative to the table, by
+        partition: from ``file_listing`` when there is one (no LIST of a data partition), else from storage (one
+        walk of the whole table, or one listing per partition asked for). A walk holds every directory of the
+        table, those that are no partition too (``fs_view.partitions_of`` tells them apart)."""
+        if self.file_listing is not None:
+            wanted = self.file_listing.partition_paths() if partitions is None else partitions
+            return self.file_listing.partition_file_infos(wanted)
+        if partitions is None:
+            return list_table_files(self.storage)
+        return {p: self.storage.list_dir(p).files for p in partitions}
 
     def file_system_view(self, partitions: list[str] | None = None,
                          listed: Mapping[str, Sequence[FileInfo]] | None = None) -> FileSystemView:
