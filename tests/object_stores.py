@@ -93,6 +93,16 @@ class Server:
                                         env={**os.environ, **(env or {})}, cwd=log_path.parent)
         self._wait_ready(ready_path)
 
+    @classmethod
+    def attached(cls, url: str, log_path: Path) -> Server:
+        """A server another process started and keeps serving (a benchmark's table built once, measured by later
+        runs), its requests counted from its access log ``log_path``; ``stop`` leaves it running."""
+        server = cls.__new__(cls)
+        server.name, server.url, server.log_path = "attached", url, log_path
+        server.port = int(urllib.parse.urlsplit(url).port or 80)
+        server.process, server._log = None, None
+        return server
+
     def _wait_ready(self, path: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -112,6 +122,8 @@ class Server:
         return log_tail(self.log_path, lines)
 
     def stop(self) -> None:
+        if self.process is None:
+            return
         stop_process(self.process)
         self._log.close()
 

@@ -220,21 +220,33 @@ class MetadataTableReader:
         return sorted(names)
 
     def _file_listing(self, keys: pa.Array) -> pa.Table:
-        """The merged entries of the files partition under ``keys``. The partition is read whole, once per reader:
-        a plan asks for every partition's name, then for the files of those it keeps, and each read of the slice
-        is a GET of its base file and of every log file."""
+        """The merged entries of the files partition under ``keys``. A plan of the whole table asks for every
+        partition's name (``ALL_PARTITIONS_KEY``), then for the files of those it keeps: the partition is then read
+        whole, once per reader (each read of the slice is a GET of its base file and of every log file). Asked for
+        some partitions first (a write planning the partitions of its batch), it looks their keys up in the base
+        HFile, reading only the blocks that hold them, as ``HoodieBackedTableMetadata.getAllFilesInPartitions``
+        does."""
+        keys = keys.cast(pa.string())
+        if self._listing is None and not pc.any(pc.equal(keys, ALL_PARTITIONS_KEY)).as_py():
+            return self._merged_files(self._read(MetadataPartition.FILES, keys))
         if self._listing is None:
-            entries, deletes = [], []
-            for part in self._read(MetadataPartition.FILES):
-                for records in part.records:
-                    files = file_entries(records)
-                    order = records.column("order").take(files.column("record").combine_chunks())
-                    entries.append(files.drop_columns(["record"]).append_column("order", order))
-                deletes.append(part.deletes)
-            self._listing = (merge_file_entries(pa.concat_tables(entries), pa.concat_tables(deletes)) if entries
-                             else pa.table({"key": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
-                                            "size": pa.array([], pa.int64())}))
-        return self._listing.filter(pc.is_in(self._listing.column("key"), keys.cast(pa.string())))
+            self._listing = self._merged_files(self._read(MetadataPartition.FILES))
+        return self._listing.filter(pc.is_in(self._listing.column("key"), keys))
+
+    @staticmethod
+    def _merged_files(parts: list[_SliceRecords]) -> pa.Table:
+        """``key``, ``file_name`` and ``size`` of every file the files partition's records in ``parts`` list."""
+        entries, deletes = [], []
+        for part in parts:
+            for records in part.records:
+                files = file_entries(records)
+                order = records.column("order").take(files.column("record").combine_chunks())
+                entries.append(files.drop_columns(["record"]).append_column("order", order))
+            deletes.append(part.deletes)
+        if not entries:
+            return pa.table({"key": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
+                             "size": pa.array([], pa.int64())})
+        return merge_file_entries(pa.concat_tables(entries), pa.concat_tables(deletes))
 
     def partition_paths(self) -> list[str]:
         """``all_partitions`` (the ``FileListing`` protocol)."""
