@@ -4,7 +4,9 @@ Each write adds one new log file version to the file group's latest slice (layou
 after the slice's base instant): a data block with the updated records (PARQUET_DATA by default,
 AVRO_DATA on request) and a DELETE block with deleted keys. Readers merge it with the base file.
 The version is written whole and only if absent (object stores cannot append), as Hudi does where
-``HoodieStorage`` lacks append support (``HoodieLogFormatWriter`` rolls over to a new version).
+``HoodieStorage`` lacks append support (``HoodieLogFormatWriter`` rolls over to a new version). A name already
+taken rolls over to the next version too: the write takes the slice's versions from its file-system view, which,
+built from the metadata table, holds committed log files only, not those of a write still pending.
 A task encodes the log files of its file groups one by one (``encode_log_file``), then creates them
 together (``write_log_files``: their markers first, then the files, each set in flight at once), so
 it waits for the storage's latency (an fsync, a request) about once, not once per file group.
@@ -12,7 +14,9 @@ it waits for the storage's latency (an fsync, a request) about once, not once pe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import logging
 import posixpath
 import time
 from collections.abc import Sequence
@@ -22,13 +26,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource import fault_points
+from hoodie_datasource.errors import CommitConflictError
 from hoodie_datasource.log.data_block import encode_avro_data_block, encode_parquet_data_block
 from hoodie_datasource.log.delete_block import encode_delete_block
 from hoodie_datasource.log.log_format import encode_log_file_content
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json, with_meta_fields
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_names import LogFileName
-from hoodie_datasource.table.markers import create_markers
+from hoodie_datasource.table.markers import create_markers, marker_path
 from hoodie_datasource.table.meta_columns import (
     IS_DELETE_COLUMN,
     IS_DELETED_COLUMN,
@@ -55,6 +60,11 @@ def next_log_version(storage: Storage, partition: str, file_id: str, base_instan
     return max(versions) + 1
 
 
+logger = logging.getLogger(__name__)
+
+ROLLOVERS = 100  # versions a log file tries past the one planned before the write gives up
+
+
 @functools.lru_cache(maxsize=16)
 def log_schema_text(table_name: str, data_schema: pa.Schema) -> str:
     """The SCHEMA header of the log blocks of a table's write: its writer schema (meta fields first) as
@@ -76,6 +86,14 @@ class PendingLog:
     def path(self) -> str:
         return join(self.partition, self.name)
 
+    def next_version(self) -> PendingLog:
+        """The same content as the next version of the file group's slice (the content does not name it)."""
+        parsed = LogFileName.parse(self.name)
+        name = dataclasses.replace(parsed, version=parsed.version + 1).name()
+        stat = dataclasses.replace(self.stat, path=join(self.partition, name), logVersion=parsed.version + 1,
+                                   logFiles=[*self.stat.logFiles[:-1], name])
+        return PendingLog(self.partition, name, self.content, stat)
+
 
 def append_to_file_group(
     ctx: WriteContext, target: WriteTarget, records: pa.Table, token: str, task_partition: int
@@ -88,10 +106,40 @@ def write_log_files(ctx: WriteContext, logs: Sequence[PendingLog]) -> list[Write
     """Create the log files, their markers first, each set at once (``write_all``, ``create_all_once``);
     their write stats."""
     create_markers(ctx.storage, ctx.instant, [(log.partition, log.name, "APPEND") for log in logs])
-    ctx.storage.create_all_once([(log.path, log.content) for log in logs])
-    for log in logs:
+    try:
+        ctx.storage.create_all_once([(log.path, log.content) for log in logs])
+        created = list(logs)
+    except CommitConflictError:  # some names are taken: those roll over
+        created = [log if _holds(ctx, log) else _rolled_over(ctx, log) for log in logs]
+    for log in created:
         fault_points.reach(fault_points.AFTER_DATA_FILE_WRITTEN, storage=ctx.storage, path=log.path)
-    return [log.stat for log in logs]
+    return [log.stat for log in created]
+
+
+def _holds(ctx: WriteContext, log: PendingLog) -> bool:
+    """Whether ``log``'s path holds its content (created by this write, not another's file of the same name)."""
+    try:
+        return ctx.storage.read(log.path) == log.content
+    except FileNotFoundError:
+        return False
+
+
+def _rolled_over(ctx: WriteContext, log: PendingLog) -> PendingLog:
+    """``log`` created, or, where its name is taken, the first free version after it; the log as created. The
+    marker of a taken name is deleted before the next is made: a rollback of this write deletes its marked files,
+    and the file of that name is another write's."""
+    for _ in range(ROLLOVERS):
+        try:
+            ctx.storage.create_once(log.path, log.content)
+            return log
+        except CommitConflictError:
+            ctx.storage.delete(marker_path(ctx.instant, log.partition, log.name, "APPEND"))
+            taken, log = log.name, log.next_version()
+            logger.info("Log file %s exists (a pending write's); rolling over to %s", taken, log.name)
+            create_markers(ctx.storage, ctx.instant, [(log.partition, log.name, "APPEND")])
+    ctx.storage.delete(marker_path(ctx.instant, log.partition, log.name, "APPEND"))
+    raise CommitConflictError(f"Log files of {ctx.storage.uri_of(log.path)} up to version "
+                              f"{LogFileName.parse(log.name).version} all exist; nothing more was written")
 
 
 def encode_log_file(
