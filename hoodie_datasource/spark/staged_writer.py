@@ -26,17 +26,20 @@ from pyspark.sql.types import StructType
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import create_table
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.table_config import METAFOLDER, load_table_config, table_exists
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import HoodieConfigError
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.spark.shim_options import STATIC_PARTITION_OPTION
 from hoodie_datasource.spark.types import spark_arrow_schema
 from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage, join
-from hoodie_datasource.table.fs_view import list_table_files, partitions_of
+from hoodie_datasource.table.fs_view import partitions_of
 from hoodie_datasource.table.keygen import KeyGenerator
+from hoodie_datasource.table.table import Table
 
 
 @dataclass
@@ -73,8 +76,8 @@ class StagedWriter(DataSourceArrowWriter):
             options[k.OPERATION.key] = operation.value
         # fail now, in the planning worker, rather than after every task ran
         config = resolve_write_config(options, load_table_config(storage) if table_exists(storage) else None)
-        static_paths = _static_partition_paths(json.loads(static[0]), arrow_schema, config.keygen, storage) \
-            if static else []
+        static_paths = _static_partition_paths(json.loads(static[0]), arrow_schema, config.keygen, storage,
+                                               resolve_metadata_config(options).enabled) if static else []
         if static_paths:
             options[k.STATIC_OVERWRITE_PARTITIONS.key] = ",".join(static_paths)
         replaces_without_rows = overwrite and (config.operation.replaces_table or bool(static_paths))
@@ -123,12 +126,12 @@ class StagedWriter(DataSourceArrowWriter):
 
 
 def _static_partition_paths(values: dict[str, str | None], schema: pa.Schema, keygen: KeyGenerator,
-                            storage: Storage) -> list[str]:
+                            storage: Storage, metadata_enabled: bool) -> list[str]:
     """The partitions a static ``PARTITION (...)`` clause names: its values (as the shim passes them: Spark's
     internal value as a string, a date as days and a timestamp as microseconds since the epoch) spell a
     partition path as a row holding them would. A clause leaving partition columns dynamic names every stored
     partition whose path holds its values in their places (Hudi's ``ProvidesHoodieConfig.deduceOverwriteConfig``
-    lists them with its file index)."""
+    lists them with its file index; both take them from the metadata table when it is on)."""
     columns = {}
     for name, value in values.items():
         typ = schema.field(name).type
@@ -147,7 +150,8 @@ def _static_partition_paths(values: dict[str, str | None], schema: pa.Schema, ke
         wanted = {fields.index(name): replace(keygen, partition_fields=(name,)).partition_paths(row)[0].as_py()
                   for name in values}
         paths = []
-        for path in partitions_of(list_table_files(storage)) if table_exists(storage) else ():
+        stored = planning_from_metadata(Table.load(storage), metadata_enabled) if table_exists(storage) else None
+        for path in partitions_of(stored.listed_files()) if stored is not None else ():
             parts = path.split("/")
             if len(parts) != len(fields):
                 raise HoodieConfigError(
