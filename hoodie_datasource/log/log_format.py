@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from hoodie_datasource.errors import CorruptFileError, UnsupportedTableError
-from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.storage.storage import POOL, Storage
 
 logger = logging.getLogger(__name__)
 
@@ -287,13 +287,28 @@ def read_log_bytes(data: bytes, path: str = "<memory>") -> LogFileContents:
     return LogFileContents(blocks, scanner.corrupt_blocks, scanner.corrupt_ranges)
 
 
-def _scan_file(storage: Storage, rel: str, report: LogFileContents | None) -> Iterator[LogBlock]:
-    path = storage.uri_of(rel)
+def read_logs_blocks(storage: Storage, rels: Sequence[str]) -> Iterator[Iterator[LogBlock]]:
+    """``read_log_blocks`` of each of ``rels`` in turn, their contents fetched together: on an object store the
+    GETs are in flight at once (one round trip's latency for all of a metadata-table slice's log files, not one
+    each). Every file is held in memory until its blocks are read: for small log files."""
+    fetched = [POOL.submit(_log_buffer, storage, rel) for rel in rels] if len(rels) > 1 else []
+    for i, rel in enumerate(rels):
+        yield _scan(fetched[i].result() if fetched else _log_buffer(storage, rel), storage.uri_of(rel), None)
+
+
+def _log_buffer(storage: Storage, rel: str):
     try:
         # locally a memory map: a log file may be up to ~1 GB and only one block at a time is copied
-        data = storage.read_buffer(rel)
+        return storage.read_buffer(rel)
     except FileNotFoundError:
-        raise CorruptFileError(f"Log file {path} does not exist") from None
+        raise CorruptFileError(f"Log file {storage.uri_of(rel)} does not exist") from None
+
+
+def _scan_file(storage: Storage, rel: str, report: LogFileContents | None) -> Iterator[LogBlock]:
+    yield from _scan(_log_buffer(storage, rel), storage.uri_of(rel), report)
+
+
+def _scan(data, path: str, report: LogFileContents | None) -> Iterator[LogBlock]:
     if len(data) == 0:
         return
     scanner = _Scanner(data, path)

@@ -29,7 +29,7 @@ from hoodie_datasource.log.avro_codec import empty_table
 from hoodie_datasource.log.command_block import decode_command_block
 from hoodie_datasource.log.delete_block import decode_delete_records
 from hoodie_datasource.log.hfile_block import open_hfile_data_block
-from hoodie_datasource.log.log_format import BlockType, LogBlock, read_log_blocks
+from hoodie_datasource.log.log_format import BlockType, LogBlock, read_logs_blocks
 from hoodie_datasource.metadata.file_slices import latest_merged_slices
 from hoodie_datasource.metadata.keys import (
     ALL_PARTITIONS_KEY,
@@ -53,7 +53,7 @@ from hoodie_datasource.metadata.records import (
     wrap_values,
 )
 from hoodie_datasource.metadata.timeline import MetadataTimeline, valid_instants
-from hoodie_datasource.storage.storage import FileInfo, join
+from hoodie_datasource.storage.storage import FileInfo
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.metadata_table import PARTITIONS_KEY
 from hoodie_datasource.table.table import Table
@@ -144,8 +144,9 @@ class MetadataTableReader:
         """The slice's data and delete blocks that count, in log order, less those a rollback command drops."""
         latest = self.timeline.latest_completed or ""
         blocks: list[LogBlock] = []
-        for log in file_slice.log_files:
-            for block in read_log_blocks(self.storage, file_slice.relative_path(log.name)):
+        for log_blocks in read_logs_blocks(self.storage, [file_slice.relative_path(log.name)
+                                                          for log in file_slice.log_files]):
+            for block in log_blocks:
                 if block.block_type == BlockType.CORRUPT:
                     continue
                 instant = block.instant_time or ""
@@ -253,18 +254,24 @@ class MetadataTableReader:
         return self.all_partitions()
 
     def partition_file_infos(self, partitions: Iterable[str]) -> dict[str, list[FileInfo]]:
-        """The files of ``partitions`` as a listing of storage gives them (the ``FileListing`` protocol)."""
-        return {p: [FileInfo(join(p, name) if p else name, size) for name, size in sorted(files.items())]
-                for p, files in self.partition_files(partitions).items()}
+        """The files of ``partitions`` as a listing of storage gives them, by name (the ``FileListing`` protocol):
+        one sort of the listing, then a ``FileInfo`` per file, nothing else per file."""
+        wanted = {partition_identifier(p): p for p in partitions}
+        listing = self._file_listing(pa.array(sorted(wanted), pa.string()))
+        listing = listing.sort_by([("key", "ascending"), ("file_name", "ascending")])
+        infos: dict[str, list[FileInfo]] = {p: [] for p in wanted.values()}
+        current, prefix, out = None, "", []
+        for key, name, size in zip(*(listing.column(c).to_pylist() for c in ("key", "file_name", "size"))):
+            if key != current:
+                current = key
+                prefix = f"{wanted[key]}/" if wanted[key] else ""
+                out = infos[wanted[key]]
+            out.append(FileInfo(prefix + name, size))
+        return infos
 
     def partition_files(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """The files of each of ``partitions`` (``""``: the non-partitioned table's), name -> size."""
-        wanted = {partition_identifier(p): p for p in partitions}
-        listing = self._file_listing(pa.array(sorted(wanted), pa.string()))
-        files: dict[str, dict[str, int]] = {p: {} for p in wanted.values()}
-        for key, name, size in zip(*(listing.column(c).to_pylist() for c in ("key", "file_name", "size"))):
-            files[wanted[key]][name] = size
-        return files
+        return {p: {info.name: info.size for info in infos} for p, infos in self.partition_file_infos(partitions).items()}
 
     def column_stats(self, columns: Sequence[str], files: Sequence[tuple[str, str]] | None = None) -> pa.Table:
         """The statistics of ``columns`` in each of ``files`` ((partition, file name) pairs; every file when

@@ -31,7 +31,7 @@ class FileInfo:
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.path)
+        return self.path.rpartition("/")[2]  # posixpath.basename's answer, without its per-call overhead
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from hoodie_datasource.config.table_config import METAFOLDER, TableConfig
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
-from hoodie_datasource.table.file_names import CDC_LOG_SUFFIX, PARTITION_METAFILE, BaseFileName, LogFileName
+from hoodie_datasource.table.file_names import (
+    BASE_FILE,
+    CDC_LOG_SUFFIX,
+    PARTITION_METAFILE,
+    BaseFileName,
+    LogFileName,
+)
 from hoodie_datasource.timeline.timeline import Timeline
 
 
@@ -75,24 +81,29 @@ class FileSystemView:
             self._add_files(partition, self.storage.list_dir(partition).files)
 
     def _add_files(self, partition: str, files: Iterable[FileInfo]) -> None:
+        """Each base and log file into its file group (a plan of the whole table calls this for every file: the
+        base file's name is matched once, not parsed into a ``BaseFileName`` first)."""
         self._loaded.add(partition)
+        match_base = BASE_FILE.match
         for info in files:
-            base = BaseFileName.parse(info.name)
+            name = info.name
+            base = match_base(name)
             if base is not None:
-                group = self._group(partition, base.file_id)
-                group.base_files.append(BaseFile(info.name, base.file_id, base.instant_time, info.size))
+                file_id, _, instant, _ = base.groups()
+                self._group(partition, file_id).base_files.append(BaseFile(name, file_id, instant, info.size))
                 continue
-            log = LogFileName.parse(info.name) or LogFileName.parse_cdc(info.name)
+            log = LogFileName.parse(name) or LogFileName.parse_cdc(name)
             if log is not None:
                 group = self._group(partition, log.file_id)
-                files = group.cdc_log_files if info.name.endswith(CDC_LOG_SUFFIX) else group.log_files
-                files.append(LogFile(info.name, log.file_id, log.instant_time, log.version, log.write_token, info.size))
+                files = group.cdc_log_files if name.endswith(CDC_LOG_SUFFIX) else group.log_files
+                files.append(LogFile(name, log.file_id, log.instant_time, log.version, log.write_token, info.size))
 
     def _group(self, partition: str, file_id: str) -> FileGroup:
         key = (partition, file_id)
-        if key not in self._groups:
-            self._groups[key] = FileGroup(partition, file_id)
-        return self._groups[key]
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = FileGroup(partition, file_id)
+        return group
 
     def next_log_version(self, partition: str, file_id: str, base_instant: str) -> int:
         """One more than the highest log version of the slice listed (committed or not: a failed
@@ -126,10 +137,9 @@ class FileSystemView:
             key = (group.partition_path, group.file_id)
             if key in replaced or (file_ids is not None and key not in file_ids):
                 continue
-            bases = sorted((b for b in group.base_files if committed(b.instant_time)), key=lambda b: b.instant_time)
-            if not bases:
+            base = max((b for b in group.base_files if committed(b.instant_time)), key=_instant_of, default=None)
+            if base is None:
                 continue
-            base = bases[-1]
             pending_instant = pending.get(key)
             logs = tuple(
                 sorted(
@@ -138,9 +148,13 @@ class FileSystemView:
                      or (pending_instant is not None and layout < 2 and log.instant_time == pending_instant)),
                     key=lambda log: (log.instant_time, log.version, log.write_token),
                 )
-            )
+            ) if group.log_files else ()
             slices.append(FileSlice(group.partition_path, group.file_id, base.instant_time, base, logs))
         return slices
+
+
+def _instant_of(base: BaseFile) -> str:
+    return base.instant_time
 
 
 def _log_in_slice(log: LogFile, base: BaseFile, committed: Callable[[str], bool], layout: int,
