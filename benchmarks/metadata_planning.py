@@ -55,7 +55,10 @@ from benchmarks.markdown import markdown_table  # noqa: E402
 from hoodie_datasource.client.local_engine import write_local  # noqa: E402
 from hoodie_datasource.config.metadata_config import resolve_metadata_config  # noqa: E402
 from hoodie_datasource.config.read_config import ReadConfig  # noqa: E402
+from hoodie_datasource.metadata.file_slices import latest_merged_slices  # noqa: E402
 from hoodie_datasource.metadata.reader import planning_from_metadata  # noqa: E402
+from hoodie_datasource.metadata.records import MetadataPartition  # noqa: E402
+from hoodie_datasource.metadata.timeline import MetadataTimeline  # noqa: E402
 from hoodie_datasource.read.planner import plan_read  # noqa: E402
 from hoodie_datasource.read.table_reader import table_for  # noqa: E402
 from hoodie_datasource.services.metadata_lifecycle import prepare_metadata_table  # noqa: E402
@@ -196,11 +199,8 @@ def report(args: argparse.Namespace, results: dict[tuple[str, str], Measured], b
 
 def table_shape(bucket: S3Bucket) -> str:
     """The metadata table's files partition as the planning read it: base file and log files."""
-    from hoodie_datasource.metadata.reader import MetadataTableReader
-    from hoodie_datasource.metadata.records import MetadataPartition
-
-    reader = MetadataTableReader(Table.load(bucket.uri(KEY), bucket.options))
-    slices = reader._require(MetadataPartition.FILES)
+    storage = Table.load(bucket.uri(KEY), bucket.options).storage
+    slices = latest_merged_slices(storage, MetadataTimeline.load(storage), MetadataPartition.FILES)
     base = sum(s.base_file.size for s in slices if s.base_file is not None)
     logs = [log for s in slices for log in s.log_files]
     return (f"the metadata table's files partition: {len(slices)} file group, a {base / 1e6:.1f} MB base HFile and "

@@ -10,7 +10,6 @@ backend that cannot (HDFS through pyarrow) commits only with ``hoodie.storage.co
 
 from __future__ import annotations
 
-import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait

@@ -184,18 +184,20 @@ def test_spark_plans_every_read_and_write_from_the_metadata_table(spark, moto, s
     check_services_ran(uri, s3_bucket.options, table_type)
 
     writes = completed((uri, s3_bucket.options))
+
+    def rows(name: str, read: dict[str, str]) -> list[tuple]:
+        df = spark.read.format("hoodie").options(**s3_bucket.options, **read).load(uri)
+        if name == "cdc":
+            return sorted(tuple(r) for r in df.collect())
+        return sorted((r.k, r.v) for r in df.select("k", "v").collect())
+
     listed_without = []
     for name, read in READS.items():
-        def rows(**extra: str) -> list[tuple]:
-            df = spark.read.format("hoodie").options(**s3_bucket.options, **read(writes), **extra).load(uri)
-            if name == "cdc":
-                return sorted(tuple(r) for r in df.collect())
-            return sorted((r.k, r.v) for r in df.select("k", "v").collect())
         mark = moto.mark()
-        ours = rows()
+        ours = rows(name, read(writes))
         assert data_listings(moto, mark) == [], name
         mark = moto.mark()
-        assert rows(**{"hoodie.metadata.enable": "false"}) == ours, name
+        assert rows(name, {**read(writes), "hoodie.metadata.enable": "false"}) == ours, name
         listed_without += data_listings(moto, mark)
         assert ours, name
         if name == "snapshot":
