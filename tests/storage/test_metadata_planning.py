@@ -24,6 +24,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.spark import write_dag
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import CLEAN, COMMIT
 from tests.object_stores import S3Bucket, Server
@@ -167,7 +168,8 @@ def test_local_engine_plans_every_read_write_and_service_from_the_metadata_table
 
 @pytest.mark.spark
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_spark_plans_every_read_and_write_from_the_metadata_table(spark, moto, s3_bucket: S3Bucket, table_type):
+def test_spark_plans_every_read_and_write_from_the_metadata_table(spark, moto, s3_bucket: S3Bucket, table_type,
+                                                                  monkeypatch):
     uri, model = s3_bucket.uri(KEY), Model()
     options = {**BASE, **s3_bucket.options, "hoodie.datasource.write.table.type": table_type}
 
@@ -181,6 +183,13 @@ def test_spark_plans_every_read_and_write_from_the_metadata_table(spark, moto, s
         mark = moto.mark()
         write(batch(keys, step), operation)
         assert data_listings(moto, mark) == [], operation
+    # a table of more files than the driver ships to the tasks of a write by partition: each task takes its
+    # partitions' files from the metadata table itself
+    monkeypatch.setattr(write_dag, "SHIPPED_LISTING_FILES", 0)
+    mark = moto.mark()
+    write(batch([0, 4, 8, 50], len(WRITES) + 2), "upsert")
+    assert data_listings(moto, mark) == []
+    monkeypatch.undo()
     check_services_ran(uri, s3_bucket.options, table_type)
 
     writes = completed((uri, s3_bucket.options))
