@@ -1,8 +1,8 @@
 """What a SQL procedure is: its parameters (Hudi's argument names), its result columns and the function
 that runs it over a ``HoodieTable``, and the binding of a ``CALL``'s arguments to those parameters.
 
-Kept apart from the registry, which imports the procedures (``timeline_procedures``,
-``fs_procedures``), which import this: the imports point one way. An unknown, repeated, missing or
+Kept apart from the registry, which imports the procedures (``timeline_procedures``, ``fs_procedures``,
+``metadata_procedures``), which import this: the imports point one way. An unknown, repeated, missing or
 unsupported argument gets a clear error naming the procedure's valid arguments.
 """
 
