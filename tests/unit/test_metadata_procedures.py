@@ -113,6 +113,8 @@ def test_column_stats_are_the_data_min_and_max(tmp_path):
              for r in shown}
     assert texts == {("x", "ts"): ("1", "2", 0), ("x", "v"): ("-3.0", "10.0", 0),
                      ("y", "ts"): ("1", "2", 0), ("y", "v"): ("0.125", "2.5", 0)}
+    lowered = procedure("show_metadata_table_column_stats", path, partition="x", targetcolumns="v")  # as SQL passes it
+    assert [(r["min_value"], r["max_value"]) for r in lowered] == [("-3.0", "10.0")]
     every = procedure("show_metadata_table_column_stats", path)  # every column the partition indexes
     assert {r["column_name"] for r in every} >= {"_hoodie_record_key", "id", "ts", "v", "p"}
 
