@@ -305,9 +305,8 @@ class HoodieTable:
         """Delete the metadata table (``HoodieTableMetadataUtil.deleteMetadataTable``): ``hoodie.properties``
         stops listing its partitions, then its folder goes; readers list storage from then on, and the next write
         with ``hoodie.metadata.enable=true`` builds it again. Returns whether there was one."""
-        options = {**options, METADATA_ENABLE.key: "false"}
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            table = self.refresh().table
-            had = bool(metadata_partitions(table.config)) or table.timeline.metadata_folder
-            self._to_change(options)
-        return had
+            before = self.refresh().table
+            off = resolve_metadata_config({**options, METADATA_ENABLE.key: "false"})
+            self._table = prepare_metadata_table(before, off)
+        return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder

@@ -119,6 +119,17 @@ def test_column_stats_are_the_data_min_and_max(tmp_path):
     assert {r["column_name"] for r in every} >= {"_hoodie_record_key", "id", "ts", "v", "p"}
 
 
+def test_column_stats_of_a_log_file_are_its_updates(tmp_path):
+    path = str(tmp_path / "t")
+    history(path, "MERGE_ON_READ", **STATS)
+    stats = HoodieTable(path).metadata_column_stats("v", ["x"]).to_pylist()
+    names = sorted(storage_files(path)["x"])
+    assert [r["file_name"] for r in stats] == names and len(names) == 2  # the base file and its log file
+    base, log = (next(r for r in stats if (".log." in r["file_name"]) == is_log) for is_log in (False, True))
+    assert (base["min_value"], base["max_value"], base["value_count"]) == (-3.0, 1.5, 2)
+    assert (log["min_value"], log["max_value"], log["value_count"]) == (10.0, 10.0, 1)  # the update of a
+
+
 def test_bounds_print_as_java_prints_them():
     assert [_java_float(v, False) for v in (1e10, 0.001, 1e-4, 1234567.0, 12345678.0, -2.5e-7, 0.0, 100.0)] == \
         ["1.0E10", "0.001", "1.0E-4", "1234567.0", "1.2345678E7", "-2.5E-7", "0.0", "100.0"]
