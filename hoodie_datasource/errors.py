@@ -159,6 +159,25 @@ class MetadataTableError(HoodieError):
     on builds it again from storage)."""
 
 
+class MetadataTableNotReadyError(HoodieError):
+    """The table has no metadata table, or not the partition of it asked for (``hoodie.properties`` does not list it
+    in ``hoodie.table.metadata.partitions``): ``HoodieTable.metadata_*``, ``CALL show_metadata_table_*``,
+    ``validate_metadata_table_files`` and ``init_metadata_table`` read nothing then (Hudi's "Metadata Table not
+    enabled/initialized").
+
+    What to do: build it with ``HoodieTable(path).create_metadata_table()`` or ``CALL create_metadata_table``, its
+    index partitions switched on by their options (``hoodie.metadata.index.column.stats.enable``, ...); a write
+    with ``hoodie.metadata.enable=true`` (the default) builds it too."""
+
+
+class MetadataTableExistsError(HoodieError):
+    """``CALL create_metadata_table`` on a table whose metadata folder (``.hoodie/metadata``) is not empty, as
+    Hudi's ``CreateMetadataTableProcedure`` refuses it.
+
+    What to do: ``CALL init_metadata_table`` builds the partitions the options want that are missing; or delete
+    it first with ``CALL delete_metadata_table``."""
+
+
 class ReadWindowError(HoodieError):
     """A time-travel or incremental read reaches files the cleaner removed or instants archived out of
     reach, so it cannot be answered exactly (see ``read.read_window``); the message names the earliest instant

@@ -1,6 +1,9 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
 (``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
-and the table services (compaction, cleaning, archival, rollback).
+and the table services (compaction, cleaning, archival, rollback); and its metadata table: what it lists
+(``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that listing checked
+against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
+``delete_metadata_table``).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
 loaded once, the first time something asks for it; what it shows is the table as of that listing, until
@@ -11,7 +14,7 @@ start from the table as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,22 +23,26 @@ import pyarrow as pa
 
 from hoodie_datasource.client.local_engine import run_local_write
 from hoodie_datasource.config.concurrency_config import resolve_concurrency_config
+from hoodie_datasource.config.keys import METADATA_ENABLE
 from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.read_config import resolve_read_config
 from hoodie_datasource.config.services_config import resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
-from hoodie_datasource.errors import TimelineError
-from hoodie_datasource.metadata.reader import planning_from_metadata
+from hoodie_datasource.errors import MetadataTableError, MetadataTableNotReadyError, TimelineError
+from hoodie_datasource.metadata.reader import MetadataTableReader, planning_from_metadata
+from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
+from hoodie_datasource.metadata.validation import FileListingDifference, compare_file_listings
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
-from hoodie_datasource.services.metadata_lifecycle import prepare_metadata_table
+from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
+from hoodie_datasource.table.metadata_table import metadata_partitions, ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import Instant
 from hoodie_datasource.timeline.timeline import Timeline
@@ -218,3 +225,90 @@ class HoodieTable:
         else:
             rollback_completed(table, instant_time)
         return [instant_time]
+
+    # ---- the metadata table
+
+    def _metadata(self) -> MetadataTableReader:
+        """The metadata table as of this object's table, when its ``files`` partition is ready."""
+        reader = MetadataTableReader.listing_of(self.table)
+        if reader is None:
+            raise MetadataTableNotReadyError(
+                f"Table {self.path} has no metadata table this library reads (hoodie.table.metadata.partitions="
+                f"{','.join(ready_partitions(self.config)) or 'none'}, a 'files' partition with a completed instant "
+                "needed); build it with create_metadata_table() or CALL create_metadata_table")
+        return reader
+
+    def metadata_partitions(self) -> list[str]:
+        """The data table's partitions as its metadata table lists them, sorted (``""``: a non-partitioned
+        table's one). ``MetadataTableNotReadyError`` when it has no metadata table (so for every ``metadata_*``)."""
+        return self._metadata().all_partitions()
+
+    def metadata_files(self, partition: str = "") -> dict[str, int]:
+        """The files of ``partition`` (``""``: a non-partitioned table's) as the metadata table lists them, name
+        -> size, sorted by name; none for a partition it does not list."""
+        return dict(sorted(self._metadata().partition_files([partition])[partition].items()))
+
+    def metadata_column_stats(self, column: str, partitions: Sequence[str] | None = None) -> pa.Table:
+        """What the metadata table's ``column_stats`` partition keeps of ``column`` for each file (base and log)
+        of the latest file slices of ``partitions`` (every partition when None): rows ``partition``,
+        ``file_name``, ``min_value`` and ``max_value`` (of the column's type), ``null_count``, ``value_count``,
+        ``total_size``, ``total_uncompressed_size``, sorted by partition and file; a file with no statistics of
+        the column has no row. ``MetadataTableNotReadyError`` when ``column_stats`` is not ready."""
+        reader = self._metadata()
+        reader.file_slices(MetadataPartition.COLUMN_STATS)  # refused here when it is not ready
+        wanted = reader.all_partitions() if partitions is None else list(partitions)
+        view = self.table.file_system_view(wanted, reader.partition_file_infos(wanted))
+        files = [(s.partition_path, name) for s in view.latest_file_slices(partitions=wanted) for name in s.file_names]
+        stats = reader.column_stats([column], files)
+        partition_of = {name: partition for partition, name in files}
+        schema = self.table.schema
+        typ = schema.field(column).type if column in schema.names else None
+        return pa.table({
+            "partition": pa.array([partition_of[n] for n in stats.column("file_name").to_pylist()], pa.string()),
+            "file_name": stats.column("file_name"),
+            "min_value": unwrap_values(stats.column("min_value"), typ),
+            "max_value": unwrap_values(stats.column("max_value"), typ),
+            **{c: stats.column(c) for c in ("null_count", "value_count", "total_size", "total_uncompressed_size")},
+        }).sort_by([("partition", "ascending"), ("file_name", "ascending")])
+
+    def metadata_stats(self) -> dict[str, int]:
+        """The metadata table's size per partition of it (``files.totalBaseFileSizeInBytes``,
+        ``.totalLogFileSizeInBytes``, ``.baseFileCount``, ``.logFileCount`` of its latest file slices) and the data
+        table's ``partitionCount``: Hudi's ``HoodieMetadataMetrics`` statistics."""
+        return self._metadata().stats()
+
+    def validate_metadata(self, verbose: bool = False) -> list[FileListingDifference]:
+        """The metadata table's listing against a listing of storage, file by file with sizes: the files of every
+        partition either lists that differ (in one listing only, or of another size), all files with
+        ``verbose``. Storage's side holds every data file, committed or not, as Hudi's
+        ``validate_metadata_table_files`` lists it: a write in flight shows its files as in storage only."""
+        return compare_file_listings(self.table, self._metadata(), verbose)
+
+    def create_metadata_table(self, **options: str) -> list[str]:
+        """Build the metadata table from a listing of the table: ``files`` and each index partition ``options``
+        switch on (``hoodie.metadata.index.column.stats.enable``, ``...bloom.filter.enable``,
+        ``hoodie.metadata.record.index.enable``) that is not ready; returns the partitions built. Refused
+        (``MetadataTableError``) while a data instant is pending, whose files could not be told from committed
+        ones. Writes keep it from then on."""
+        options = {**options, METADATA_ENABLE.key: "true"}
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            table = self._to_change(options)
+            pending = table.timeline.pending()
+            if pending:
+                raise MetadataTableError(
+                    f"Cannot build the metadata table of {self.path} while instants are pending: "
+                    f"{', '.join(f'{i.timestamp} ({i.action})' for i in pending)}; complete or roll them back first")
+            before = set(ready_partitions(table.config))
+            self._table = build_metadata_table(table, resolve_metadata_config(options))
+        ready = set(ready_partitions(self.config)) - before
+        return [p.path for p in MetadataPartition if p.path in ready]
+
+    def delete_metadata_table(self, **options: str) -> bool:
+        """Delete the metadata table (``HoodieTableMetadataUtil.deleteMetadataTable``): ``hoodie.properties``
+        stops listing its partitions, then its folder goes; readers list storage from then on, and the next write
+        with ``hoodie.metadata.enable=true`` builds it again. Returns whether there was one."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            before = self.refresh().table
+            off = resolve_metadata_config({**options, METADATA_ENABLE.key: "false"})
+            self._table = prepare_metadata_table(before, off)
+        return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder

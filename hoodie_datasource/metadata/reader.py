@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.errors import UnsupportedTableError
+from hoodie_datasource.errors import MetadataTableNotReadyError, UnsupportedTableError
 from hoodie_datasource.hfile.reader import HFileReader
 from hoodie_datasource.log.avro_codec import empty_table
 from hoodie_datasource.log.command_block import decode_command_block
@@ -126,17 +126,21 @@ class MetadataTableReader:
 
     def _require(self, partition: MetadataPartition) -> list[FileSlice]:
         if not self.is_ready(partition):
-            raise UnsupportedTableError(f"The metadata table of {self.storage.uri} has no ready {partition.path!r} "
+            raise MetadataTableNotReadyError(f"The metadata table of {self.storage.uri} has no ready {partition.path!r} "
                                         f"partition (ready: {', '.join(sorted(self.partitions)) or 'none'})")
         if partition not in self._slices:
             self._slices[partition] = latest_merged_slices(self.storage, self.timeline, partition)
         return self._slices[partition]
 
-    def file_group_ids(self, partition: MetadataPartition) -> list[str]:
-        """The ids of ``partition``'s file groups, in the order keys map to them (``file_group_indexes``); its
-        latest slices are listed here once, for every lookup after (in Spark tasks too: the reader travels
+    def file_slices(self, partition: MetadataPartition) -> list[FileSlice]:
+        """The latest slice of each of ``partition``'s file groups, in the order keys map to them
+        (``file_group_indexes``); listed here once, for every lookup after (in Spark tasks too: the reader travels
         with them)."""
-        return [s.file_id for s in self._require(partition)]
+        return self._require(partition)
+
+    def file_group_ids(self, partition: MetadataPartition) -> list[str]:
+        """The ids of ``partition``'s file groups, in the order keys map to them."""
+        return [s.file_id for s in self.file_slices(partition)]
 
     # ---- reading file slices
 
@@ -272,6 +276,22 @@ class MetadataTableReader:
     def partition_files(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """The files of each of ``partitions`` (``""``: the non-partitioned table's), name -> size."""
         return {p: {info.name: info.size for info in infos} for p, infos in self.partition_file_infos(partitions).items()}
+
+    def stats(self) -> dict[str, int]:
+        """The size of the metadata table (``HoodieMetadataMetrics.getStats``, detailed): per partition of it
+        (``<partition>.totalBaseFileSizeInBytes``, ``.totalLogFileSizeInBytes``, ``.baseFileCount``,
+        ``.logFileCount``, over the latest file slices; 0 for one not ready), and ``partitionCount``, the data
+        table's partitions."""
+        stats = {}
+        for partition in MetadataPartition:
+            slices = self.file_slices(partition) if self.is_ready(partition) else []
+            bases = [s.base_file.size for s in slices if s.base_file is not None]
+            logs = [log.size for s in slices for log in s.log_files]
+            stats |= {f"{partition.path}.totalBaseFileSizeInBytes": sum(bases),
+                      f"{partition.path}.totalLogFileSizeInBytes": sum(logs),
+                      f"{partition.path}.baseFileCount": len(bases), f"{partition.path}.logFileCount": len(logs)}
+        stats["partitionCount"] = len(self.all_partitions())
+        return stats
 
     def column_stats(self, columns: Sequence[str], files: Sequence[tuple[str, str]] | None = None) -> pa.Table:
         """The statistics of ``columns`` in each of ``files`` ((partition, file name) pairs; every file when

@@ -1,8 +1,8 @@
 """What a SQL procedure is: its parameters (Hudi's argument names), its result columns and the function
 that runs it over a ``HoodieTable``, and the binding of a ``CALL``'s arguments to those parameters.
 
-Kept apart from the registry, which imports the procedures (``timeline_procedures``,
-``fs_procedures``), which import this: the imports point one way. An unknown, repeated, missing or
+Kept apart from the registry, which imports the procedures (``timeline_procedures``, ``fs_procedures``,
+``metadata_procedures``), which import this: the imports point one way. An unknown, repeated, missing or
 unsupported argument gets a clear error naming the procedure's valid arguments.
 """
 
@@ -41,15 +41,19 @@ class Procedure:
     doc: str = ""
 
     def bind(self, named: Mapping[str, str], positional: Sequence[str]) -> dict[str, Any]:
-        """The arguments by parameter name, parsed, with defaults; a clear error for anything else."""
+        """The arguments by parameter name (in any case: ``targetcolumns`` is ``targetColumns``), parsed, with
+        defaults; a clear error for anything else."""
         valid = ", ".join(p.name for p in self.parameters)
         if len(positional) > len(self.parameters):
             raise HoodieConfigError(f"CALL {self.name}: takes at most {len(self.parameters)} arguments ({valid}), "
                                     f"got {len(positional)}")
         given = dict(zip((p.name for p in self.parameters), positional))
-        for name, value in named.items():
-            if name not in {p.name for p in self.parameters}:
-                raise HoodieConfigError(f"CALL {self.name}: unknown argument {name!r}; its arguments are: {valid}")
+        by_lower = {p.name.lower(): p.name for p in self.parameters}  # SQL names are case-insensitive
+        for given_name, value in named.items():
+            name = by_lower.get(given_name.lower())
+            if name is None:
+                raise HoodieConfigError(f"CALL {self.name}: unknown argument {given_name!r}; its arguments are: "
+                                        f"{valid}")
             if name in given:
                 raise HoodieConfigError(f"CALL {self.name}: argument {name!r} given twice")
             given[name] = value

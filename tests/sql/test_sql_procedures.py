@@ -115,3 +115,58 @@ def test_procedures_take_session_options_which_arguments_override(sql, name, loc
     finally:
         sql.conf.unset("hoodie.cleaner.commits.retained")
     assert len(rows) == 1 and rows[0].total_files_deleted >= 2
+
+
+def test_show_metadata_table(sql, name, location):
+    sql.sql("SET hoodie.metadata.index.column.stats.enable = true")
+    try:
+        create_trips(sql, name, location)
+        _writes(sql, name, 2)
+    finally:
+        sql.conf.unset("hoodie.metadata.index.column.stats.enable")
+    table = HoodieTable(location)
+    partitions = sql.sql(f"CALL show_metadata_table_partitions(table => '{name}')").collect()
+    assert [r.partition for r in partitions] == ["city=nyc", "city=sf"]
+    on_disk = {p.name: p.stat().st_size for p in (Path(location) / "city=sf").iterdir() if p.suffix == ".parquet"}
+    files = sql.sql(f"CALL show_metadata_table_files(path => '{location}', partition => 'city=sf')").collect()
+    assert [r.file_path for r in files] == sorted(on_disk) and table.metadata_files("city=sf") == on_disk
+    stats = sql.sql(f"CALL show_metadata_table_column_stats(table => '{name}', partition => 'city=sf', "
+                    "targetColumns => 'fare,ts')").collect()
+    assert [(r.column_name, r.min_value, r.max_value, r.null_number) for r in stats] == \
+        [("fare", "20.0", "20.0", 0), ("ts", "2", "2", 0)]  # sf holds one key, upserted by the second write
+    sizes = {r.stat_key: r.stat_value for r in sql.sql(f"CALL show_metadata_table_stats(table => '{name}')").collect()}
+    assert sizes["partitionCount"] == "2" and int(sizes["files.logFileCount"]) >= 1
+    assert sizes == {k: str(v) for k, v in table.metadata_stats().items()}
+
+
+def test_validate_metadata_table_files(sql, name, location):
+    create_trips(sql, name, location)
+    _writes(sql, name, 1)
+    assert sql.sql(f"CALL validate_metadata_table_files(table => '{name}')").collect() == []
+    gone = next((Path(location) / "city=nyc").glob("*.parquet"))
+    size = gone.stat().st_size
+    gone.unlink()
+    (row,) = sql.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => false)").collect()
+    assert tuple(row) == ("city=nyc", gone.name, False, True, 0, size)
+    assert len(sql.sql(f"CALL validate_metadata_table_files(table => '{name}', verbose => true)").collect()) == 2
+
+
+def test_create_init_and_delete_metadata_table(sql, name, location):
+    create_trips(sql, name, location)
+    _writes(sql, name, 1)
+    folder = f"{location}/.hoodie/metadata"
+    (deleted,) = sql.sql(f"CALL delete_metadata_table(table => '{name}')").collect()
+    assert deleted.result == f"Deleted Metadata Table at '{folder}'" and not Path(folder).exists()
+    with pytest.raises(Exception, match="Table .* has no metadata table"):
+        sql.sql(f"CALL show_metadata_table_partitions(table => '{name}')").collect()
+    with pytest.raises(Exception, match="does not exist"):
+        sql.sql(f"CALL init_metadata_table(table => '{name}')").collect()
+    (created,) = sql.sql(f"CALL create_metadata_table(table => '{name}')").collect()
+    assert created.result.startswith(f"Created Metadata Table in {folder}")
+    with pytest.raises(Exception, match="not empty"):
+        sql.sql(f"CALL create_metadata_table(table => '{name}')").collect()
+    (opened,) = sql.sql(f"CALL init_metadata_table(table => '{name}', read_only => true)").collect()
+    assert opened.result.startswith(f"Opened Metadata Table in {folder}")
+    assert HoodieTable(location).validate_metadata() == []
+    assert [r.partition for r in sql.sql(f"CALL show_metadata_table_partitions('{name}')").collect()] == \
+        ["city=nyc", "city=sf"]
