@@ -58,7 +58,7 @@ class FileSystemView:
     timeline: Timeline
     partitions: list[str] | None = None
     listed: Mapping[str, Sequence[FileInfo]] | None = None
-    _groups: dict[tuple[str, str], FileGroup] = field(default_factory=dict, init=False)
+    _groups: dict[str, dict[str, FileGroup]] = field(default_factory=dict, init=False)  # by partition, file id
     _loaded: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
@@ -84,41 +84,41 @@ class FileSystemView:
         """Each base and log file into its file group (a plan of the whole table calls this for every file: the
         base file's name is matched once, not parsed into a ``BaseFileName`` first)."""
         self._loaded.add(partition)
+        groups = self._groups.setdefault(partition, {})
         match_base = BASE_FILE.match
         for info in files:
             name = info.name
             base = match_base(name)
             if base is not None:
                 file_id, _, instant, _ = base.groups()
-                self._group(partition, file_id).base_files.append(BaseFile(name, file_id, instant, info.size))
+                group = groups.get(file_id)
+                if group is None:
+                    group = groups[file_id] = FileGroup(partition, file_id)
+                group.base_files.append(BaseFile(name, file_id, instant, info.size))
                 continue
             log = LogFileName.parse(name) or LogFileName.parse_cdc(name)
             if log is not None:
-                group = self._group(partition, log.file_id)
+                group = groups.get(log.file_id)
+                if group is None:
+                    group = groups[log.file_id] = FileGroup(partition, log.file_id)
                 files = group.cdc_log_files if name.endswith(CDC_LOG_SUFFIX) else group.log_files
                 files.append(LogFile(name, log.file_id, log.instant_time, log.version, log.write_token, info.size))
 
-    def _group(self, partition: str, file_id: str) -> FileGroup:
-        key = (partition, file_id)
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = FileGroup(partition, file_id)
-        return group
-
     def next_log_version(self, partition: str, file_id: str, base_instant: str) -> int:
-        """One more than the highest log version of the slice listed (committed or not: a failed
-        write's log still holds its version)."""
+        """One more than the highest log version of the slice listed (from storage, committed or not: a failed
+        write's log still holds its version; from the metadata table, committed only: a pending write's log of
+        that version makes the new one roll over, ``write.append_handle``)."""
         self._load_partition(partition)
-        group = self._groups.get((partition, file_id))
+        group = self._groups.get(partition, {}).get(file_id)
         logs = group.log_files if group is not None else []
         return max((log.version for log in logs if log.instant_time == base_instant), default=0) + 1
 
     def file_groups(self, partitions: Iterable[str] | None = None) -> list[FileGroup]:
-        wanted = list(self.partitions or []) if partitions is None else list(partitions)
+        """The file groups of ``partitions`` (every partition of the view when None), by partition and file id."""
+        wanted = sorted(set((self.partitions or []) if partitions is None else partitions))
         for partition in wanted:
             self._load_partition(partition)
-        wanted_set = set(wanted)
-        return [g for (p, _), g in sorted(self._groups.items()) if p in wanted_set]
+        return [group for partition in wanted for _, group in sorted(self._groups.get(partition, {}).items())]
 
     def latest_file_slices(
         self,
@@ -137,7 +137,11 @@ class FileSystemView:
             key = (group.partition_path, group.file_id)
             if key in replaced or (file_ids is not None and key not in file_ids):
                 continue
-            base = max((b for b in group.base_files if committed(b.instant_time)), key=_instant_of, default=None)
+            bases = group.base_files
+            if len(bases) == 1:  # most groups: one base file, not sorted for
+                base = bases[0] if committed(bases[0].instant_time) else None
+            else:
+                base = max((b for b in bases if committed(b.instant_time)), key=_instant_of, default=None)
             if base is None:
                 continue
             pending_instant = pending.get(key)
