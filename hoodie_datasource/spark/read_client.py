@@ -22,7 +22,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
+from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.index.index import LOCATION_SCHEMA
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.spark.arrow_steps import per_batch, per_task
 from hoodie_datasource.spark.input_size import cores
@@ -63,7 +65,9 @@ class HoodieReadClient:
         given = {key.lower(): value for key, value in (options or {}).items()}
         self._spark = spark
         self._options = {**given, **session_storage_keys(spark, given)}
-        self._table = Table.load(path, self._options)
+        # the file groups a lookup reads come from the metadata table unless the options switch it off
+        enabled = resolve_metadata_config(self._options).enabled
+        self._table = planning_from_metadata(Table.load(path, self._options), enabled)
         self._lookup = KeyLookup.of(self._table, self._options)
 
     def refresh(self) -> HoodieReadClient:
