@@ -27,8 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.config.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE, METAFOLDER
+from hoodie_datasource.config.table_config import (
+    KEYGEN_COMPLEX,
+    KEYGEN_CUSTOM,
+    KEYGEN_NONPARTITIONED,
+    KEYGEN_SIMPLE,
+    KEYGEN_TIMESTAMP,
+    METAFOLDER,
+)
 from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
+from hoodie_datasource.table.timestamp_keygen import TimestampPartitionFormat
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_PART = "__null__"
@@ -51,13 +59,24 @@ def _as_strings(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Arra
 
 @dataclass(frozen=True)
 class KeyGenerator:
+    """One of Hudi's key generators. ``timestamp_fields`` (with ``timestamp_format``) are the partition fields
+    whose path part is their time formatted (``TimestampBasedKeyGenerator``'s one field, a
+    ``CustomKeyGenerator``'s ``field:TIMESTAMP``); ``custom``: it is a ``CustomKeyGenerator``."""
+
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
     hive_style: bool = False
     url_encode: bool = False
+    timestamp_fields: tuple[str, ...] = ()
+    timestamp_format: TimestampPartitionFormat | None = None
+    custom: bool = False
 
     @property
     def class_name(self) -> str:
+        if self.custom:
+            return KEYGEN_CUSTOM
+        if self.timestamp_format is not None:
+            return KEYGEN_TIMESTAMP
         if not self.partition_fields:
             return KEYGEN_NONPARTITIONED
         if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1:
@@ -126,7 +145,9 @@ class KeyGenerator:
         parts = []
         for name in self.partition_fields:
             column = table.column(name)
-            if pa.types.is_date(column.type):
+            if name in self.timestamp_fields and self.timestamp_format is not None:
+                values = self.timestamp_format.partition_values(column, name)
+            elif pa.types.is_date(column.type):
                 values = pc.strftime(column, format="%Y-%m-%d")
             else:
                 values = _as_strings(column)
