@@ -15,6 +15,7 @@ records under other partition paths, the same key in two partitions.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from hoodie_datasource.config import keys as k
@@ -50,9 +51,29 @@ def resolve_key_generator(get: Callable[[k.ConfigProperty], Any], options: Mappi
                           existing: TableConfig | None, record_keys: tuple[str, ...],
                           partitions: tuple[str, ...], types: tuple[str | None, ...], hive_style: bool,
                           url_encode: bool) -> tuple[KeyGenerator, tuple[tuple[str, str], ...]]:
-    """The write's key generator and the key generator options a new table records."""
+    """The write's key generator and the key generator options a new table records. An existing table's
+    timestamp-based or custom generator that the options leave incomplete (its timestamp type, its fields'
+    types) is returned ``incomplete``: it makes record keys (a lookup by key needs no more) and refuses writes."""
     kind = _kind(get, existing)
     keygen = KeyGenerator(record_keys, partitions, hive_style, url_encode)
+    try:
+        return _resolve(get, options, existing, kind, keygen, types)
+    except KeyGeneratorConfigError as error:
+        if existing is None or not _leaves_out_the_typing(get, kind):
+            raise
+        stamped = keygen.partition_fields if kind == "TIMESTAMP" else ()
+        return replace(keygen, timestamp_fields=stamped, custom=kind == "CUSTOM", incomplete=str(error)), ()
+
+
+def _leaves_out_the_typing(get: Callable[[k.ConfigProperty], Any], kind: str | None) -> bool:
+    """The options name neither the timestamp type nor typed partition fields of a ``kind`` key generator."""
+    return kind in TYPED and get(k.TIMESTAMP_TYPE) is None and (kind != "CUSTOM" or not get(k.PARTITION_PATH))
+
+
+def _resolve(get: Callable[[k.ConfigProperty], Any], options: Mapping[str, str], existing: TableConfig | None,
+             kind: str | None, keygen: KeyGenerator,
+             types: tuple[str | None, ...]) -> tuple[KeyGenerator, tuple[tuple[str, str], ...]]:
+    record_keys, partitions = keygen.record_key_fields, keygen.partition_fields
     if kind not in TYPED:
         if any(t is not None for t in types):
             raise KeyGeneratorConfigError(
@@ -83,9 +104,8 @@ def resolve_key_generator(get: Callable[[k.ConfigProperty], Any], options: Mappi
         settings[tk.INPUT_DATE_FORMAT_DELIMITER], settings[tk.INPUT_TIMEZONE], settings[tk.OUTPUT_TIMEZONE],
         settings[tk.TIMEZONE], settings[tk.SCALAR_TIME_UNIT], settings[tk.DATE_TIME_PARSER],
     ) if stamped else None
-    keygen = KeyGenerator(record_keys, partitions, hive_style, url_encode, stamped, timestamp_format,
-                          custom=kind == "CUSTOM")
-    return keygen, persisted
+    return replace(keygen, timestamp_fields=stamped, timestamp_format=timestamp_format, custom=kind == "CUSTOM"), \
+        persisted
 
 
 def _kind(get: Callable[[k.ConfigProperty], Any], existing: TableConfig | None) -> str | None:

@@ -35,7 +35,7 @@ from hoodie_datasource.config.table_config import (
     KEYGEN_TIMESTAMP,
     METAFOLDER,
 )
-from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
+from hoodie_datasource.errors import InvalidRecordError, KeyGeneratorConfigError, SchemaMismatchError
 from hoodie_datasource.table.timestamp_keygen import TimestampPartitionFormat
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -61,7 +61,9 @@ def _as_strings(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Arra
 class KeyGenerator:
     """One of Hudi's key generators. ``timestamp_fields`` (with ``timestamp_format``) are the partition fields
     whose path part is their time formatted (``TimestampBasedKeyGenerator``'s one field, a
-    ``CustomKeyGenerator``'s ``field:TIMESTAMP``); ``custom``: it is a ``CustomKeyGenerator``."""
+    ``CustomKeyGenerator``'s ``field:TIMESTAMP``); ``custom``: it is a ``CustomKeyGenerator``. ``incomplete``:
+    why it cannot make partition paths (a table's timestamp-based generator whose options a reader of keys did
+    not give); a write is refused it by ``validate_schema``, before anything is written."""
 
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
@@ -70,12 +72,13 @@ class KeyGenerator:
     timestamp_fields: tuple[str, ...] = ()
     timestamp_format: TimestampPartitionFormat | None = None
     custom: bool = False
+    incomplete: str = ""
 
     @property
     def class_name(self) -> str:
         if self.custom:
             return KEYGEN_CUSTOM
-        if self.timestamp_format is not None:
+        if self.timestamp_fields:
             return KEYGEN_TIMESTAMP
         if not self.partition_fields:
             return KEYGEN_NONPARTITIONED
@@ -84,6 +87,8 @@ class KeyGenerator:
         return KEYGEN_COMPLEX
 
     def validate_schema(self, names: list[str]) -> None:
+        if self.incomplete:
+            raise KeyGeneratorConfigError(self.incomplete)
         present = set(names)
         for kind, fields in (("record key", self.record_key_fields), ("partition path", self.partition_fields)):
             missing = [f for f in fields if f not in present]
@@ -142,6 +147,8 @@ class KeyGenerator:
     def partition_paths(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
         if not self.partition_fields:
             return pa.repeat(pa.scalar("", pa.string()), table.num_rows)
+        if self.incomplete:
+            raise KeyGeneratorConfigError(self.incomplete)
         parts = []
         for name in self.partition_fields:
             column = table.column(name)

@@ -14,10 +14,13 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.properties_file import parse_properties
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.config.table_config import load_table_config
 from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError, InvalidRecordError, KeyGeneratorConfigError
 from hoodie_datasource.read.table_reader import read_table
-from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.storage.registry import open_storage
+
 
 TS = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 CUSTOM = "org.apache.hudi.keygen.CustomKeyGenerator"
@@ -228,3 +231,16 @@ def test_local_custom_write_reads_back(tmp_path):
     assert files == ["__HIVE_DEFAULT_PARTITION__/19700101", "a/20231114", "b/c/20200913"]
     assert pq.read_table(next((tmp_path / "a" / "20231114").glob("*.parquet"))).column("ms").to_pylist() == \
         [1700000000123]
+
+
+def test_a_reader_of_keys_needs_no_timestamp_options_but_a_write_does(tmp_path):
+    opts = {**BASE, "hoodie.datasource.write.keygenerator.class": TS, "hoodie.datasource.write.partitionpath.field":
+            "ms", P + "timestamp.type": "EPOCHMILLISECONDS", P + "output.dateformat": "yyyy/MM/dd"}
+    write_local(str(tmp_path), ROWS, opts)
+    existing = load_table_config(open_storage(str(tmp_path), {}))
+    gen = resolve_write_config({}, existing).keygen  # as a lookup by key resolves it
+    assert gen.class_name == TS and gen.record_keys(ROWS).to_pylist() == ["1", "2", "3"]
+    with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
+        gen.validate_schema(ROWS.column_names)
+    with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
+        gen.partition_paths(ROWS)
