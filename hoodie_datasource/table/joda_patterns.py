@@ -13,6 +13,7 @@ names, ...) are refused with ``KeyGeneratorConfigError`` naming the letter, befo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,3 +199,37 @@ def strptime_format(pattern: tuple[Token, ...], text: str, option: str) -> str:
 def has_offset(pattern: tuple[Token, ...]) -> bool:
     """The pattern reads a zone offset (``Z``/``ZZ``)."""
     return any(t.letter == "Z" for t in pattern)
+
+
+def date_regex(pattern: tuple[Token, ...]) -> str | None:
+    """A regular expression matching what ``pattern`` parses, its year, month and day of month in the groups
+    ``y``, ``M`` and ``d`` (None unless it has all three): strptime rolls a day past its month's end into the next
+    month (February 30 into March 1) where Joda refuses it, so the written day is checked against its month."""
+    if not {"y", "M", "d"} <= {t.letter for t in pattern}:
+        return None
+    out = []
+    for i, token in enumerate(pattern):
+        if not token.letter:
+            out.append(re.escape(token.text))
+            continue
+        if token.letter == "Z":
+            out.append("(?:[+-][0-9:]+|Z)")
+            continue
+        if token.letter in "Ea" or (token.letter == "M" and token.width >= 3):
+            text = "[A-Za-z]+"
+        else:
+            adjacent = i + 1 < len(pattern) and pattern[i + 1].letter not in ("", "E", "a", "Z")
+            text = f"[0-9]{{{token.width}}}" if adjacent else "[0-9]+"
+        out.append(f"(?P<{token.letter}>{text})" if token.letter in "yMd" and f"?P<{token.letter}>" not in
+                   "".join(out) else text)
+    return "^" + "".join(out) + "$"
+
+
+def days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:
+    """The days of each month (1-12) of each proleptic Gregorian year."""
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    return np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[np.clip(month, 0, 12)] + \
+        ((month == 2) & leap)
+
+
+MONTH_ABBREVIATIONS = tuple(m[:3].lower() for m in _MONTHS)

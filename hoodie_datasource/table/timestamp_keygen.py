@@ -27,14 +27,24 @@ import os
 import re
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.errors import InvalidRecordError, KeyGeneratorConfigError
-from hoodie_datasource.table.joda_patterns import Token, has_offset, render, strptime_format, tokens
+from hoodie_datasource.table.joda_patterns import (
+    DAY_MS,
+    MONTH_ABBREVIATIONS,
+    Token,
+    date_regex,
+    days_in_month,
+    has_offset,
+    render,
+    strptime_format,
+    tokens,
+)
 
 # TimestampBasedAvroKeyGenerator.TimestampType in Hudi 0.15 (EPOCHMICROSECONDS came with 1.0)
 TIMESTAMP_TYPES = ("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS", "SCALAR")
@@ -120,6 +130,10 @@ class InputFormat:
     @property
     def has_offset(self) -> bool:
         return has_offset(self.tokens)
+
+    @property
+    def date_regex(self) -> str | None:
+        return date_regex(self.tokens)
 
 
 @dataclass(frozen=True)
@@ -223,12 +237,11 @@ class TimestampPartitionFormat:
         millis = pa.nulls(len(column), pa.int64())
         own_offset = pa.nulls(len(column), pa.bool_())  # parsed by a format holding the value's own offset
         for fmt in self.input_formats:
-            parsed = pc.strptime(column, format=fmt.strptime, unit="ms", error_is_null=True)
-            if not fmt.has_offset:
-                parsed = _assume(parsed, parse_zone, column, field)
+            parsed = _strptime(column, fmt)
+            parsed = parsed.cast(pa.int64()) if fmt.has_offset else _assume(parsed, parse_zone, column, field)
             first_here = pc.and_(pc.is_null(millis), pc.is_valid(parsed))
             own_offset = pc.if_else(first_here, fmt.has_offset, own_offset)
-            millis = pc.coalesce(millis, parsed.cast(pa.int64()))
+            millis = pc.coalesce(millis, parsed)
         unparsed = pc.is_null(millis)
         if pc.any(unparsed).as_py():
             value = pc.filter(column, unparsed)[0].as_py()
@@ -266,29 +279,86 @@ class TimestampPartitionFormat:
         return render(wall, offsets, parse_zone.joda, self.output_tokens)
 
 
+# pyarrow's zone rules stop at the last transition the zone files list (2037); Joda goes on with the zone's rule
+FAR_FUTURE_MS = 2_145_916_800_000  # 2038-01-01T00:00Z
+PYTHON_LIMIT_MS = 253_402_300_800_000  # 10000-01-01T00:00Z, past Python's datetime
+EPOCH = datetime(1970, 1, 1)
+
+
 def wall_clock(millis: pa.Array, zone: Zone) -> tuple[np.ndarray, np.ndarray]:
     """(the wall-clock time in ``zone``, its offset from UTC in seconds) of each epoch milliseconds value, as
-    int64 numpy arrays (the wall-clock time in epoch milliseconds of the local time)."""
+    int64 numpy arrays (the wall-clock time in epoch milliseconds of the local time).
+
+    Instants from 2038 on, where pyarrow's zone database ends, take their offsets from Python's ``zoneinfo``,
+    which follows the zone's daylight-saving rule as Joda does: one lookup per distinct minute among them (a
+    zone's offset changes on a minute), the one step here in Python."""
     instants = millis.to_numpy(zero_copy_only=False).astype(np.int64)
     if zone.arrow == "UTC":
         return instants, np.zeros(len(instants), np.int64)
     local = pc.local_timestamp(pa.array(instants, pa.timestamp("ms", zone.arrow)))
     wall = local.cast(pa.int64()).to_numpy(zero_copy_only=False)
-    return wall, (wall - instants) // 1000
+    offsets = (wall - instants) // 1000
+    far = (instants >= FAR_FUTURE_MS) & (instants < PYTHON_LIMIT_MS)
+    if far.any() and zone.arrow[0] not in "+-":
+        rules = zoneinfo.ZoneInfo(zone.arrow)
+        minutes, where = np.unique(instants[far] // 60_000, return_inverse=True)
+        found = np.array([int(datetime.fromtimestamp(int(m) * 60, rules).utcoffset().total_seconds())
+                          for m in minutes], np.int64)
+        offsets[far] = found[where]
+        wall = instants + offsets * 1000
+    return wall, offsets
+def _strptime(column: pa.Array, fmt: InputFormat) -> pa.Array:
+    """The times ``fmt`` reads from ``column``, null where it reads none: a day past its month's end is none, as
+    Joda refuses it (``date_regex``)."""
+    parsed = pc.strptime(column, format=fmt.strptime, unit="ms", error_is_null=True)
+    if fmt.date_regex is None or parsed.null_count == len(parsed):
+        return parsed
+    fields = pc.extract_regex(column, fmt.date_regex)
+    year, month, day = (pc.struct_field(fields, name) for name in ("y", "M", "d"))
+    if any(t.letter == "M" and t.width >= 3 for t in fmt.tokens):  # a month name
+        month = pc.add(pc.index_in(pc.utf8_slice_codeunits(pc.utf8_lower(month), 0, 3),
+                                   value_set=pa.array(MONTH_ABBREVIATIONS)), 1)
+    numbers = [pc.fill_null(pc.cast(v, pa.int64()), 0).to_numpy(False) for v in (year, month, day)]
+    valid = (numbers[2] >= 1) & (numbers[2] <= days_in_month(numbers[0], numbers[1]))
+    return pc.if_else(pa.array(valid), parsed, pa.scalar(None, parsed.type))
+
+
 def _assume(parsed: pa.Array, zone: Zone, column: pa.Array, field: str) -> pa.Array:
-    """Local times read from strings, as instants in ``zone``; a time a daylight-saving change skips is refused
-    (Joda: 'Illegal instant due to time zone offset transition'), a repeated one is its earlier instant."""
+    """Local times read from strings, as instants (int64 epoch milliseconds) in ``zone``; a time a daylight-saving
+    change skips is refused (Joda: 'Illegal instant due to time zone offset transition'), a repeated one is its
+    earlier instant. Times from 2038 on go through ``zoneinfo``, as in ``wall_clock``."""
+    wall = pc.fill_null(parsed.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    far = parsed.is_valid().to_numpy(zero_copy_only=False) & (wall >= FAR_FUTURE_MS - DAY_MS) & \
+        (wall < PYTHON_LIMIT_MS) & (zone.arrow != "UTC") & (zone.arrow[0] not in "+-")
+    near = pc.if_else(pa.array(far), pa.scalar(None, parsed.type), parsed) if far.any() else parsed
     try:
-        return pc.assume_timezone(parsed, zone.arrow, ambiguous="earliest", nonexistent="raise")
+        instants = pc.assume_timezone(near, zone.arrow, ambiguous="earliest", nonexistent="raise").cast(pa.int64())
     except pa.ArrowInvalid:
-        earliest, latest = (pc.assume_timezone(parsed, zone.arrow, ambiguous="earliest", nonexistent=how)
+        earliest, latest = (pc.assume_timezone(near, zone.arrow, ambiguous="earliest", nonexistent=how)
                             for how in ("earliest", "latest"))
-        skipped = pc.fill_null(pc.not_equal(earliest, latest), False)
-        value = pc.filter(column, skipped)[0].as_py()
-        raise InvalidRecordError(
-            f"Partition path field {field!r} has the value {value!r}, a local time that does not exist in "
-            f"{zone.arrow} (a daylight-saving change skips it), as Hudi refuses it; give the value an offset or "
-            f"set hoodie.keygen.timebased.input.timezone") from None
+        _refuse_skipped(pc.fill_null(pc.not_equal(earliest, latest), False), zone, column, field)
+    if not far.any():
+        return instants
+    rules = zoneinfo.ZoneInfo(zone.arrow)
+    minutes, where = np.unique(wall[far] // 60_000, return_inverse=True)
+    found = np.empty(len(minutes), np.int64)
+    for i, minute in enumerate(minutes):
+        local = EPOCH + timedelta(minutes=int(minute))
+        instant = int(minute) * 60 - int(local.replace(tzinfo=rules).utcoffset().total_seconds())  # fold=0: earlier
+        if datetime.fromtimestamp(instant, rules).replace(tzinfo=None) != local:
+            _refuse_skipped(pa.array(far & (wall // 60_000 == minute)), zone, column, field)
+        found[i] = instant * 1000
+    out = pc.fill_null(instants, 0).to_numpy(zero_copy_only=False).copy()
+    out[far] = found[where] + wall[far] % 60_000
+    return pa.array(out, pa.int64(), mask=~parsed.is_valid().to_numpy(zero_copy_only=False))
+
+
+def _refuse_skipped(skipped: pa.Array, zone: Zone, column: pa.Array, field: str) -> None:
+    value = pc.filter(column, skipped)[0].as_py()
+    raise InvalidRecordError(
+        f"Partition path field {field!r} has the value {value!r}, a local time that does not exist in "
+        f"{zone.arrow} (a daylight-saving change skips it), as Hudi refuses it; give the value an offset or "
+        f"set hoodie.keygen.timebased.input.timezone") from None
 
 
 def _as_long(column: pa.Array, field: str, kind: str) -> pa.Array:

@@ -9,6 +9,8 @@ Hudi-side options: ``TimestampBasedAvroKeyGenerator``'s (``hoodie.keygen.timebas
 
 from __future__ import annotations
 
+import datetime
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +19,8 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.properties_file import parse_properties
+from hoodie_datasource.config.write_config import resolve_write_config
+from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.read.table_reader import read_table
 from tests.hudi_oracle import HUDI_0_15
 
@@ -103,3 +107,94 @@ def test_java_hudi_makes_the_same_keys_and_paths_and_upserts_ours(hudi, tmp_path
         assert sorted(zip(java_table.column("_hoodie_record_key").to_pylist(),
                           java_table.column("_hoodie_partition_path").to_pylist())) == \
             sorted(zip(stored_keys, table.column("_hoodie_partition_path").to_pylist())), name
+
+
+OUTPUT_PATTERNS = ["yyyy/MM/dd", "yyyy-MM-dd'T'HH:mm:ss.SSSZ", "yy MMM d E h:m:s a D k K", "S SS SSSS",
+                   "EEEE, MMMM dd yyyy 'at' HH 'o''clock' ZZ", "yyyyMMddHH"]
+ZONES = [{}, {P + "output.timezone": "Asia/Kolkata"}, {P + "timezone": "America/New_York"},
+         {P + "output.timezone": "Australia/Lord_Howe"}, {P + "timezone": "GMT+05:45"},
+         {P + "input.timezone": "America/Sao_Paulo"}]
+NUMBER_TYPES = [{P + "timestamp.type": "UNIX_TIMESTAMP"}, {P + "timestamp.type": "EPOCHMILLISECONDS"},
+                {P + "timestamp.type": "SCALAR", P + "timestamp.scalar.time.unit": "DAYS"},
+                {P + "timestamp.type": "SCALAR", P + "timestamp.scalar.time.unit": "MICROSECONDS"},
+                {P + "timestamp.type": "SCALAR", P + "timestamp.scalar.time.unit": "HOURS"}]
+INPUT_FORMATS = "yyyy-MM-dd HH:mm:ss,yyyy-MM-dd'T'HH:mm:ssZ,yyyy/MM/dd,dd-MMM-yyyy hh:mm a"
+STRING_ZONES = [{}, {P + "input.timezone": "America/New_York", P + "output.timezone": "UTC"},
+                {P + "timezone": "Asia/Tokyo"}, {P + "output.timezone": "Europe/Paris"}]
+
+
+def ours_or_error(options: dict, values: list, typ: pa.DataType) -> list[str]:
+    """Our paths of ``values`` in one batch (as a write computes them), and for a batch we refuse, each value
+    alone: a path, or "ERROR" where we refuse it."""
+    keygen = resolve_write_config({**options, "hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field":
+                                   "id", "hoodie.datasource.write.partitionpath.field": "v",
+                                   "hoodie.datasource.write.keygenerator.class":
+                                   "org.apache.hudi.keygen.TimestampBasedKeyGenerator"}, None).keygen
+
+    def paths(batch):
+        return keygen.partition_paths(pa.table({"id": range(len(batch)), "v": pa.array(batch, typ)})).to_pylist()
+    try:
+        return paths(values)
+    except InvalidRecordError:
+        out = []
+        for value in values:
+            try:
+                out.extend(paths([value]))
+            except InvalidRecordError:
+                out.append("ERROR")
+        return out
+
+
+def date_strings(rng) -> list[str | None]:
+    out = [None, "", "garbage", "2024-13-01 00:00:00", "2024-03-10 02:30:00", "2024-11-03 01:30:00",
+           "2024-02-29 23:59:59", "1969-12-31 23:59:59", "2024/02/30", "05-Mar-2024 12:15 AM", "05-Mar-2024 12:15 PM",
+           "2024/2/9", "29-feb-2024 01:00 PM", "2023-02-29 10:00:00", "2024-03-01T02:30:00+05:30", "2024-03-01 7:5:3"]
+    for _ in range(60):
+        instant = datetime.datetime(1950, 1, 1) + datetime.timedelta(seconds=rng.randrange(0, 3_000_000_000))
+        style = rng.randrange(4)
+        if style == 0:
+            out.append(instant.strftime("%Y-%m-%d %H:%M:%S"))
+        elif style == 1:
+            minutes = rng.choice([0, 330, -300, 345, 600, -570, 60])
+            sign = "+" if minutes >= 0 else "-"
+            out.append(instant.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}")
+        elif style == 2:
+            out.append(instant.strftime("%Y/%m/%d"))
+        else:
+            out.append(instant.strftime("%d-%b-%Y %I:%M %p"))
+    return out
+
+
+@pytest.mark.parametrize("hudi", [HUDI_0_15], indirect=True)
+def test_every_pattern_zone_and_type_prints_as_javas(hudi):
+    """Hudi's ``TimestampBasedAvroKeyGenerator.getPartitionPath`` of random values (numbers of every unit,
+    floats, date strings of four formats with and without offsets, nulls, unparsable strings, skipped and
+    repeated local times) in every output pattern and zone setting, against ours: the same path, or both refuse
+    the value."""
+    rng = random.Random(32)
+    compared = 0
+    numbers = [None, 0, -1, 1, 1_700_000_000_123] + [rng.randrange(-2_000_000_000_000, 4_000_000_000_000)
+                                                       for _ in range(50)]
+    for kind in NUMBER_TYPES:
+        per_unit = {"UNIX_TIMESTAMP": 1000, "DAYS": 86_400_000, "HOURS": 3_600_000, "MICROSECONDS": 0.001}.get(
+            kind.get(P + "timestamp.scalar.time.unit", kind[P + "timestamp.type"]), 1)
+        values = [None if v is None else int(v / per_unit) for v in numbers]
+        for pattern in OUTPUT_PATTERNS:
+            for zone in ZONES:
+                options = {**kind, **zone, P + "output.dateformat": pattern}
+                java = hudi.partition_paths(options, values, "long")
+                assert ours_or_error(options, values, pa.int64()) == java, options
+                compared += len(values)
+        floats = [1_700_000_000.9, -0.5, 12.25, None]
+        options = {**kind, P + "output.dateformat": OUTPUT_PATTERNS[1]}
+        assert ours_or_error(options, floats, pa.float64()) == hudi.partition_paths(options, floats, "double")
+    strings = date_strings(rng)
+    for zone in STRING_ZONES:
+        for pattern in OUTPUT_PATTERNS[:3]:
+            options = {P + "timestamp.type": "DATE_STRING", P + "input.dateformat": INPUT_FORMATS,
+                       P + "output.dateformat": pattern, **zone}
+            java = [p if not p.startswith("ERROR") else "ERROR" for p in hudi.partition_paths(options, strings,
+                                                                                               "string")]
+            assert ours_or_error(options, strings, pa.string()) == java, options
+            compared += len(strings)
+    assert compared > 9000
