@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hoodie_datasource.config.index_type import IndexType
-from hoodie_datasource.config.table_config import KEYGEN_TYPES
 from hoodie_datasource.config.property import (
     ConfigProperty,
     OptionCatalog,
@@ -13,6 +12,7 @@ from hoodie_datasource.config.property import (
     parse_int,
     parse_path_list,
 )
+from hoodie_datasource.config.table_config import KEYGEN_TYPES
 from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.table import timestamp_keygen as tk
 

@@ -86,9 +86,12 @@ class KeyGenerator:
             return KEYGEN_SIMPLE
         return KEYGEN_COMPLEX
 
-    def validate_schema(self, names: list[str]) -> None:
+    def validate_schema(self, schema: pa.Schema) -> None:
+        """The incoming data has the key fields, of types the key generator takes (refused before anything is
+        written)."""
         if self.incomplete:
             raise KeyGeneratorConfigError(self.incomplete)
+        names = schema.names
         present = set(names)
         for kind, fields in (("record key", self.record_key_fields), ("partition path", self.partition_fields)):
             missing = [f for f in fields if f not in present]
@@ -96,6 +99,9 @@ class KeyGenerator:
                 raise SchemaMismatchError(
                     f"{kind} field(s) {', '.join(missing)} not found in the data; columns are: {', '.join(names)}"
                 )
+        if self.timestamp_format is not None:
+            for name in self.timestamp_fields:
+                self.timestamp_format.check_column_type(schema.field(name).type, name)
 
     @property
     def _simple_key(self) -> bool:

@@ -53,6 +53,8 @@ STRING_TYPES = ("DATE_STRING", "MIXED")
 TIME_UNITS = {"NANOSECONDS": (1, 1_000_000), "MICROSECONDS": (1, 1000), "MILLISECONDS": (1, 1), "SECONDS": (1000, 1),
               "MINUTES": (60_000, 1), "HOURS": (3_600_000, 1), "DAYS": (86_400_000, 1)}
 _UNIT_OF_TYPE = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS"}
+# the column types a number is read from
+NUMERIC_TYPES = (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal, pa.types.is_date, pa.types.is_timestamp)
 DEFAULT_PARSER = "org.apache.hudi.keygen.parser.HoodieDateTimeParser"
 # TimestampKeyGeneratorConfig's keys
 PREFIX = "hoodie.keygen.timebased."
@@ -203,25 +205,34 @@ class TimestampPartitionFormat:
         """The formatted partition value of each row of ``column`` (the field ``field``), never null."""
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
-        typ = column.type
-        if pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        self.check_column_type(column.type, field)
+        if pa.types.is_large_string(column.type) or pa.types.is_string_view(column.type):
             column = column.cast(pa.string())
         if pa.types.is_string(column.type):
-            if self.timestamp_type not in STRING_TYPES:
-                raise KeyGeneratorConfigError(
-                    f"Partition field {field!r} is a string column, which timestamp type {self.timestamp_type} "
-                    f"does not parse (Hudi: 'Missing input formatter'); use DATE_STRING with "
-                    f"hoodie.keygen.timebased.input.dateformat, or cast the column to a number")
             return self._from_strings(column, field)
-        if self.time_unit is None:
-            raise KeyGeneratorConfigError(
-                f"Partition field {field!r} is a {typ} column, which timestamp type {self.timestamp_type} does not "
-                f"take (it parses strings); use UNIX_TIMESTAMP, EPOCHMILLISECONDS or SCALAR")
-        counts = pc.fill_null(_as_long(column, field, self.timestamp_type), 1)  # getDefaultPartitionVal: 1L
+        counts = pc.fill_null(_as_long(column), 1)  # getDefaultPartitionVal: 1L
         per_unit, divisor = TIME_UNITS[self.time_unit]
         millis = pc.multiply(counts, per_unit) if per_unit > 1 else pc.divide(counts, divisor) if divisor > 1 \
             else counts
         return self._print(millis, self.output_zone or default_zone())
+
+    def check_column_type(self, typ: pa.DataType, field: str) -> None:
+        """A column of type ``typ`` is one the timestamp type reads (Hudi: 'Missing input formatter' for a string
+        under a numeric type, 'Unexpected type for partition field' for others)."""
+        text = pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ)
+        if text and self.timestamp_type not in STRING_TYPES:
+            raise KeyGeneratorConfigError(
+                f"Partition field {field!r} is a string column, which timestamp type {self.timestamp_type} "
+                f"does not parse (Hudi: 'Missing input formatter'); use DATE_STRING with "
+                f"hoodie.keygen.timebased.input.dateformat, or cast the column to a number")
+        if not text and self.time_unit is None:
+            raise KeyGeneratorConfigError(
+                f"Partition field {field!r} is a {typ} column, which timestamp type {self.timestamp_type} does not "
+                f"take (it parses strings); use UNIX_TIMESTAMP, EPOCHMILLISECONDS or SCALAR")
+        if not text and not any(is_type(typ) for is_type in NUMERIC_TYPES):
+            raise KeyGeneratorConfigError(
+                f"Partition field {field!r} is a {typ} column; timestamp type {self.timestamp_type} takes integers, "
+                f"floating point, decimals, dates and timestamps (Hudi: 'Unexpected type for partition field')")
 
     def _print(self, millis: pa.Array, zone: Zone) -> pa.Array:
         wall, offsets = wall_clock(millis, zone)
@@ -361,17 +372,14 @@ def _refuse_skipped(skipped: pa.Array, zone: Zone, column: pa.Array, field: str)
         f"set hoodie.keygen.timebased.input.timezone") from None
 
 
-def _as_long(column: pa.Array, field: str, kind: str) -> pa.Array:
-    """The count of time units Hudi's Avro path reads from each value (``getPartitionPath(Object)``)."""
+def _as_long(column: pa.Array) -> pa.Array:
+    """The count of time units Hudi's Avro path reads from each value (``getPartitionPath(Object)``) of a column
+    ``check_column_type`` accepted."""
     typ = column.type
-    if pa.types.is_integer(typ):
-        return column.cast(pa.int64())
     if pa.types.is_floating(typ) or pa.types.is_decimal(typ):
         return pc.cast(pc.trunc(column) if pa.types.is_floating(typ) else column, pa.int64(), safe=False)
     if pa.types.is_date(typ):
         return column.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
     if pa.types.is_timestamp(typ):
         return column.cast(pa.timestamp("us", typ.tz)).cast(pa.int64())
-    raise KeyGeneratorConfigError(
-        f"Partition field {field!r} is a {typ} column; timestamp type {kind} takes integers, floating point, "
-        f"decimals, dates and timestamps (Hudi: 'Unexpected type for partition field')")
+    return column.cast(pa.int64())

@@ -21,7 +21,6 @@ from hoodie_datasource.errors import HoodieConfigError, InvalidRecordError, KeyG
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 
-
 TS = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 CUSTOM = "org.apache.hudi.keygen.CustomKeyGenerator"
 P = "hoodie.keygen.timebased."
@@ -241,6 +240,15 @@ def test_a_reader_of_keys_needs_no_timestamp_options_but_a_write_does(tmp_path):
     gen = resolve_write_config({}, existing).keygen  # as a lookup by key resolves it
     assert gen.class_name == TS and gen.record_keys(ROWS).to_pylist() == ["1", "2", "3"]
     with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
-        gen.validate_schema(ROWS.column_names)
+        gen.validate_schema(ROWS.schema)
     with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
         gen.partition_paths(ROWS)
+
+
+def test_a_column_the_timestamp_type_does_not_take_is_refused_before_anything_is_written(tmp_path):
+    opts = {**BASE, "hoodie.datasource.write.keygenerator.class": TS, "hoodie.datasource.write.partitionpath.field":
+            "ms", P + "timestamp.type": "EPOCHMILLISECONDS", P + "output.dateformat": "yyyy/MM/dd"}
+    for column, match in [(["1700000000000"], "string column"), ([True], "bool column")]:
+        with pytest.raises(KeyGeneratorConfigError, match=match):
+            write_local(str(tmp_path / "t"), pa.table({"id": [1], "ms": column}), opts)
+        assert not (tmp_path / "t").exists()
