@@ -134,6 +134,25 @@ def render(wall_ms: np.ndarray, offsets: np.ndarray, zone_id: str, pattern: tupl
     """Each wall-clock time of ``wall_ms`` (int64 epoch milliseconds of the local time) printed by ``pattern``;
     ``offsets`` (seconds, one per time) are its offsets from UTC, printed by ``Z``/``ZZ``, and ``zone_id`` by
     ``ZZZ``."""
+    # the times print alike down to the pattern's finest field: each distinct one is printed once
+    step = min((_RESOLUTION_MS.get(t.letter, DAY_MS) for t in pattern if t.letter), default=DAY_MS)
+    keys = wall_ms // step
+    if any(t.letter == "Z" for t in pattern):
+        if len(keys) and np.abs(keys).max() >= 40_000_000_000_000:  # the key below would overflow
+            return _render(wall_ms, offsets, zone_id, pattern)
+        keys = keys * 200_000 + offsets  # an offset is less than a day of seconds either way
+    distinct, first, where = np.unique(keys, return_index=True, return_inverse=True)
+    if len(distinct) < len(wall_ms) // 2:
+        return pc.take(_render(wall_ms[first], offsets[first], zone_id, pattern), pa.array(where.ravel()))
+    return _render(wall_ms, offsets, zone_id, pattern)
+
+
+# the span of time a pattern letter tells apart (the coarser letters a day)
+_RESOLUTION_MS = {"S": 1, "s": 1000, "m": 60_000, "H": 3_600_000, "k": 3_600_000, "K": 3_600_000,
+                  "h": 3_600_000, "a": 3_600_000}
+
+
+def _render(wall_ms: np.ndarray, offsets: np.ndarray, zone_id: str, pattern: tuple[Token, ...]) -> pa.Array:
     n = len(wall_ms)
     f = Fields(wall_ms)
     parts: list[pa.Array | str] = []

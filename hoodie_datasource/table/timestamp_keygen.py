@@ -16,9 +16,17 @@ a string type the first input format's rendering of 1 ms past the epoch, parsed 
 no input format parses, and a local time that a daylight-saving change skips, fail the write
 (``InvalidRecordError``) as Hudi's ``HoodieKeyGeneratorException`` does.
 
+Everything is pyarrow compute and numpy over the whole column. Python runs in two places, each once per
+distinct value of a few: the offsets of instants from 2038 on (pyarrow's zone database ends in 2037, Joda follows
+the zone's rule; ``zoneinfo`` gives them, per distinct minute), and a string carrying its own offset when no zone
+is set (Joda prints it in that offset, which pyarrow's strptime does not keep; ``datetime.strptime`` reads it, per
+distinct string).
+
 Differences from Hudi, all refusals before anything is written: an unknown zone id is an error (Java's
 ``TimeZone.getTimeZone`` silently takes GMT for it); a timestamp column is refused by Hudi's row writer
-(bulk insert) but read as microseconds by its Avro path, which we follow for every operation.
+(bulk insert) but read as microseconds by its Avro path, which we follow for every operation; a two-letter year
+(``yy``) and a fraction of a second (``S``) in an input format are refused (Joda's pivot year and fraction
+parsing have no strptime equivalent).
 """
 
 from __future__ import annotations
@@ -320,18 +328,28 @@ def wall_clock(millis: pa.Array, zone: Zone) -> tuple[np.ndarray, np.ndarray]:
     return wall, offsets
 def _strptime(column: pa.Array, fmt: InputFormat) -> pa.Array:
     """The times ``fmt`` reads from ``column``, null where it reads none: a day past its month's end is none, as
-    Joda refuses it (``date_regex``)."""
+    Joda refuses it (``date_regex``). strptime rolls such a day into the first days of the next month, so only
+    values read as one of them are checked (all of a format with an offset, whose parsed day is UTC's)."""
     parsed = pc.strptime(column, format=fmt.strptime, unit="ms", error_is_null=True)
     if fmt.date_regex is None or parsed.null_count == len(parsed):
         return parsed
-    fields = pc.extract_regex(column, fmt.date_regex)
+    suspect = pc.fill_null(pc.less_equal(pc.day(parsed), 3), False) if not fmt.has_offset \
+        else parsed.is_valid()
+    positions = np.flatnonzero(suspect.to_numpy(zero_copy_only=False))
+    if not len(positions):
+        return parsed
+    fields = pc.extract_regex(column.take(positions), fmt.date_regex)
     year, month, day = (pc.struct_field(fields, name) for name in ("y", "M", "d"))
     if any(t.letter == "M" and t.width >= 3 for t in fmt.tokens):  # a month name
         month = pc.add(pc.index_in(pc.utf8_slice_codeunits(pc.utf8_lower(month), 0, 3),
                                    value_set=pa.array(MONTH_ABBREVIATIONS)), 1)
     numbers = [pc.fill_null(pc.cast(v, pa.int64()), 0).to_numpy(False) for v in (year, month, day)]
-    valid = (numbers[2] >= 1) & (numbers[2] <= days_in_month(numbers[0], numbers[1]))
-    return pc.if_else(pa.array(valid), parsed, pa.scalar(None, parsed.type))
+    invalid = positions[(numbers[2] < 1) | (numbers[2] > days_in_month(numbers[0], numbers[1]))]
+    if not len(invalid):
+        return parsed
+    refused = np.zeros(len(parsed), bool)
+    refused[invalid] = True
+    return pc.if_else(pa.array(refused), pa.scalar(None, parsed.type), parsed)
 
 
 def _assume(parsed: pa.Array, zone: Zone, column: pa.Array, field: str) -> pa.Array:
