@@ -20,6 +20,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError, InvalidRecordError, KeyGeneratorConfigError
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
+from tests.hudi_tables import hudi_rs
 
 TS = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 CUSTOM = "org.apache.hudi.keygen.CustomKeyGenerator"
@@ -185,6 +186,9 @@ def test_local_writes_file_records_under_hudis_paths(tmp_path, operation):
     write_local(str(tmp_path), ROWS, opts)
     assert stored(tmp_path) == [("1", "ms=2023/11/15"), ("2", "ms=1970/01/01"), ("3", "ms=2020/09/13")]
     assert (tmp_path / "ms=2023" / "11" / "15").is_dir()
+    theirs = hudi_rs(str(tmp_path))  # hudi-rs reads it alike
+    assert sorted(zip(theirs.column("_hoodie_record_key").to_pylist(),
+                      theirs.column("_hoodie_partition_path").to_pylist())) == stored(tmp_path)
     recorded = props(tmp_path)
     assert recorded["hoodie.table.keygenerator.class"] == TS
     assert {k: v for k, v in recorded.items() if k.startswith(P)} == {  # Hudi records all but the type
@@ -226,6 +230,11 @@ def test_local_custom_write_reads_back(tmp_path):
     assert recorded["hoodie.table.keygenerator.class"] == CUSTOM
     assert recorded["hoodie.table.partition.fields"] == "region,ms"  # Hudi 0.15 records the names alone
     assert not any(k.startswith(P) for k in recorded)
+    theirs = hudi_rs(str(tmp_path))  # hudi-rs reads it alike
+    assert sorted(zip(theirs.column("_hoodie_record_key").to_pylist(), theirs.column("_hoodie_partition_path")
+                      .to_pylist(), theirs.column("ms").to_pylist())) == [
+        ("1", "a/20231114", 1700000000123), ("2", "__HIVE_DEFAULT_PARTITION__/19700101", None),
+        ("3", "b/c/20200913", 1600000000000)]
     files = sorted(p.relative_to(tmp_path).parent.as_posix() for p in tmp_path.rglob("*.parquet"))
     assert files == ["__HIVE_DEFAULT_PARTITION__/19700101", "a/20231114", "b/c/20200913"]
     assert pq.read_table(next((tmp_path / "a" / "20231114").glob("*.parquet"))).column("ms").to_pylist() == \
