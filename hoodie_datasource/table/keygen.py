@@ -63,7 +63,7 @@ class KeyGenerator:
     whose path part is their time formatted (``TimestampBasedKeyGenerator``'s one field, a
     ``CustomKeyGenerator``'s ``field:TIMESTAMP``); ``custom``: it is a ``CustomKeyGenerator``. ``incomplete``:
     why it cannot make partition paths (a table's timestamp-based generator whose options a reader of keys did
-    not give); a write is refused it by ``validate_schema``, before anything is written."""
+    not give); a write is refused it by ``check_complete``, before anything is written."""
 
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
@@ -89,8 +89,6 @@ class KeyGenerator:
     def validate_schema(self, schema: pa.Schema) -> None:
         """The incoming data has the key fields, of types the key generator takes (refused before anything is
         written)."""
-        if self.incomplete:
-            raise KeyGeneratorConfigError(self.incomplete)
         names = schema.names
         present = set(names)
         for kind, fields in (("record key", self.record_key_fields), ("partition path", self.partition_fields)):
@@ -102,6 +100,12 @@ class KeyGenerator:
         if self.timestamp_format is not None:
             for name in self.timestamp_fields:
                 self.timestamp_format.check_column_type(schema.field(name).type, name)
+
+    def check_complete(self) -> None:
+        """It can make partition paths: a write needs them (a registration of the table or a lookup by key does
+        not)."""
+        if self.incomplete:
+            raise KeyGeneratorConfigError(self.incomplete)
 
     @property
     def _simple_key(self) -> bool:
@@ -153,8 +157,7 @@ class KeyGenerator:
     def partition_paths(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
         if not self.partition_fields:
             return pa.repeat(pa.scalar("", pa.string()), table.num_rows)
-        if self.incomplete:
-            raise KeyGeneratorConfigError(self.incomplete)
+        self.check_complete()
         parts = []
         for name in self.partition_fields:
             column = table.column(name)

@@ -249,7 +249,7 @@ def test_a_reader_of_keys_needs_no_timestamp_options_but_a_write_does(tmp_path):
     gen = resolve_write_config({}, existing).keygen  # as a lookup by key resolves it
     assert gen.class_name == TS and gen.record_keys(ROWS).to_pylist() == ["1", "2", "3"]
     with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
-        gen.validate_schema(ROWS.schema)
+        gen.check_complete()
     with pytest.raises(KeyGeneratorConfigError, match="timestamp.type is required"):
         gen.partition_paths(ROWS)
 
