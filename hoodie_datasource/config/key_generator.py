@@ -132,25 +132,23 @@ def _kind(get: Callable[[k.ConfigProperty], Any], existing: TableConfig | None) 
 
 def _timestamp_options(get: Callable[[k.ConfigProperty], Any], options: Mapping[str, str],
                        stored: TableConfig | None) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
-    """(the timestamp-based options of the write, those of them the table records). The ones the write leaves
-    out are taken from the table's ``stored`` config; a value other than the table's is refused."""
+    """(the timestamp-based options of the write, those of them the table records, as given). The ones the
+    write leaves out are taken from the table's ``stored`` config; a value other than the table's is refused."""
     recorded = dict(stored.keygen_options) if stored is not None else {}
-    names = {name.lower() for name in options}
+    raw = {name.lower(): value for name, value in options.items()}
     settings, persisted = {}, []
     for prop in k.TIMESTAMP_KEYGEN_PROPERTIES:
         value = get(prop)
-        given = any(name.lower() in names for name in prop.names)
-        if prop.key in tk.PERSISTED_KEYS:
-            if stored is not None:
-                table_value = recorded.get(prop.key)
-                if given and str(value) != (table_value if table_value is not None else prop.default):
-                    raise KeyGeneratorConfigError(
-                        f"Option {prop.key}={value!r}, but the table was created with "
-                        f"{'no value' if table_value is None else repr(table_value)}: its partition paths cannot "
-                        f"change")
-                value = table_value if table_value is not None else value
-                given = table_value is not None
-            if given:
-                persisted.append((prop.key, str(value)))
+        given = next((raw[n.lower()] for n in prop.names if n.lower() in raw), None)
+        if prop.key in tk.PERSISTED_KEYS and stored is not None:
+            table_value = recorded.get(prop.key)
+            table_setting = prop.default if table_value is None else prop.parse(prop.key, table_value)
+            if given is not None and value != table_setting:
+                raise KeyGeneratorConfigError(
+                    f"Option {prop.key}={given!r}, but the table was created with "
+                    f"{'no value' if table_value is None else repr(table_value)}: its partition paths cannot change")
+            value, given = table_setting, table_value
+        if prop.key in tk.PERSISTED_KEYS and given is not None:
+            persisted.append((prop.key, given))
         settings[prop.key] = value
     return settings, tuple(persisted)

@@ -261,3 +261,16 @@ def test_a_column_the_timestamp_type_does_not_take_is_refused_before_anything_is
         with pytest.raises(KeyGeneratorConfigError, match=match):
             write_local(str(tmp_path / "t"), pa.table({"id": [1], "ms": column}), opts)
         assert not (tmp_path / "t").exists()
+
+
+def test_the_table_records_options_as_given_and_compares_them_as_hudi_reads_them(tmp_path):
+    opts = {**BASE, "hoodie.datasource.write.keygenerator.class": TS, "hoodie.datasource.write.partitionpath.field":
+            "d", P + "timestamp.type": "SCALAR", P + "timestamp.scalar.time.unit": "days",
+            P + "output.dateformat": "yyyy/MM/dd"}
+    data = pa.table({"id": [1], "d": [19000]})
+    write_local(str(tmp_path), data, opts)
+    assert props(tmp_path)[P + "timestamp.scalar.time.unit"] == "days"  # as Hudi records it, the value given
+    write_local(str(tmp_path), data, {**opts, P + "timestamp.scalar.time.unit": "DAYS"})  # the same unit
+    with pytest.raises(KeyGeneratorConfigError, match="created with 'days'"):
+        write_local(str(tmp_path), data, {**opts, P + "timestamp.scalar.time.unit": "HOURS"})
+    assert stored(tmp_path) == [("1", "2022/01/08")]
