@@ -26,7 +26,8 @@ Differences from Hudi, all refusals before anything is written: an unknown zone 
 ``TimeZone.getTimeZone`` silently takes GMT for it); a timestamp column is refused by Hudi's row writer
 (bulk insert) but read as microseconds by its Avro path, which we follow for every operation; a two-letter year
 (``yy``) and a fraction of a second (``S``) in an input format are refused (Joda's pivot year and fraction
-parsing have no strptime equivalent).
+parsing have no strptime equivalent); a date string with a year of five digits or more, which Joda reads, fails
+the write.
 """
 
 from __future__ import annotations
