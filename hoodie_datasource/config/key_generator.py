@@ -7,7 +7,8 @@ its partition fields typed (``region:SIMPLE,ts:TIMESTAMP``, ``CustomAvroKeyGener
 Hudi 0.15 records them untyped in ``hoodie.table.partition.fields``, so every write names the types again.
 
 A timestamp-based table records its formats and zones in ``hoodie.properties`` (those given, as Hudi 0.15's
-``HoodieTableConfig.PERSISTED_CONFIG_LIST`` says; not the timestamp type, which every write gives). A later
+``HoodieTableConfig.PERSISTED_CONFIG_LIST`` says; not the timestamp type, which every write gives, unless the
+table is Hudi 1.x's, which records it too). A later
 write takes what it leaves out from there, and one that gives another value is refused: Hudi would file its
 records under other partition paths, the same key in two partitions.
 """
@@ -140,7 +141,7 @@ def _timestamp_options(get: Callable[[k.ConfigProperty], Any], options: Mapping[
     for prop in k.TIMESTAMP_KEYGEN_PROPERTIES:
         value = get(prop)
         given = next((raw[n.lower()] for n in prop.names if n.lower() in raw), None)
-        if prop.key in tk.PERSISTED_KEYS and stored is not None:
+        if stored is not None and (prop.key in tk.PERSISTED_KEYS or prop.key in recorded):  # 1.x records the type
             table_value = recorded.get(prop.key)
             table_setting = prop.default if table_value is None else prop.parse(prop.key, table_value)
             if given is not None and value != table_setting:

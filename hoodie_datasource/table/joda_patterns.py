@@ -193,7 +193,8 @@ def _number(letter: str, f: Fields) -> np.ndarray:
 
 
 def strptime_format(pattern: tuple[Token, ...], text: str, option: str) -> str:
-    """The ``strptime`` format (pyarrow's) that reads what Joda's parser of ``pattern`` reads, or a
+    """The ``strptime`` format (pyarrow's) that reads what Joda's parser of ``pattern`` reads, the fraction of a
+    second left out (strptime reads none: ``fraction_regex`` takes it out of the value), or a
     ``KeyGeneratorConfigError`` naming ``option`` for a field strptime cannot read as Joda does."""
     out = []
     for token in pattern:
@@ -201,6 +202,8 @@ def strptime_format(pattern: tuple[Token, ...], text: str, option: str) -> str:
             out.append(token.text.replace("%", "%%"))
             continue
         letter, width = token.letter, token.width
+        if letter == "S":  # read apart: ``fraction_regex``
+            continue
         if letter == "M" and width >= 3:
             out.append("%B" if width >= 4 else "%b")
         elif letter == "E":
@@ -210,7 +213,7 @@ def strptime_format(pattern: tuple[Token, ...], text: str, option: str) -> str:
         else:
             raise KeyGeneratorConfigError(
                 f"Option {option}: the input date format {text!r} has {letter * width!r}, which cannot be parsed "
-                f"here as Joda-Time parses it; input formats may use yyyy, M/MM/MMM/MMMM, d, D, H, h, a, m, s, E, "
+                f"here as Joda-Time parses it; input formats may use yyyy, M/MM/MMM/MMMM, d, D, H, h, a, m, s, S, E, "
                 f"Z/ZZ and literal text")
     return "".join(out)
 
@@ -220,28 +223,49 @@ def has_offset(pattern: tuple[Token, ...]) -> bool:
     return any(t.letter == "Z" for t in pattern)
 
 
+def _regex(pattern: tuple[Token, ...], groups: dict[str, str]) -> str:
+    """A regular expression matching what ``pattern`` parses; the first field of each letter in ``groups`` is
+    captured under the group name it maps to."""
+    out: list[str] = []
+    named: set[str] = set()
+    for i, token in enumerate(pattern):
+        if not token.letter:
+            out.append(re.escape(token.text))
+            continue
+        if token.letter == "Z":
+            text = "(?:[+-][0-9:]+|Z)"
+        elif token.letter in "Ea" or (token.letter == "M" and token.width >= 3):
+            text = "[A-Za-z]+"
+        else:
+            adjacent = i + 1 < len(pattern) and pattern[i + 1].letter not in ("", "E", "a", "Z")
+            text = f"[0-9]{{{token.width}}}" if adjacent else "[0-9]+"
+        if token.letter in groups and token.letter not in named:
+            named.add(token.letter)
+            text = f"(?P<{groups[token.letter]}>{text})"
+        out.append(text)
+    return "^" + "".join(out) + "$"
+
+
 def date_regex(pattern: tuple[Token, ...]) -> str | None:
     """A regular expression matching what ``pattern`` parses, its year, month and day of month in the groups
     ``y``, ``M`` and ``d`` (None unless it has all three): strptime rolls a day past its month's end into the next
     month (February 30 into March 1) where Joda refuses it, so the written day is checked against its month."""
     if not {"y", "M", "d"} <= {t.letter for t in pattern}:
         return None
-    out = []
-    for i, token in enumerate(pattern):
-        if not token.letter:
-            out.append(re.escape(token.text))
-            continue
-        if token.letter == "Z":
-            out.append("(?:[+-][0-9:]+|Z)")
-            continue
-        if token.letter in "Ea" or (token.letter == "M" and token.width >= 3):
-            text = "[A-Za-z]+"
-        else:
-            adjacent = i + 1 < len(pattern) and pattern[i + 1].letter not in ("", "E", "a", "Z")
-            text = f"[0-9]{{{token.width}}}" if adjacent else "[0-9]+"
-        out.append(f"(?P<{token.letter}>{text})" if token.letter in "yMd" and f"?P<{token.letter}>" not in
-                   "".join(out) else text)
-    return "^" + "".join(out) + "$"
+    return _regex(pattern, {"y": "y", "M": "M", "d": "d"})
+
+
+def fraction_regex(pattern: tuple[Token, ...]) -> str | None:
+    """A regular expression splitting what ``pattern`` parses into the groups ``before``, ``S`` (the digits of
+    its fraction of a second) and ``after``; None when it has no fraction."""
+    at = next((i for i, t in enumerate(pattern) if t.letter == "S"), None)
+    if at is None:
+        return None
+    before, after = _regex(pattern[:at], {})[1:-1], _regex(pattern[at + 1:], {})[1:-1]
+    width = pattern[at].width  # Joda reads at most as many digits as the field has letters
+    digits = f"[0-9]{{{width}}}" if at + 1 < len(pattern) and pattern[at + 1].letter not in ("", "E", "a", "Z") \
+        else f"[0-9]{{1,{width}}}"
+    return f"^(?P<before>{before})(?P<S>{digits})(?P<after>{after})$"
 
 
 def days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:

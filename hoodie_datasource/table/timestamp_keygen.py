@@ -25,9 +25,8 @@ distinct string).
 Differences from Hudi, all refusals before anything is written: an unknown zone id is an error (Java's
 ``TimeZone.getTimeZone`` silently takes GMT for it); a timestamp column is refused by Hudi's row writer
 (bulk insert) but read as microseconds by its Avro path, which we follow for every operation; a two-letter year
-(``yy``) and a fraction of a second (``S``) in an input format are refused (Joda's pivot year and fraction
-parsing have no strptime equivalent); a date string with a year of five digits or more, which Joda reads, fails
-the write.
+(``yy``) in an input format is refused (Joda's pivot year has no strptime equivalent); a date string with a
+year of five digits or more, which Joda reads, fails the write.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from hoodie_datasource.table.joda_patterns import (
     Token,
     date_regex,
     days_in_month,
+    fraction_regex,
     has_offset,
     render,
     strptime_format,
@@ -145,6 +145,10 @@ class InputFormat:
     @property
     def date_regex(self) -> str | None:
         return date_regex(self.tokens)
+
+    @property
+    def fraction_regex(self) -> str | None:
+        return fraction_regex(self.tokens)
 
 
 @dataclass(frozen=True)
@@ -282,14 +286,15 @@ class TimestampPartitionFormat:
         (``withOffsetParsed``), its own offset or the default zone. The Python fallback: the offset of each
         distinct such value, read by ``datetime.strptime`` (pyarrow's strptime keeps the instant alone)."""
         _, offsets = wall_clock(millis, parse_zone)
-        offset_formats = [f.strptime for f in self.input_formats if f.has_offset]
         distinct = pc.unique(pc.filter(column, own_offset))
-        found = {}
-        for text in distinct.to_pylist():
-            for fmt in offset_formats:
+        found: dict[str, int] = {}
+        for fmt in (f for f in self.input_formats if f.has_offset):
+            readable = _split_fraction(distinct, fmt)[0] if fmt.fraction_regex is not None else distinct
+            for text, value in zip(distinct.to_pylist(), readable.to_pylist()):
+                if text in found or value is None:
+                    continue
                 try:
-                    found[text] = int(datetime.strptime(text, fmt).utcoffset().total_seconds())
-                    break
+                    found[text] = int(datetime.strptime(value, fmt.strptime).utcoffset().total_seconds())
                 except ValueError:
                     continue
         own = pc.take(pa.array([found.get(t, 0) for t in distinct.to_pylist()], pa.int64()),
@@ -331,7 +336,8 @@ def _strptime(column: pa.Array, fmt: InputFormat) -> pa.Array:
     """The times ``fmt`` reads from ``column``, null where it reads none: a day past its month's end is none, as
     Joda refuses it (``date_regex``). strptime rolls such a day into the first days of the next month, so only
     values read as one of them are checked (all of a format with an offset, whose parsed day is UTC's)."""
-    parsed = pc.strptime(column, format=fmt.strptime, unit="ms", error_is_null=True)
+    parsed = _strptime_fraction(column, fmt) if fmt.fraction_regex is not None else \
+        pc.strptime(column, format=fmt.strptime, unit="ms", error_is_null=True)
     if fmt.date_regex is None or parsed.null_count == len(parsed):
         return parsed
     suspect = pc.fill_null(pc.less_equal(pc.day(parsed), 3), False) if not fmt.has_offset \
@@ -351,6 +357,24 @@ def _strptime(column: pa.Array, fmt: InputFormat) -> pa.Array:
     refused = np.zeros(len(parsed), bool)
     refused[invalid] = True
     return pc.if_else(pa.array(refused), pa.scalar(None, parsed.type), parsed)
+
+
+def _strptime_fraction(column: pa.Array, fmt: InputFormat) -> pa.Array:
+    """strptime of a format with a fraction of a second: the fraction's digits are taken out of each value, read
+    as Joda reads them (its first three digits are the milliseconds: ``.5`` is 500 ms) and added to the time
+    strptime reads from the rest."""
+    rest, millis = _split_fraction(column, fmt)
+    parsed = pc.strptime(rest, format=fmt.strptime, unit="ms", error_is_null=True)
+    return pc.add(parsed.cast(pa.int64()), millis).cast(parsed.type)
+
+
+def _split_fraction(column: pa.Array, fmt: InputFormat) -> tuple[pa.Array, pa.Array]:
+    """(each value without its fraction of a second, the fraction in milliseconds) for ``fmt``'s
+    ``fraction_regex``; null for a value it does not match."""
+    parts = pc.extract_regex(column, fmt.fraction_regex)
+    rest = pc.binary_join_element_wise(pc.struct_field(parts, "before"), pc.struct_field(parts, "after"), "")
+    digits = pc.utf8_slice_codeunits(pc.utf8_rpad(pc.struct_field(parts, "S"), width=3, padding="0"), 0, 3)
+    return rest, pc.cast(digits, pa.int64())
 
 
 def _assume(parsed: pa.Array, zone: Zone, column: pa.Array, field: str) -> pa.Array:

@@ -20,6 +20,7 @@ from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import HoodieConfigError, InvalidRecordError, KeyGeneratorConfigError
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
+from tests.conftest import unzip_table
 from tests.hudi_tables import hudi_rs
 
 TS = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
@@ -274,3 +275,19 @@ def test_the_table_records_options_as_given_and_compares_them_as_hudi_reads_them
     with pytest.raises(KeyGeneratorConfigError, match="created with 'days'"):
         write_local(str(tmp_path), data, {**opts, P + "timestamp.scalar.time.unit": "HOURS"})
     assert stored(tmp_path) == [("1", "2022/01/08")]
+
+
+@pytest.mark.parametrize("zip_rel, column, typ", [
+    ("sample_table/cow/v9_timebasedkeygen_epochmillis.zip", "ts_millis", pa.int64()),
+    ("sample_table/cow/v9_timebasedkeygen_nonhivestyle.zip", "ts_str", pa.string()),  # yyyy-MM-dd'T'HH:mm:ss.SSSZ
+])
+def test_the_paths_of_hudi_1_tables_are_ours(tmp_path, zip_rel, column, typ):
+    """Tables Hudi 1.x wrote with its timestamp-based key generator (options in their hoodie.properties): our
+    key generator, from those options alone, puts every record where Hudi did."""
+    base = unzip_table(zip_rel, tmp_path)
+    existing = load_table_config(open_storage(str(base), {}))
+    keygen = resolve_write_config({}, existing).keygen
+    rows = read_table(str(base))
+    values = pa.table({"txn_id": rows.column("txn_id"), column: rows.column(column).cast(typ)})
+    assert keygen.partition_paths(values).to_pylist() == rows.column("_hoodie_partition_path").to_pylist()
+    assert len(set(rows.column("_hoodie_partition_path").to_pylist())) >= 4
