@@ -20,6 +20,16 @@ class HoodieConfigError(HoodieError, ValueError):
     Unknown ``hoodie.*`` keys are ignored, as Hudi does, so a misspelt full key is not caught."""
 
 
+class KeyGeneratorConfigError(HoodieConfigError):
+    """The key generator's options cannot make Hudi's partition paths: an unknown
+    ``hoodie.keygen.timebased.timestamp.type`` or time unit, a missing output date format, a date pattern
+    letter or time zone we cannot render as Joda-Time does, a ``CustomKeyGenerator`` partition field without
+    its type, or a partition column whose type the timestamp type does not take. Raised before anything is
+    written.
+
+    What to do: the message names the option and the valid choices; fix the option (or cast the column)."""
+
+
 class TableNotFoundError(HoodieError):
     """The path holds no Hudi table (no ``.hoodie/hoodie.properties``): a read, a service or ``CALL``
     on it.

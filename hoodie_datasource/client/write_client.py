@@ -438,7 +438,9 @@ def _check_write(storage: Storage, options: Mapping[str, str], incoming_schema: 
     if existing is not None and writing:
         existing.check_writable(storage.uri)
     config = resolve_write_config(options, existing)
-    config.keygen.validate_schema(incoming_schema.names)
+    config.keygen.validate_schema(incoming_schema)
+    if writing:
+        config.keygen.check_complete()
     if IS_DELETED_COLUMN in incoming_schema.names and not pa.types.is_boolean(incoming_schema.field(IS_DELETED_COLUMN).type):
         # HoodieSparkSqlWriter.validateSchemaForHoodieIsDeleted
         raise SchemaMismatchError(

@@ -12,7 +12,9 @@ from hoodie_datasource.config.property import (
     parse_int,
     parse_path_list,
 )
+from hoodie_datasource.config.table_config import KEYGEN_TYPES
 from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.table import timestamp_keygen as tk
 
 MB = 1024 * 1024
 
@@ -86,9 +88,71 @@ URL_ENCODE = ConfigProperty(
 )
 KEYGEN_CLASS = ConfigProperty(
     "hoodie.datasource.write.keygenerator.class", None, ("keygenerator.class",),
-    doc=("Hudi's key generator: `SimpleKeyGenerator`, `ComplexKeyGenerator` or `NonpartitionedKeyGenerator` (with "
-         "or without the `org.apache.hudi.keygen.` package). Inferred from the key and partition fields when not "
-         "given."),
+    doc=("Hudi's key generator: `SimpleKeyGenerator`, `ComplexKeyGenerator`, `NonpartitionedKeyGenerator`, "
+         "`TimestampBasedKeyGenerator` (the partition path is a time column formatted by the "
+         "`hoodie.keygen.timebased.*` options) or `CustomKeyGenerator` (each partition field typed, "
+         "`region:SIMPLE,ts:TIMESTAMP`), with or without the `org.apache.hudi.keygen.` package (the `...Avro...` "
+         "variants too). Taken from the table once it exists; inferred from the key and partition fields when "
+         "neither it nor `hoodie.datasource.write.keygenerator.type` is given."),
+)
+# KeyGeneratorType: the type names the class when the class is not given (HoodieSparkKeyGeneratorFactory)
+KEYGEN_TYPE = ConfigProperty(
+    "hoodie.datasource.write.keygenerator.type", None, ("keygenerator.type",), choices=tuple(KEYGEN_TYPES),
+    value_aliases=(("SIMPLE_AVRO", "SIMPLE"), ("COMPLEX_AVRO", "COMPLEX"), ("NON_PARTITION_AVRO", "NON_PARTITION"),
+                   ("TIMESTAMP_AVRO", "TIMESTAMP"), ("CUSTOM_AVRO", "CUSTOM")),
+    doc=("The key generator by its type, when `hoodie.datasource.write.keygenerator.class` is not given. (Hudi "
+         "0.15's Spark writer infers the class before it looks at the type, so there the type alone changes "
+         "nothing.)"),
+)
+_DELTASTREAMER = "hoodie.deltastreamer.keygen.timebased."
+TIMESTAMP_TYPE = ConfigProperty(
+    tk.TIMESTAMP_TYPE, None, (_DELTASTREAMER + "timestamp.type",), choices=tk.TIMESTAMP_TYPES,
+    doc=("Timestamp-based partitions: what the partition column holds. UNIX_TIMESTAMP: seconds since the epoch; "
+         "EPOCHMILLISECONDS: milliseconds; SCALAR: units of `hoodie.keygen.timebased.timestamp.scalar.time.unit`; "
+         "DATE_STRING and MIXED: strings read by `hoodie.keygen.timebased.input.dateformat`. A date column counts "
+         "its epoch days and a timestamp column its epoch microseconds in that unit, as Hudi's Avro path reads "
+         "them (SCALAR with DAYS or MICROSECONDS gives their dates). Required on every write."),
+)
+SCALAR_TIME_UNIT = ConfigProperty(
+    tk.SCALAR_TIME_UNIT, None, (_DELTASTREAMER + "timestamp.scalar.time.unit",), choices=tuple(tk.TIME_UNITS),
+    doc="Timestamp type SCALAR: the unit of the column's numbers (SECONDS when not given).",
+)
+INPUT_DATE_FORMAT = ConfigProperty(
+    tk.INPUT_DATE_FORMAT, None, (_DELTASTREAMER + "input.dateformat",),
+    doc=("Timestamp types DATE_STRING and MIXED: the Joda-Time pattern(s) of the strings (`yyyy-MM-dd HH:mm:ss`), "
+         "several split by `hoodie.keygen.timebased.input.dateformat.list.delimiter.regex`; a value none parses "
+         "fails the write."),
+)
+INPUT_DATE_FORMAT_DELIMITER = ConfigProperty(
+    tk.INPUT_DATE_FORMAT_DELIMITER, ",", (_DELTASTREAMER + "input.dateformat.list.delimiter.regex",),
+    doc="The regular expression between the patterns of `hoodie.keygen.timebased.input.dateformat`.",
+)
+INPUT_TIMEZONE = ConfigProperty(
+    tk.INPUT_TIMEZONE, None, (_DELTASTREAMER + "input.timezone",),
+    doc=("The zone of input strings without an offset (an IANA name, UTC, GMT or GMT+hh:mm); unset, the JVM's "
+         "default zone, here the machine's (`TZ`, `/etc/localtime`)."),
+)
+OUTPUT_DATE_FORMAT = ConfigProperty(
+    tk.OUTPUT_DATE_FORMAT, None, (_DELTASTREAMER + "output.dateformat",),
+    doc=("Timestamp-based partitions: the Joda-Time pattern of the partition path, such as `yyyy/MM/dd` (a `/` "
+         "makes nested folders) or `yyyy-MM-dd'T'HH`. Required. Letters: y M d D H k K h m s S E a Z."),
+)
+OUTPUT_TIMEZONE = ConfigProperty(
+    tk.OUTPUT_TIMEZONE, None, (_DELTASTREAMER + "output.timezone",),
+    doc=("The zone the partition path is printed in; unset, a string's own offset or input zone, else the "
+         "default zone."),
+)
+TIMEZONE = ConfigProperty(
+    tk.TIMEZONE, None, (_DELTASTREAMER + "timezone",),
+    doc="Both the input and the output zone, over the two options above.",
+)
+DATE_TIME_PARSER = ConfigProperty(
+    tk.DATE_TIME_PARSER, None, ("hoodie.deltastreamer.keygen.datetime.parser.class",),
+    doc=f"The date parser class; only Hudi's `{tk.DEFAULT_PARSER}` is supported.",
+)
+TIMESTAMP_KEYGEN_PROPERTIES = (
+    TIMESTAMP_TYPE, SCALAR_TIME_UNIT, INPUT_DATE_FORMAT, INPUT_DATE_FORMAT_DELIMITER, INPUT_TIMEZONE, OUTPUT_DATE_FORMAT,
+    OUTPUT_TIMEZONE, TIMEZONE, DATE_TIME_PARSER,
 )
 PAYLOAD_CLASS = ConfigProperty(
     "hoodie.datasource.write.payload.class", None, ("payload.class",), choices=PAYLOAD_CLASSES,
@@ -603,7 +667,8 @@ STREAMING_PROPERTIES = (
 
 WRITE_PROPERTIES = (
     TABLE_NAME, RECORD_KEY, PARTITION_PATH, PRECOMBINE, OPERATION, TABLE_TYPE, HIVE_STYLE, URL_ENCODE,
-    KEYGEN_CLASS, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS, BUCKET_HASH_FIELD, BUCKET_ENGINE,
+    KEYGEN_CLASS, KEYGEN_TYPE, *TIMESTAMP_KEYGEN_PROPERTIES, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS,
+    BUCKET_HASH_FIELD, BUCKET_ENGINE,
     BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH, BLOOM_INDEX_USE_METADATA,
     BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,

@@ -21,12 +21,17 @@ METADATA_FOLDER = "metadata"  # Apache Hudi's metadata table, in the meta folder
 KEYGEN_SIMPLE = "org.apache.hudi.keygen.SimpleKeyGenerator"
 KEYGEN_COMPLEX = "org.apache.hudi.keygen.ComplexKeyGenerator"
 KEYGEN_NONPARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
-_KEYGEN_TYPES = {
+KEYGEN_TIMESTAMP = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+KEYGEN_CUSTOM = "org.apache.hudi.keygen.CustomKeyGenerator"
+# KeyGeneratorType's names of the generators above (hoodie.table.keygenerator.type, Hudi 1.x)
+KEYGEN_TYPES = {
     "SIMPLE": KEYGEN_SIMPLE,
     "COMPLEX": KEYGEN_COMPLEX,
     "NON_PARTITION": KEYGEN_NONPARTITIONED,
-    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+    "TIMESTAMP": KEYGEN_TIMESTAMP,
+    "CUSTOM": KEYGEN_CUSTOM,
 }
+KEYGEN_OPTION_PREFIX = "hoodie.keygen."
 PAYLOAD_OVERWRITE_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"  # the metadata table's, and only its
 EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -77,6 +82,8 @@ class TableConfig:
     archive_folder: str = "archived"
     cdc_enabled: bool = False
     cdc_logging_mode: str = CDC_DEFAULT_MODE  # OP_KEY_ONLY | DATA_BEFORE | DATA_BEFORE_AFTER
+    # the key generator's own options Hudi records (``hoodie.keygen.*``: a timestamp-based one's formats and zones)
+    keygen_options: tuple[tuple[str, str], ...] = ()
     raw: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -112,7 +119,7 @@ class TableConfig:
                 f"supported versions: {', '.join(map(str, SUPPORTED_READ_VERSIONS))}"
             )
         layout = int(props.get("hoodie.timeline.layout.version", "1" if version < 8 else "2"))
-        keygen = props.get("hoodie.table.keygenerator.class") or _KEYGEN_TYPES.get(
+        keygen = props.get("hoodie.table.keygenerator.class") or KEYGEN_TYPES.get(
             props.get("hoodie.table.keygenerator.type", "").upper(), ""
         )
         ordering = props.get("hoodie.table.precombine.field") or props.get("hoodie.table.ordering.fields")
@@ -144,6 +151,7 @@ class TableConfig:
             archive_folder=props.get("hoodie.archivelog.folder", "archived"),
             cdc_enabled=props.get(CDC_ENABLED_KEY, "false").strip().lower() == "true",
             cdc_logging_mode=_LEGACY_CDC_MODES.get(cdc_mode, cdc_mode),
+            keygen_options=tuple(sorted((k, v) for k, v in props.items() if k.startswith(KEYGEN_OPTION_PREFIX))),
             raw=tuple(sorted(props.items())),
         )
 
@@ -185,6 +193,7 @@ class TableConfig:
             props["hoodie.table.precombine.field"] = self.precombine_field
         if self.create_schema:
             props["hoodie.table.create.schema"] = self.create_schema
+        props.update(self.keygen_options)
         if self.cdc_enabled:  # HoodieTableMetaClient.PropertyBuilder: the mode only with CDC on
             props[CDC_ENABLED_KEY] = "true"
             props[CDC_MODE_KEY] = self.cdc_logging_mode

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.index_type import IndexType
+from hoodie_datasource.config.key_generator import partition_specs, resolve_key_generator
 from hoodie_datasource.config.table_config import (
     CDC_DEFAULT_MODE,
     PAYLOAD_OVERWRITE_LATEST,
@@ -92,6 +93,7 @@ class WriteConfig:
     cdc_logging_mode: str = CDC_DEFAULT_MODE
     bulk_insert_sort_mode: str | None = None  # None (unset): the size-balanced layout (write.bulk_insert_layout)
     static_overwrite_partitions: tuple[str, ...] = ()  # insert_overwrite: replaced even when no record is written there
+    keygen_options: tuple[tuple[str, str], ...] = ()  # what a new table records of the key generator's options
 
     @property
     def is_mor(self) -> bool:
@@ -140,6 +142,7 @@ class WriteConfig:
             create_schema=create_schema,
             cdc_enabled=self.cdc_enabled,
             cdc_logging_mode=self.cdc_logging_mode,
+            keygen_options=self.keygen_options,
         )
 
 
@@ -200,9 +203,10 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
     if not record_keys:
         raise HoodieConfigError("Option 'hoodie.datasource.write.recordkey.field' (or 'recordkey.field'; in SQL, "
                                 "TBLPROPERTIES (primaryKey = '...')) is required")
+    partitions, partition_types = partition_specs(get(k.PARTITION_PATH))
     partitions = _merge_with_table(
         "partition fields",
-        get(k.PARTITION_PATH),
+        partitions,
         existing.partition_fields if existing else None,
         "hoodie.datasource.write.partitionpath.field",
     )
@@ -226,15 +230,8 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
                                      k.CDC_LOGGING_MODE.key)
     url_encode = get(k.URL_ENCODE) if existing is None else existing.url_encode_partitions
     payload = get(k.PAYLOAD_CLASS) or (existing.payload_class if existing else PAYLOAD_OVERWRITE_LATEST)
-    keygen_class = get(k.KEYGEN_CLASS)
-    keygen = KeyGenerator(tuple(record_keys), tuple(partitions or ()), bool(hive_style), bool(url_encode))
-    if keygen_class and keygen_class.rsplit(".", 1)[-1] not in (
-        "SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator",
-    ):
-        raise HoodieConfigError(
-            f"Unsupported key generator {keygen_class!r}; valid values: "
-            "org.apache.hudi.keygen.SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator"
-        )
+    keygen, keygen_options = resolve_key_generator(get, options, existing, tuple(record_keys), tuple(partitions or ()),
+                                                   partition_types, bool(hive_style), bool(url_encode))
     index = _index_config(get, get(k.INDEX_TYPE), tuple(record_keys))
     if index.index_type is IndexType.BUCKET:
         _check_bucket_index(index, get(k.BUCKET_ENGINE), tuple(record_keys))
@@ -264,6 +261,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         table_type=table_type,
         operation=operation,
         keygen=keygen,
+        keygen_options=keygen_options,
         precombine_field=precombine or None,
         payload_class=payload,
         index=index,

@@ -9,7 +9,8 @@ them is Hudi's default partition, the path of a null or empty string value and o
 decimals, binary, nested) may render unequal values as one path: they get no expression, and the write
 computes the paths before its shuffle. So do string fields of a path of several fields, unless it is url
 encoded: the parts are joined by ``/``, which a value may hold (``a/b`` + ``c`` and ``a`` + ``b/c`` are
-both ``a/b/c``; hive-style names do not help, a value may spell ``/f2=``).
+both ``a/b/c``; hive-style names do not help, a value may spell ``/f2=``). A time-formatted field
+(``KeyGenerator.timestamp_fields``) renders many values as one path: it gets none either.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def partition_clustering(df: DataFrame, keygen: KeyGenerator) -> list[str] | Non
     exprs = []
     for name in keygen.partition_fields:
         column, kind = sql_identifier(name), types.get(name)
+        if name in keygen.timestamp_fields:
+            return None
         if isinstance(kind, T.StringType) and not joined:
             exprs.append(f"CASE WHEN {column} IS NULL OR {column} = '' THEN '{DEFAULT_PARTITION}' ELSE {column} END")
         elif isinstance(kind, ONE_TO_ONE):

@@ -36,8 +36,10 @@ logger = logging.getLogger(__name__)
 
 def clustered_input(options: dict[str, str], config: WriteConfig) -> bool:
     """The input is clustered by partition and the write can run per partition (the index is not global: a
-    partition's records are tagged against that partition's files alone)."""
+    partition's records are tagged against that partition's files alone). Clustering by a time-formatted field's
+    values (``KeyGenerator.timestamp_fields``) does not cluster by path: many values make one path."""
     return (is_set(options, CLUSTERED_OPTION) and bool(config.keygen.partition_fields)
+            and not config.keygen.timestamp_fields
             and not index_for(config.index).is_global and config.operation.runs_per_partition)
 
 

@@ -27,8 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.config.table_config import KEYGEN_COMPLEX, KEYGEN_NONPARTITIONED, KEYGEN_SIMPLE, METAFOLDER
-from hoodie_datasource.errors import InvalidRecordError, SchemaMismatchError
+from hoodie_datasource.config.table_config import (
+    KEYGEN_COMPLEX,
+    KEYGEN_CUSTOM,
+    KEYGEN_NONPARTITIONED,
+    KEYGEN_SIMPLE,
+    KEYGEN_TIMESTAMP,
+    METAFOLDER,
+)
+from hoodie_datasource.errors import InvalidRecordError, KeyGeneratorConfigError, SchemaMismatchError
+from hoodie_datasource.table.timestamp_keygen import TimestampPartitionFormat
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 NULL_PART = "__null__"
@@ -51,20 +59,37 @@ def _as_strings(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Arra
 
 @dataclass(frozen=True)
 class KeyGenerator:
+    """One of Hudi's key generators. ``timestamp_fields`` (with ``timestamp_format``) are the partition fields
+    whose path part is their time formatted (``TimestampBasedKeyGenerator``'s one field, a
+    ``CustomKeyGenerator``'s ``field:TIMESTAMP``); ``custom``: it is a ``CustomKeyGenerator``. ``incomplete``:
+    why it cannot make partition paths (a table's timestamp-based generator whose options a reader of keys did
+    not give); a write is refused it by ``check_complete``, before anything is written."""
+
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
     hive_style: bool = False
     url_encode: bool = False
+    timestamp_fields: tuple[str, ...] = ()
+    timestamp_format: TimestampPartitionFormat | None = None
+    custom: bool = False
+    incomplete: str = ""
 
     @property
     def class_name(self) -> str:
+        if self.custom:
+            return KEYGEN_CUSTOM
+        if self.timestamp_fields:
+            return KEYGEN_TIMESTAMP
         if not self.partition_fields:
             return KEYGEN_NONPARTITIONED
         if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1:
             return KEYGEN_SIMPLE
         return KEYGEN_COMPLEX
 
-    def validate_schema(self, names: list[str]) -> None:
+    def validate_schema(self, schema: pa.Schema) -> None:
+        """The incoming data has the key fields, of types the key generator takes (refused before anything is
+        written)."""
+        names = schema.names
         present = set(names)
         for kind, fields in (("record key", self.record_key_fields), ("partition path", self.partition_fields)):
             missing = [f for f in fields if f not in present]
@@ -72,6 +97,15 @@ class KeyGenerator:
                 raise SchemaMismatchError(
                     f"{kind} field(s) {', '.join(missing)} not found in the data; columns are: {', '.join(names)}"
                 )
+        if self.timestamp_format is not None:
+            for name in self.timestamp_fields:
+                self.timestamp_format.check_column_type(schema.field(name).type, name)
+
+    def check_complete(self) -> None:
+        """It can make partition paths: a write needs them (a registration of the table or a lookup by key does
+        not)."""
+        if self.incomplete:
+            raise KeyGeneratorConfigError(self.incomplete)
 
     @property
     def _simple_key(self) -> bool:
@@ -123,10 +157,13 @@ class KeyGenerator:
     def partition_paths(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
         if not self.partition_fields:
             return pa.repeat(pa.scalar("", pa.string()), table.num_rows)
+        self.check_complete()
         parts = []
         for name in self.partition_fields:
             column = table.column(name)
-            if pa.types.is_date(column.type):
+            if name in self.timestamp_fields and self.timestamp_format is not None:
+                values = self.timestamp_format.partition_values(column, name)
+            elif pa.types.is_date(column.type):
                 values = pc.strftime(column, format="%Y-%m-%d")
             else:
                 values = _as_strings(column)

@@ -129,6 +129,11 @@ class HudiOracle:
         pq.write_table(data, source)
         return self.call("write", path=str(path), input=source, options=dict(options), mode=mode)["instants"]
 
+    def partition_paths(self, options: Mapping[str, str], values: list, kind: str) -> list[str]:
+        """Java's ``TimestampBasedAvroKeyGenerator.getPartitionPath`` of each value (``kind``: the Java type it is
+        boxed as, long, double or string); a value Java refuses gives ``"ERROR: <message>"``."""
+        return self.call("partition_paths", options=dict(options), values=list(values), kind=kind)["paths"]
+
     def compact(self, path: str, options: Mapping[str, str] = ()) -> list[str]:
         """``CALL run_compaction(op => 'scheduleandexecute', path => ...)``; the completed instants after it."""
         return self.call("compact", path=str(path), options=dict(options))["instants"]

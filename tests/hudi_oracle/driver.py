@@ -11,6 +11,12 @@ given by ``--bundle`` and answers JSON commands, one per line on stdin, with one
     {"cmd": "compact", "path": P, "options": {...}}              -> {"ok": true, "instants": [...]}
     {"cmd": "clean", "path": P, "options": {...}}                -> {"ok": true, "instants": [...]}
     {"cmd": "sql", "sql": S, "out": DIR (optional)}               -> {"ok": true, "rows": N}
+    {"cmd": "partition_paths", "options": {...}, "values": [...], "kind": "long"|"double"|"string"}
+                                                                   -> {"ok": true, "paths": [...]}
+
+``partition_paths`` asks ``TimestampBasedAvroKeyGenerator(options).getPartitionPath(value)`` of each value (a
+null value: of ``getDefaultPartitionVal()``, as its record path does); a value Java refuses answers
+``"ERROR: <its message>"`` in its place.
 
 A failed command answers ``{"ok": false, "error": <the exception's text>}``; the process goes on.
 Results are written by Spark 3.5 itself as parquet (one file, in the folder ``out``), so the caller
@@ -38,7 +44,7 @@ HUDI_SESSION_CONF = {
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
 }
 
-COMMANDS = {"read", "write", "compact", "clean", "sql"}
+COMMANDS = {"read", "write", "compact", "clean", "sql", "partition_paths"}
 COMPLETED = re.compile(r"^(\d+)\.(commit|deltacommit|replacecommit|clean|rollback|savepoint|restore)$")
 
 
@@ -127,6 +133,24 @@ class Oracle:
             # an external table: dropping it leaves the files alone
             self.spark.sql(f"DROP TABLE IF EXISTS {name}")
         return {"instants": completed_instants(path)}
+
+    def partition_paths(self, options: dict, values: list, kind: str) -> dict:
+        jvm = self.spark._jvm
+        props = jvm.org.apache.hudi.common.config.TypedProperties()
+        fields = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "v"}
+        for key, value in {**fields, **options}.items():
+            props.setProperty(key, value)
+        generator = jvm.org.apache.hudi.keygen.TimestampBasedAvroKeyGenerator(props)
+        box = {"long": jvm.java.lang.Long.valueOf, "double": jvm.java.lang.Double.valueOf, "string": str}[kind]
+        paths = []
+        for value in values:
+            try:
+                given = generator.getDefaultPartitionVal() if value is None else box(value)
+                paths.append(generator.getPartitionPath(given))
+            except Exception as exc:  # Java's refusal of this value, in its place
+                java = getattr(exc, "java_exception", None)
+                paths.append("ERROR: " + (str(java.toString()) if java is not None else str(exc)))
+        return {"paths": paths}
 
     def sql(self, sql: str, out: str | None = None) -> dict:
         df = self.spark.sql(sql)

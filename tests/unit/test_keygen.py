@@ -46,7 +46,7 @@ def test_null_or_empty_keys_are_rejected():
     with pytest.raises(InvalidRecordError, match="'name' is null or empty in 2 record"):
         KeyGenerator(("name",), ()).record_keys(TABLE)
     with pytest.raises(SchemaMismatchError, match="record key field\\(s\\) nope not found"):
-        KeyGenerator(("nope",), ()).validate_schema(TABLE.column_names)
+        KeyGenerator(("nope",), ()).validate_schema(TABLE.schema)
 
 
 def paths(values, **options):
