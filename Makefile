@@ -83,16 +83,19 @@ test: install  ## run the whole test suite (SQL, the slow object-store and fault
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-local test-lane-services
 	$(PY) -m pytest -q -m cluster
 
+# the lanes take about as long as each other (measured: the default tests ~20 min, tests/sql ~18, Java Hudi's
+# tests/hudi_oracle ~9 and its data skipping in tests/sql ~6, the object-store and fault suites ~4, docs ~2,
+# properties ~2)
 test-lane-local: install
-	$(PY) -m pytest -q --ignore=tests/sql
-	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q -m docs tests/docs
+	$(PY) -m pytest -q --durations=10 --ignore=tests/sql
+	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
+	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/hudi_oracle
 
 test-lane-services: install
-	$(PY) -m pytest -q tests/sql
-	$(PY) -m pytest -q -m "object_store or fault" --ignore=tests/sql
-	$(PY) -m pytest -q -m hudi_oracle tests/hudi_oracle
-	$(PY) -m pytest -q -m hudi_oracle tests/sql
-	$(PY) -m pytest -q -m property tests/property
+	$(PY) -m pytest -q --durations=10 tests/sql
+	$(PY) -m pytest -q --durations=10 -m "object_store or fault" --ignore=tests/sql
+	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/sql
+	$(PY) -m pytest -q --durations=5 -m property tests/property
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit

@@ -176,6 +176,10 @@ QUERIES = [
 ]
 # Spark hands a Python data source no OR (PySpark's pushed filters have none): its reader reads every slice
 PYTHON_UNJUDGED = {"n < 50 OR name LIKE 'b5%'"}
+# Hudi 1.1.1 writes table version 6's column statistics as 0.15 does: its tables are judged on a query of each
+# column type and kind (each query takes ~2 s a table), 0.15's on every one
+SAMPLED = {"n = 205", "seq > 1000000004005", "score = 22.5", "name LIKE 'b2%'", "day = date'2022-01-23'",
+           "at >= timestamp'2023-01-06 00:00:00'", "opt IS NULL", "opt = 'o-late'", "n < 50 OR name LIKE 'b5%'"}
 
 
 def check_rows(truth: Truth, df, condition: str) -> set[int]:
@@ -187,9 +191,12 @@ def check_rows(truth: Truth, df, condition: str) -> set[int]:
 
 @pytest.mark.parametrize("table_type", [t for t, _ in TABLES])
 @pytest.mark.parametrize("condition, allowed", QUERIES, ids=[q for q, _ in QUERIES])
-def test_reads_skip_the_slices_the_ranges_rule_out(sql, java_tables, truths, table_type, condition, allowed):
+def test_reads_skip_the_slices_the_ranges_rule_out(request, sql, java_tables, truths, table_type, condition,
+                                                   allowed):
     """The native read lists only the slices whose ranges may hold a matching row; the Python reader skips by
     every filter Spark pushes, those it hands back too (a timestamp's), and reads as many slices."""
+    if request.node.callspec.params["java_tables"] == HUDI_1 and condition not in SAMPLED:
+        pytest.skip("Hudi 1.1.1's tables are judged on a sample of the queries (SAMPLED)")
     path, truth = java_tables[table_type], truths[table_type]
     native = read(sql, path).filter(condition)
     matching = check_rows(truth, native, condition)
