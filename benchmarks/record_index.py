@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -46,7 +47,14 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.index.index import located
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.spark.arrow_steps import per_batch
-from hoodie_datasource.spark.write_dag import LOCATION_FIELDS, _add_keys, _looked_up, _schema_with
+from hoodie_datasource.spark.write_dag import (
+    LOCATION_FIELDS,
+    _add_keys,
+    _Batches,
+    _looked_up,
+    _schema_with,
+    _with_lookup_task,
+)
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -56,6 +64,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.table import Table
+from hoodie_datasource.write import record_keys
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +106,7 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
     write session aborted after. Records the job's seconds and what it found in ``seen``."""
     opts = {**ours.options(ours.COW, options), "hoodie.datasource.write.operation": "upsert"}
     session = start_write(open_storage(str(path)), opts, to_arrow_schema(batch.schema, timezone="UTC"))
+    persisted = None
     try:
         started = time.perf_counter()
         index, writer = session.index, session.record_writer()
@@ -108,12 +118,17 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
             scope = writer.scope
             tagged = keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
                                       _schema_with(keyed_schema, *LOCATION_FIELDS))
-        else:
-            tagged = _looked_up(session, keyed, writer, files)
+        else:  # keyed as the write keys them (with the lookup task of an index routing by key) and persisted
+            keys = _with_lookup_task(session, _Batches(batch, batch.schema).then(
+                lambda records: record_keys.keyed(records, session.config), keyed_schema))
+            persisted = keys.frame().persist(StorageLevel.MEMORY_AND_DISK)
+            tagged = _looked_up(session, persisted, writer, files)
         found = tagged.where(F.col(LOCATION_PARTITION_COLUMN).isNotNull()).count()
         seen.update(tag_s=time.perf_counter() - started, found=found, index=type(index).__name__,
                     files=len(files))
     finally:
+        if persisted is not None:
+            persisted.unpersist()
         session.abort()
 
 
