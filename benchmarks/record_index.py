@@ -3,13 +3,17 @@ incoming keys, half of them stored (random, over the whole table) and half new, 
 (the ``benchmarks/workload.py`` base table: uuid-like keys, 30 day partitions); and a lookup of 10 keys by key.
 
 Tagging is the write pipeline's own (``spark.write_dag``): a write session is started on the table (``start_write``,
-not timed), then its keys are tagged as the upsert would tag them (the lookup index's two distributed steps, keys
-shuffled by the file they read: a record-index file group, or a candidate base file; the bucket index's hash per
-batch) and the keys found counted in one Spark job; the session is aborted (its instant rolled back), so every run
-tags the same table. GLOBAL_BLOOM and RECORD_INDEX tag the same copy-on-write table (bulk-inserted, then its record
-index built by a one-row upsert with ``hoodie.metadata.record.index.enable=true``); BUCKET tags a table bulk-inserted
-under a bucket index of 4 buckets a partition. Cases interleave (``timing.interleave``), medians of ``--runs`` after
-a warm-up round (footers and bloom filters stay cached in the process after it, as in a long-lived writer).
+not timed), then its keys are tagged as the upsert would tag them and the keys found counted in one Spark job; the
+session is aborted (its instant rolled back), so every run tags the same table. The bucket index keys and hashes
+each batch. A lookup index's records are keyed once and persisted, as the write persists them before it looks keys
+up, then looked up in two distributed steps, keys shuffled by the file they read: RECORD_INDEX names each key's
+record-index file group as it keys the records, shuffles the keys to a task per group and joins the locations
+back by a shuffle hash join; GLOBAL_BLOOM pairs the keys with candidate base files per batch, shuffles the pairs by
+file and broadcasts the locations found. GLOBAL_BLOOM and RECORD_INDEX tag the same copy-on-write table
+(bulk-inserted, then its record index built by a one-row upsert with ``hoodie.metadata.record.index.enable=true``);
+BUCKET tags a table bulk-inserted under a bucket index of 4 buckets a partition. Cases interleave
+(``timing.interleave``), medians of ``--runs`` after a warm-up round (footers and bloom filters stay cached in the
+process after it, as in a long-lived writer).
 
 The lookup: ``HoodieTable(path).read_keys(10 random stored keys)`` under each index, with the data file groups the
 index named (the groups read: ``tests/unit/test_read_client.py``).
@@ -196,9 +200,12 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     if note:
         lines += [note, ""]
     lines += ["Tagging: incoming keys, half stored (random over the whole table), half new, as an "
-              "upsert's tagging step runs it (`spark.write_dag`: RECORD_INDEX and GLOBAL_BLOOM look keys up in two "
-              "distributed steps, the keys shuffled by the file they read, a record-index file group or a "
-              "candidate base file; BUCKET hashes each batch), one Spark job counting the keys found; the write "
+              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch; RECORD_INDEX "
+              "and GLOBAL_BLOOM key the records once, persisted as the write persists them, and look keys up in "
+              "two distributed steps, the keys shuffled by the file they read: RECORD_INDEX's keys to a task per "
+              "record-index file group, named as they are keyed, the locations joined back by a shuffle hash "
+              "join; GLOBAL_BLOOM's (key, candidate base file) pairs by file, the locations broadcast), one Spark "
+              "job counting the keys found; the write "
               "session started before the timed region and aborted after it. `tag s`: that job, and for "
               "GLOBAL_BLOOM the driver's read of the base files' key ranges (footers, cached after the warm-up "
               "round). local[2], tables bulk-inserted copy-on-write with the library's defaults (30 day "
