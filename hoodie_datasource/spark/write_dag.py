@@ -90,6 +90,7 @@ TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ..
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 LOCATION_FIELDS = tuple((name, T.StringType()) for name in LOCATION_COLUMNS)
 LOOKUP_TASK_COLUMN = "_hoodie_lookup_task"  # the task an index that routes by key looks a record's key up in
+LOOKUP_TASK_FIELD = (LOOKUP_TASK_COLUMN, T.IntegerType())
 SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
 TASK_COLUMN = "_hoodie_write_task"  # what a per-partition write shuffles by, dropped after the shuffle
 JAVA_INT_MAX = 2**31 - 1
@@ -360,20 +361,26 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
     return run
 
 
-def _with_lookup_task(session: WriteSession, keyed: _Batches) -> _Batches:
-    """``keyed`` with the task that looks each record's key up (``LOOKUP_TASK_COLUMN``), when the write looks keys
-    up by an index that ``routes_by_key``: file group ``i`` of the record index goes to task ``i`` (an integer
-    Spark's hash sends there, ``partition_balance.task_keys``), as Hudi's ``PartitionIdPassthrough`` sends it. A
-    step of the keying pass (``_Batches``): the records go through Python for it with no pass of their own."""
+def _lookup_task_step(session: WriteSession) -> Step | None:
+    """The step adding the task that looks each record's key up (``LOOKUP_TASK_COLUMN``) when the write looks keys
+    up by an index that ``routes_by_key``, else None: file group ``i`` of the record index goes to task ``i`` (an
+    integer Spark's hash sends there, ``partition_balance.task_keys``), as Hudi's ``PartitionIdPassthrough`` sends
+    it. It runs in the pass that keys (or combines) the records: no pass of its own."""
     index = session.index
     if not (index.routes_by_key and session.looks_up_keys):
-        return keyed
+        return None
     keys = np.array(task_keys(index.lookup_tasks(())), np.int32)
 
     def add(records: pa.Table) -> pa.Table:
         tasks = keys[index.lookup_task_of(records.column(RECORD_KEY_COLUMN))]
         return records.append_column(LOOKUP_TASK_COLUMN, pa.array(tasks, pa.int32()))
-    return keyed.then(add, _schema_with(keyed.schema, (LOOKUP_TASK_COLUMN, T.IntegerType())))
+    return add
+
+
+def _with_lookup_task(session: WriteSession, keyed: _Batches) -> _Batches:
+    """``keyed`` with the lookup task of each record's key, when the write needs it (``_lookup_task_step``)."""
+    add = _lookup_task_step(session)
+    return keyed if add is None else keyed.then(add, _schema_with(keyed.schema, LOOKUP_TASK_FIELD))
 
 
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
@@ -417,13 +424,18 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     timer = StageTimer(session.stage_seconds)
     keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
     if index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
-        combined = keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(
-            per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema)
-        keyed = _Batches(combined, keyed_schema)
+        add_task = _lookup_task_step(session)
+        schema = keyed_schema if add_task is None else _schema_with(keyed_schema, LOOKUP_TASK_FIELD)
+
+        def combine(records: pa.Table) -> pa.Table:
+            combined = record_keys.combined_across_partitions(records, cfg)
+            return combined if add_task is None else add_task(combined)
+        keyed = _Batches(keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(per_task(combine), schema), schema)
+    else:
+        keyed = _with_lookup_task(session, keyed)
     # the batch's partitions: those an overwrite replaces, and those whose files a lookup reads and inserts may
     # fill; an index placing by hash needs neither for another operation, and its records go through Python once
     partitions = None
-    keyed = _with_lookup_task(session, keyed)
     if not index.places_by_hash or operation.replaces_file_groups or operation.drops_partitions:
         frame = keyed.frame().persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(frame)
