@@ -3,13 +3,17 @@ incoming keys, half of them stored (random, over the whole table) and half new, 
 (the ``benchmarks/workload.py`` base table: uuid-like keys, 30 day partitions); and a lookup of 10 keys by key.
 
 Tagging is the write pipeline's own (``spark.write_dag``): a write session is started on the table (``start_write``,
-not timed), then its keys are tagged as the upsert would tag them (the lookup index's two distributed steps, keys
-shuffled by the file they read: a record-index file group, or a candidate base file; the bucket index's hash per
-batch) and the keys found counted in one Spark job; the session is aborted (its instant rolled back), so every run
-tags the same table. GLOBAL_BLOOM and RECORD_INDEX tag the same copy-on-write table (bulk-inserted, then its record
-index built by a one-row upsert with ``hoodie.metadata.record.index.enable=true``); BUCKET tags a table bulk-inserted
-under a bucket index of 4 buckets a partition. Cases interleave (``timing.interleave``), medians of ``--runs`` after
-a warm-up round (footers and bloom filters stay cached in the process after it, as in a long-lived writer).
+not timed), then its keys are tagged as the upsert would tag them and the keys found counted in one Spark job; the
+session is aborted (its instant rolled back), so every run tags the same table. The bucket index keys and hashes
+each batch. A lookup index's records are keyed once and persisted, as the write persists them before it looks keys
+up, then looked up in two distributed steps, keys shuffled by the file they read: RECORD_INDEX names each key's
+record-index file group as it keys the records, shuffles the keys to a task per group and joins the locations
+back by a shuffle hash join; GLOBAL_BLOOM pairs the keys with candidate base files per batch, shuffles the pairs by
+file and broadcasts the locations found. GLOBAL_BLOOM and RECORD_INDEX tag the same copy-on-write table
+(bulk-inserted, then its record index built by a one-row upsert with ``hoodie.metadata.record.index.enable=true``);
+BUCKET tags a table bulk-inserted under a bucket index of 4 buckets a partition. Cases interleave
+(``timing.interleave``), medians of ``--runs`` after a warm-up round (footers and bloom filters stay cached in the
+process after it, as in a long-lived writer).
 
 The lookup: ``HoodieTable(path).read_keys(10 random stored keys)`` under each index, with the data file groups the
 index named (the groups read: ``tests/unit/test_read_client.py``).
@@ -30,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -46,7 +51,14 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.index.index import located
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.spark.arrow_steps import per_batch
-from hoodie_datasource.spark.write_dag import LOCATION_FIELDS, _add_keys, _looked_up, _schema_with
+from hoodie_datasource.spark.write_dag import (
+    LOCATION_FIELDS,
+    _add_keys,
+    _Batches,
+    _looked_up,
+    _schema_with,
+    _with_lookup_task,
+)
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -56,6 +68,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.table import Table
+from hoodie_datasource.write import record_keys
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +110,7 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
     write session aborted after. Records the job's seconds and what it found in ``seen``."""
     opts = {**ours.options(ours.COW, options), "hoodie.datasource.write.operation": "upsert"}
     session = start_write(open_storage(str(path)), opts, to_arrow_schema(batch.schema, timezone="UTC"))
+    persisted = None
     try:
         started = time.perf_counter()
         index, writer = session.index, session.record_writer()
@@ -108,12 +122,17 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
             scope = writer.scope
             tagged = keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
                                       _schema_with(keyed_schema, *LOCATION_FIELDS))
-        else:
-            tagged = _looked_up(session, keyed, writer, files)
+        else:  # keyed as the write keys them (with the lookup task of an index routing by key) and persisted
+            keys = _with_lookup_task(session, _Batches(batch, batch.schema).then(
+                lambda records: record_keys.keyed(records, session.config), keyed_schema))
+            persisted = keys.frame().persist(StorageLevel.MEMORY_AND_DISK)
+            tagged = _looked_up(session, persisted, writer, files)
         found = tagged.where(F.col(LOCATION_PARTITION_COLUMN).isNotNull()).count()
         seen.update(tag_s=time.perf_counter() - started, found=found, index=type(index).__name__,
                     files=len(files))
     finally:
+        if persisted is not None:
+            persisted.unpersist()
         session.abort()
 
 
@@ -141,31 +160,32 @@ def _tables(spark: SparkSession, rows: int, root: Path) -> dict[str, Path]:
     return paths
 
 
-def measure_size(spark: SparkSession, rows: int, count: int, runs: int, root: Path, memory: PeakMemory
-                 ) -> SizeResult:
+def measure_size(spark: SparkSession, rows: int, count: int, runs: int, root: Path, memory: PeakMemory,
+                 indexes: list[str]) -> SizeResult:
     result = SizeResult(rows, count)
     paths = _tables(spark, rows, root)
+    measured = {name: INDEXES[name] for name in indexes}
     for name, path in paths.items():
         result.groups[name] = len(HoodieTable(str(path)).table.fs_view.latest_file_slices())
     lookup = KeyLookup.of(Table.load(str(paths["lookup"])), RECORD_INDEX)
     result.record_index_groups = lookup.index.lookup_tasks([])
     batch = stage(spark, incoming(rows, count), root / "staging" / "incoming.parquet", cache=True)
-    seen: dict[str, dict[str, Any]] = {name: {} for name in INDEXES}
+    seen: dict[str, dict[str, Any]] = {name: {} for name in measured}
     cases = [Case(name, label, run=lambda n=name, t=table, o=options: tag_once(paths[t], o, batch, seen[n]),
                   facts=lambda n=name: dict(seen[n]))
-             for name, (table, options, label) in INDEXES.items()]
+             for name, (table, options, label) in measured.items()]
     result.tagging = interleave(f"{rows}/tagging", cases, runs, 1, memory)
     ids = np.random.default_rng(10).choice(rows, LOOKUP_KEYS, replace=False).astype(np.int64)
     keys = stored_trips(ids, 0, 1, SEED.time_prefixed).select([KEY, PARTITION])
-    looked: dict[str, dict[str, Any]] = {name: {} for name in INDEXES}
+    looked: dict[str, dict[str, Any]] = {name: {} for name in measured}
     cases = [Case(name, label, run=lambda n=name, t=table, o=options: lookup_once(paths[t], o, keys, looked[n]),
                   facts=lambda n=name: dict(looked[n]), spark=False)
-             for name, (table, options, label) in INDEXES.items()]
+             for name, (table, options, label) in measured.items()]
     result.lookup = interleave(f"{rows}/lookup", cases, runs, 1, memory)
     for name, measured in result.lookup.items():
         assert measured.median_fact("rows") == LOOKUP_KEYS, (name, measured.facts)
     found = {name: m.median_fact("found") for name, m in result.tagging.items()}
-    assert found["record_index"] == found["global_bloom"] == count // 2, found
+    assert all(n == count // 2 for name, n in found.items() if name != "bucket"), found
     return result
 
 
@@ -181,9 +201,12 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     if note:
         lines += [note, ""]
     lines += ["Tagging: incoming keys, half stored (random over the whole table), half new, as an "
-              "upsert's tagging step runs it (`spark.write_dag`: RECORD_INDEX and GLOBAL_BLOOM look keys up in two "
-              "distributed steps, the keys shuffled by the file they read, a record-index file group or a "
-              "candidate base file; BUCKET hashes each batch), one Spark job counting the keys found; the write "
+              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch; RECORD_INDEX "
+              "and GLOBAL_BLOOM key the records once, persisted as the write persists them, and look keys up in "
+              "two distributed steps, the keys shuffled by the file they read: RECORD_INDEX's keys to a task per "
+              "record-index file group, named as they are keyed, the locations joined back by a shuffle hash "
+              "join; GLOBAL_BLOOM's (key, candidate base file) pairs by file, the locations broadcast), one Spark "
+              "job counting the keys found; the write "
               "session started before the timed region and aborted after it. `tag s`: that job, and for "
               "GLOBAL_BLOOM the driver's read of the base files' key ranges (footers, cached after the warm-up "
               "round). local[2], tables bulk-inserted copy-on-write with the library's defaults (30 day "
@@ -217,7 +240,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shared", action="store_true", help="say in the results that the machine was shared")
     parser.add_argument("--note", default="", help="a remark printed in the results")
     parser.add_argument("--incoming", type=int, default=INCOMING, help=f"keys tagged (default {INCOMING:,})")
+    parser.add_argument("--indexes", type=cli._variants(tuple(INDEXES)), default=list(INDEXES),
+                        help=f"the indexes measured, comma separated (default {','.join(INDEXES)})")
+    parser.add_argument("--name", default="record_index", help="the results file's name (default record_index)")
     args = parser.parse_args(argv)
+    if "record_index" not in args.indexes:
+        parser.error("--indexes: record_index is what the others are compared with; it is always measured")
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     for name in (__name__, "benchmarks.timing"):
         logging.getLogger(name).setLevel(logging.INFO)
@@ -228,14 +256,15 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     for rows in args.rows:
         shutil.rmtree(args.work, ignore_errors=True)
-        results.append(measure_size(spark, rows, args.incoming, args.runs, args.work / str(rows), memory))
+        results.append(measure_size(spark, rows, args.incoming, args.runs, args.work / str(rows), memory,
+                                    args.indexes))
         shutil.rmtree(args.work, ignore_errors=True)
     spark.stop()
     command = shlex.join(["python", "-m", "benchmarks.record_index", *(argv if argv is not None else sys.argv[1:])])
     text = report(results, command, started, (time.monotonic() - began) / 60, (load_start, load_average()),
                   args.shared, java, args.note)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "record_index.md").write_text(text)
+    (args.out / f"{args.name}.md").write_text(text)
 
 
 if __name__ == "__main__":

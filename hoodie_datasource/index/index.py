@@ -12,6 +12,9 @@ of index it is. An index tells what it can do, as Hudi's does:
     requires_tagging(op)  ``HoodieIndex.requiresTagging``: the operation's records are placed by the index
     join_keys             the columns that identify a key's records: the record key, and its partition unless the
                           index is global
+    routes_by_key         a key's lookup reads one file known from the key alone (the record index's file group):
+                          a distributed engine finds each key's lookup task as it keys the records
+                          (``lookup_task_of``), with no candidates step
 
 and does (``Index``):
 
@@ -30,6 +33,8 @@ also has the two steps a distributed engine runs apart, and says how many tasks 
     candidates(records, files)     thin (key, partition, file to read) rows per batch (``CANDIDATE_SCHEMA``)
     lookup_tasks(files)            the tasks the candidates are shuffled to by ``LOOKUP_FILE_COLUMN``
     confirm(cands, files, scope)   the exact locations among a task's candidates, each file read once
+An index that ``routes_by_key`` has, in place of ``candidates``:
+    lookup_task_of(keys)           the task, of ``lookup_tasks``, that confirms each key
 
 A write's index is made from its options, then bound to the table as the write starts (``for_table``): the
 record index reads the table's metadata table, or falls back to another index while it has none ready.
@@ -107,6 +112,7 @@ class Index(ABC):
     config: IndexConfig
     is_global: ClassVar[bool] = False
     places_by_hash: ClassVar[bool] = False
+    routes_by_key: ClassVar[bool] = False
 
     @property
     def join_keys(self) -> tuple[str, ...]:

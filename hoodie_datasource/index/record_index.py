@@ -5,10 +5,11 @@ keeps in the same transaction (``metadata.sync``).
 A key lives in one of the partition's file groups, the one ``mapRecordKeyToFileGroupIndex`` names
 (``metadata.keys.file_group_indexes``); a lookup reads, in each file group its keys map to, only the HFile blocks
 that may hold them (``MetadataTableReader.record_locations``). In a distributed write the keys are shuffled by that
-file group first (``candidates``, ``lookup_tasks``, ``confirm``), as Hudi's ``lookupRecords`` partitions them, so
-that a task reads only its file groups' latest slices (as many tasks as file groups, which the shuffle hashes,
-so two may share a task); the record index never goes through the driver (the locations found are joined back to
-the records as every lookup index's are).
+file group (``routes_by_key``: the keying pass adds each record's ``lookup_task_of``, a task per file group,
+``lookup_tasks``), each task looks its keys up (``confirm``), and the locations found are joined back to the
+records by a shuffle join: Hudi 0.15's ``SparkMetadataTableRecordIndex.tagLocation`` (``keyBy
+(mapRecordKeyToFileGroupIndex)``, ``partitionBy(PartitionIdPassthrough)``, ``RecordIndexFileGroupLookupFunction``,
+then ``tagGlobalLocationBackToRecords``, a ``leftOuterJoin``). The locations never go through the driver.
 
 The index is global (a key is unique in the table). What a key written with another partition than its stored
 one becomes is ``hoodie.record.index.update.partition.path``'s (``routing.partition_changes``: Hudi's
@@ -34,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_SCHEMA, Index, TagScope
+from hoodie_datasource.index.index import LOCATION_SCHEMA, Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.index.lookup_index import GlobalSimpleIndex
@@ -46,7 +47,6 @@ from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
     LOCATION_PARTITION_COLUMN,
-    PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.metadata_table import ready_partitions
@@ -69,6 +69,7 @@ class RecordIndex(Index):
     reader: MetadataTableReader | None = None
     timeline: Timeline | None = None
     is_global = True
+    routes_by_key = True
 
     def for_table(self, table: Table) -> Index:
         """This index reading ``table``'s record index, or the fallback index (``GLOBAL_SIMPLE``) while the table
@@ -99,18 +100,13 @@ class RecordIndex(Index):
         """A task per file group of the record index."""
         return len(self._reader().file_group_ids(RECORD_INDEX))
 
-    def candidates(self, records: pa.Table, files: Sequence[FileKeyRange]) -> pa.Table:
-        """Each key of ``records`` with the record-index file group it maps to, to read (``CANDIDATE_SCHEMA``)."""
-        keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
-        groups = self._reader().file_group_ids(RECORD_INDEX)
-        shard = file_group_indexes(keys, len(groups))
-        nulls = pa.nulls(len(keys), pa.string())
-        return pa.Table.from_arrays(
-            [keys, records.column(PARTITION_PATH_COLUMN).combine_chunks(), nulls, nulls,
-             pa.array(groups, pa.string()).take(pa.array(shard))], schema=CANDIDATE_SCHEMA)
+    def lookup_task_of(self, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The record-index file group each key maps to (``mapRecordKeyToFileGroupIndex``): the task of
+        ``lookup_tasks`` that looks it up."""
+        return file_group_indexes(keys, len(self._reader().file_group_ids(RECORD_INDEX)))
 
     def confirm(self, cands: pa.Table, files: Sequence[FileKeyRange], scope: TagScope) -> pa.Table:
-        """The locations (``LOCATION_SCHEMA``) of the candidates' keys the record index holds."""
+        """The locations (``LOCATION_SCHEMA``) of the keys of ``cands`` the record index holds, each once."""
         found = self._locations(cands.column(RECORD_KEY_COLUMN), files)
         nulls = pa.nulls(found.num_rows, pa.string())
         return pa.Table.from_arrays([found.column("key"), nulls, found.column("file_id"), found.column("partition")],

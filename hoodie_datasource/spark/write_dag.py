@@ -19,6 +19,8 @@ overwrites, bulk inserts that combine records)::
       looks keys up:   keyed --mapInArrow(candidates)--repartition(file)--mapInArrow(confirm)--> locations
                        keyed LEFT JOIN broadcast(locations) --> placed (persisted) --count inserts per partition-->
                        profile -> insert plan
+      routes by key:   keyed (each key's lookup task added as it is keyed) --select(key, task)--repartition(task)
+                       --mapInArrow(confirm)--> locations; keyed LEFT shuffle-hash JOIN locations --> placed ...
     placed --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
 
 Consecutive per-batch steps run as one ``mapInArrow`` (``_Batches``): a bucket index upsert of a table without
@@ -40,6 +42,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 from pyspark import StorageLevel, TaskContext
 from pyspark.sql import DataFrame
@@ -57,7 +60,7 @@ from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
-from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string
+from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string, task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering, sql_identifier
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
@@ -86,6 +89,8 @@ TASK_STAGES = ("tag", "profile", "write")
 TASK_COUNTS = tuple(IndexCounts().as_dict())  # index.keys, index.candidates, ...
 SHIPPED_LISTING_FILES = 20_000  # about 2 MB pickled into each task
 LOCATION_FIELDS = tuple((name, T.StringType()) for name in LOCATION_COLUMNS)
+LOOKUP_TASK_COLUMN = "_hoodie_lookup_task"  # the task an index that routes by key looks a record's key up in
+LOOKUP_TASK_FIELD = (LOOKUP_TASK_COLUMN, T.IntegerType())
 SINGLE_STAGE_ROWS = 10_000  # a batch written by one task is keyed in that task too, up to this many rows
 TASK_COLUMN = "_hoodie_write_task"  # what a per-partition write shuffles by, dropped after the shuffle
 JAVA_INT_MAX = 2**31 - 1
@@ -356,17 +361,50 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
     return run
 
 
+def _lookup_task_step(session: WriteSession) -> Step | None:
+    """The step adding the task that looks each record's key up (``LOOKUP_TASK_COLUMN``) when the write looks keys
+    up by an index that ``routes_by_key``, else None: file group ``i`` of the record index goes to task ``i`` (an
+    integer Spark's hash sends there, ``partition_balance.task_keys``), as Hudi's ``PartitionIdPassthrough`` sends
+    it. It runs in the pass that keys (or combines) the records: no pass of its own."""
+    index = session.index
+    if not (index.routes_by_key and session.looks_up_keys):
+        return None
+    keys = np.array(task_keys(index.lookup_tasks(())), np.int32)
+
+    def add(records: pa.Table) -> pa.Table:
+        tasks = keys[index.lookup_task_of(records.column(RECORD_KEY_COLUMN))]
+        return records.append_column(LOOKUP_TASK_COLUMN, pa.array(tasks, pa.int32()))
+    return add
+
+
+def _with_lookup_task(session: WriteSession, keyed: _Batches) -> _Batches:
+    """``keyed`` with the lookup task of each record's key, when the write needs it (``_lookup_task_step``)."""
+    add = _lookup_task_step(session)
+    return keyed if add is None else keyed.then(add, _schema_with(keyed.schema, LOOKUP_TASK_FIELD))
+
+
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
                ) -> DataFrame:
-    """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin candidate
-    (key, file) rows per batch, then, shuffled by the file a lookup reads (a base file, a record-index file
-    group) so that each task reads each of its files once, the exact locations among them. The locations are index
-    metadata (key -> file id of the batch's updates): small, so they are broadcast, and the records themselves are
-    not shuffled for the join."""
+    """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin (key, file)
+    rows shuffled by the file a lookup reads (a base file, a record-index file group) so that each task reads each
+    of its files once, then the exact locations among them. Under an index that ``routes_by_key`` the keying pass
+    named each key's task (``LOOKUP_TASK_COLUMN``, ``_with_lookup_task``) and the keys are shuffled by it, a task
+    per file; the locations found are then joined back to the records by a shuffle hash join on the key (Hudi's
+    ``tagGlobalLocationBackToRecords``), never collected by the driver. Under the others the candidates are made
+    per batch (``Index.candidates``) and the locations, index metadata (key -> file id of the batch's updates), are
+    broadcast, so that the records themselves are not shuffled for the join."""
     index, scope = session.index, writer.scope
+    tasks = index.lookup_tasks(files)
+    if LOOKUP_TASK_COLUMN in keyed.columns:
+        records = keyed.drop(LOOKUP_TASK_COLUMN)
+        locations = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, LOOKUP_TASK_COLUMN) \
+            .repartition(tasks, LOOKUP_TASK_COLUMN).mapInArrow(
+                per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
+        located = locations.select(RECORD_KEY_COLUMN, *LOCATION_COLUMNS).hint("shuffle_hash")
+        return records.join(located, on=RECORD_KEY_COLUMN, how="left").select(*records.columns, *LOCATION_COLUMNS)
     cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
         per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
-    locations = cands.repartition(index.lookup_tasks(files), LOOKUP_FILE_COLUMN).mapInArrow(
+    locations = cands.repartition(tasks, LOOKUP_FILE_COLUMN).mapInArrow(
         per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
     on = list(index.join_keys)
     locations = locations.select(*on, *LOCATION_COLUMNS).dropDuplicates(on)
@@ -386,9 +424,15 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     timer = StageTimer(session.stage_seconds)
     keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
     if index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
-        combined = keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(
-            per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema)
-        keyed = _Batches(combined, keyed_schema)
+        add_task = _lookup_task_step(session)
+        schema = keyed_schema if add_task is None else _schema_with(keyed_schema, LOOKUP_TASK_FIELD)
+
+        def combine(records: pa.Table) -> pa.Table:
+            combined = record_keys.combined_across_partitions(records, cfg)
+            return combined if add_task is None else add_task(combined)
+        keyed = _Batches(keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(per_task(combine), schema), schema)
+    else:
+        keyed = _with_lookup_task(session, keyed)
     # the batch's partitions: those an overwrite replaces, and those whose files a lookup reads and inserts may
     # fill; an index placing by hash needs neither for another operation, and its records go through Python once
     partitions = None
@@ -400,10 +444,10 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         timer.lap("keys")
         if operation.drops_partitions:
             return session.drop_partitions(partitions)
-        keyed = _Batches(frame, keyed_schema)
+        keyed = _Batches(frame, keyed.schema)
 
     if not index.places_by_hash:  # new file groups are sized by the bytes a record takes
-        _measure_record_size(session, keyed.frame())
+        _measure_record_size(session, keyed.frame().select(*keyed_schema.names))
     writer = session.record_writer()
     # an index placing by hash refuses files that do not fit its buckets here, before anything is written
     files = writer.key_ranges(None if index.is_global else partitions)

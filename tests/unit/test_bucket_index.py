@@ -48,6 +48,16 @@ def test_java_string_hash_of_known_strings():
     assert got.view("int32").tolist() == [0, 97, 96354, 1794106052, 0, 61901292, -2147483648]
 
 
+def test_java_string_hash_of_strings_of_one_length():
+    # keys of one length take the column-at-a-time path: "polygenelubricants" hashes to Integer.MIN_VALUE
+    keys = ["polygenelubricants", "hello world, hudi!", "033412758654228-10"]
+    assert [len(k) for k in keys] == [18] * 3
+    assert java_string_hashes(pa.array(keys)).view("int32").tolist() == [_java_string_hash(k) for k in keys]
+    assert java_string_hashes(pa.array(keys)).view("int32")[0] == -2147483648
+    many = [f"{i:015d}-{i * 7919 % 10**12:012d}" for i in range(0, 10**6, 997)]
+    assert java_string_hashes(pa.array(many)).view("int32").tolist() == [_java_string_hash(k) for k in many]
+
+
 def test_bucket_of_simple_keys_by_hand():
     # List.of("1").hashCode() = 31 + 49 = 80; List.of("15") = 31 + (49 * 31 + 53) = 1603
     assert bucket_ids(pa.array(["1", "15", "99"]), ["id"], 3).tolist() == [80 % 3, 1603 % 3, 1855 % 3]
