@@ -62,6 +62,7 @@ from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string, task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering, sql_identifier
+from hoodie_datasource.spark.planned_input import planned_once
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
@@ -310,6 +311,7 @@ def _write_by_partition(session: WriteSession, df: DataFrame, keyed_schema: T.St
     session.mark_inflight({})
     listed = _table_files(session)
     size = plan_size(df)
+    df = planned_once(df)
     batch_rows = size.rows
     tasks = _write_tasks(session, df, None if session.new_table else len(partitions_of(listed)), size)
     # the tasks take the driver's listing instead of listing their partitions again, unless it is too
@@ -422,6 +424,7 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
                          persisted: list[DataFrame]) -> CommitResult:
     cfg, index, operation = session.config, session.index, session.operation
     timer = StageTimer(session.stage_seconds)
+    df = planned_once(df)  # read by several jobs: each would plan a union of many relations again
     keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
     if index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
         add_task = _lookup_task_step(session)
