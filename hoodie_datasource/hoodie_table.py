@@ -3,7 +3,7 @@
 and the table services (compaction, cleaning, archival, rollback); and its metadata table: what it lists
 (``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that listing checked
 against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
-``delete_metadata_table``).
+``delete_metadata_table``); and the whole table checked against its timeline (``validate``).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
 loaded once, the first time something asks for it; what it shows is the table as of that listing, until
@@ -39,6 +39,7 @@ from hoodie_datasource.services.cleaner import clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
+from hoodie_datasource.services.table_validation import Progress, TableProblem, validate_table
 from hoodie_datasource.services.table_services import compact_now
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
@@ -312,3 +313,12 @@ class HoodieTable:
             off = resolve_metadata_config({**options, METADATA_ENABLE.key: "false"})
             self._table = prepare_metadata_table(before, off)
         return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder
+
+    # ---- the whole table checked
+
+    def validate(self, progress: Progress | None = None) -> list[TableProblem]:
+        """Every problem of the table as it is now (its timeline listed again), none when it is sound: files of
+        completed writes missing, orphan data files, leftover markers, unreadable base files and log blocks, the
+        metadata table out of step with storage (``services.table_validation``). ``progress`` is told
+        ``(files read, files to read)``."""
+        return validate_table(self.refresh().table, progress)

@@ -1,7 +1,7 @@
 """Apache Hudi's SQL procedures (``CALL``), over the ``HoodieTable`` facade and so beside it, above the
 table services: ``procedure`` (its arguments and result columns) and ``call`` (run it). The registry is
 in ``registry``, a procedure's definition and argument binding in ``procedure``, the procedures in
-``timeline_procedures``, ``fs_procedures`` and ``metadata_procedures``."""
+``timeline_procedures``, ``commit_procedures``, ``stats_procedures``, ``fs_procedures`` and ``metadata_procedures``."""
 
 from hoodie_datasource.procedures.registry import call, procedure
 

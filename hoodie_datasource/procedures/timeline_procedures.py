@@ -35,27 +35,29 @@ def _stats(metadata: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _completed_commits(timeline: Timeline, limit: int) -> list:
-    """Completed writes and compactions, newest first (Hudi's commits timeline)."""
-    return sorted(timeline.completed(), key=lambda i: i.timestamp, reverse=True)[:limit]
+    """Completed writes and compactions of the active timeline, newest first (Hudi's ``getCommitsTimeline``
+    of the active timeline; the archived ones are ``show_archived_commits``')."""
+    active = [i for i in timeline.completed() if i.timestamp not in timeline.archived]
+    return sorted(active, key=lambda i: i.timestamp, reverse=True)[:limit]
 
 
-def _show_commits(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
-    timeline = table.timeline()
-    rows = []
-    for instant in _completed_commits(timeline, args["limit"]):
-        metadata = timeline.read_metadata(instant)
-        stats = _stats(metadata)
-        rows.append((
-            instant.timestamp, instant.completion, instant.action,
-            sum(s.get("totalWriteBytes") or 0 for s in stats),
+def commit_totals(metadata: dict[str, Any]) -> tuple[int, ...]:
+    """A commit's totals as Hudi's ``HoodieCommitMetadata.fetchTotal*`` add them up: bytes written, files added
+    (no previous commit), files updated, partitions written, records written, updates written, errors."""
+    stats = _stats(metadata)
+    return (sum(s.get("totalWriteBytes") or 0 for s in stats),
             sum(1 for s in stats if str(s.get("prevCommit")) == "null"),
             sum(1 for s in stats if str(s.get("prevCommit")) != "null"),
             len(metadata.get("partitionToWriteStats") or {}),
             sum(s.get("numWrites") or 0 for s in stats),
             sum(s.get("numUpdateWrites") or 0 for s in stats),
-            sum(s.get("totalWriteErrors") or 0 for s in stats),
-        ))
-    return rows
+            sum(s.get("totalWriteErrors") or 0 for s in stats))
+
+
+def _show_commits(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    timeline = table.timeline()
+    return [(i.timestamp, i.completion, i.action, *commit_totals(timeline.read_metadata(i)))
+            for i in _completed_commits(timeline, args["limit"])]
 
 
 def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
