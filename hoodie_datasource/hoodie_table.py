@@ -35,7 +35,7 @@ from hoodie_datasource.metadata.validation import FileListingDifference, compare
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services.archival import archive
-from hoodie_datasource.services.cleaner import clean
+from hoodie_datasource.services.cleaner import clean, files_to_clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
@@ -314,7 +314,13 @@ class HoodieTable:
             self._table = prepare_metadata_table(before, off)
         return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder
 
-    # ---- the whole table checked
+    # ---- the command line's questions: a clean planned, the whole table checked
+
+    def clean_plan(self, **options: str) -> tuple[dict[str, list[str]], str]:
+        """What ``clean(**options)`` would delete now, per partition (file names), and the earliest instant it
+        would retain, with nothing deleted: the cleaner's plan (``CleanPlanner``) on the table as it is now.
+        A pending clean or failed write ``clean`` would finish or roll back first is left as it is."""
+        return files_to_clean(self.refresh().table, resolve_services_config(options).clean)
 
     def validate(self, progress: Progress | None = None) -> list[TableProblem]:
         """Every problem of the table as it is now (its timeline listed again), none when it is sound: files of

@@ -40,9 +40,19 @@ def call(name: str, path: str | None, named: Mapping[str, str], positional: Sequ
     (Hudi's ``HoodieCLIUtils.createHoodieWriteClient``: session conf < specified conf); the table's storage
     is opened with them (credentials and endpoints)."""
     proc = procedure(name)
-    args = proc.bind(named, positional)
+    proc.bind(named, positional)  # the arguments checked before the table is opened
     if not path:
         raise HoodieConfigError(f"CALL {proc.name}: name the table with table => '<name>' (or path => '<path>')")
     session = dict(conf or {})
-    rows = proc.run(HoodieTable(path, session), args, session)  # the session's hoodie.storage.* settings apply
+    return run_procedure(name, HoodieTable(path, session), named, positional, session)
+
+
+def run_procedure(name: str, table: HoodieTable, named: Mapping[str, str], positional: Sequence[str] = (),
+                  conf: Mapping[str, str] | None = None) -> pa.Table:
+    """Run procedure ``name`` on ``table``, already open (the ``hoodie`` command line's way in): its ``table``
+    argument is ``table``'s path unless given; ``conf`` as ``call``'s."""
+    proc = procedure(name)
+    if not positional and any(p.name == "table" for p in proc.parameters):
+        named = {"table": table.path, **named}
+    rows = proc.run(table, proc.bind(named, positional), dict(conf or {}))
     return pa.Table.from_pylist([dict(zip(proc.output.names, row)) for row in rows], schema=proc.output)
