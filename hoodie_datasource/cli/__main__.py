@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 import click
@@ -17,14 +18,14 @@ from hoodie_datasource.cli.app import hoodie
 from hoodie_datasource.cli.context import CliState
 from hoodie_datasource.errors import HoodieConfigError, HoodieError
 
-logger = logging.getLogger("hoodie_datasource.cli")
-
 USAGE_ERROR = 2
 FAILURE = 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    level = root.level  # --debug lowers it for this run only
     state = CliState()
     try:
         code = hoodie.main(list(sys.argv[1:] if argv is None else argv), prog_name="hoodie", obj=state,
@@ -37,9 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return FAILURE
     except HoodieError as exc:
         if state.debug:
-            logger.exception("hoodie failed")
+            click.echo(traceback.format_exc(), err=True, nl=False)
         click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
         return USAGE_ERROR if isinstance(exc, HoodieConfigError) else FAILURE
+    finally:
+        root.setLevel(level)
     return code if isinstance(code, int) else 0
 
 

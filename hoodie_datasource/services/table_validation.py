@@ -133,6 +133,16 @@ def _unjudged(timeline: Timeline, refs: _Referenced, name: str) -> bool:
     return instant in refs.unread or (timeline.unread_archive and instant < (timeline.start or ""))
 
 
+def _orphan_detail(timeline: Timeline, name: str) -> str:
+    instant = data_file_instant(name)
+    if instant is None:
+        return "not a Hudi data file name: no commit writes it"
+    found = timeline.find(instant)
+    if found is None:
+        return f"of instant {instant}, which is not on the timeline"
+    return f"of instant {instant} ({found.action}), whose write stats do not list it"
+
+
 def _read_problem(table: Table, partition: str, name: str, size: int) -> TableProblem | None:
     """The file read as its kind says: a base file's footer, every block of a log file."""
     rel, storage = join(partition, name), table.storage
@@ -204,10 +214,7 @@ def validate_table(table: Table, progress: Progress | None = None) -> list[Table
                 for key, instant in refs.active.items() if key not in stored and key not in refs.cleaned]
     for partition, name in sorted(stored - refs.written.keys()):
         if not _in_flight(pending, name) and not _unjudged(timeline, refs, name):
-            instant = data_file_instant(name)
-            on_timeline = timeline.find(instant) if instant else None
-            why = "not on the timeline" if on_timeline is None else f"{on_timeline.action}, whose write stats omit it"
-            problems.append(TableProblem(ORPHAN_FILE, join(partition, name), f"of instant {instant}, {why}"))
+            problems.append(TableProblem(ORPHAN_FILE, join(partition, name), _orphan_detail(timeline, name)))
     problems += _marker_problems(table)
     files = sorted((p, name, size) for p, listed in in_storage.items() for name, size in listed.items())
     for done, (partition, name, size) in enumerate(files, 1):
