@@ -174,7 +174,8 @@ _COMPACTIONS = pa.schema([("timestamp", pa.string()), ("operation_size", pa.int3
 
 TIMELINE_PROCEDURES = (
     Procedure("show_commits", (TABLE, LIMIT), _COMMITS, _show_commits,
-              doc="The latest completed commits (writes and compactions), newest first, with their write counts."),
+              doc="The latest completed commits (writes and compactions) of the active timeline, newest first, with their "
+                  "write counts; `show_archived_commits` lists the archived ones."),
     Procedure("show_commits_metadata", (TABLE, LIMIT), _COMMITS_METADATA, _show_commits_metadata,
               doc="One row per file written by the latest completed commits: its partition, file id and counts."),
     Procedure("run_clean", (
