@@ -39,8 +39,8 @@ from hoodie_datasource.services.cleaner import clean, files_to_clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
-from hoodie_datasource.services.table_validation import Progress, TableProblem, validate_table
 from hoodie_datasource.services.table_services import compact_now
+from hoodie_datasource.services.table_validation import Progress, TableProblem, validate_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.metadata_table import metadata_partitions, ready_partitions

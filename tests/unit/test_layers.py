@@ -6,7 +6,8 @@ Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping,
 storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
 view, schema and the ``Table`` handle), resolved configs, log and HFile formats, the metadata table, the
 file-slice merge (base file and logs), the index, write primitives, reads, table services, write clients, the
-``HoodieTable`` facade and SQL procedures, the ``hoodie`` command line, Spark, the ingestion utility (``streamer``), and the package's front door."""
+``HoodieTable`` facade and SQL procedures, the ``hoodie`` command line, Spark, the ingestion utility
+(``streamer``), and the package's front door."""
 
 from __future__ import annotations
 
