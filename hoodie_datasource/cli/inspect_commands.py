@@ -20,11 +20,11 @@ def _limit(limit: int | None) -> str:
     return str(limit or _ALL)
 
 
-@click.command()
+@click.command(short_help="The table's configuration (hoodie.properties).")
 @table_command
 def show(run: Invocation) -> None:
     """The table's configuration: where it is, its type, and every property of its hoodie.properties (Hudi's
-    ``desc``)."""
+    'desc')."""
     table = run.table
     config = table.config
     properties = dict(sorted(config.raw))
@@ -37,7 +37,7 @@ def show(run: Invocation) -> None:
     run.output.table(["property", "value"], [*described.items(), *properties.items()])
 
 
-@click.command()
+@click.command(short_help="The completed commits, newest first.")
 @table_command
 @_LIMIT
 @click.option("--archived", is_flag=True, help="the commits archival moved to the archive log instead")
@@ -45,7 +45,7 @@ def show(run: Invocation) -> None:
 @click.option("--end-ts", default="", help="with --archived: up to this instant time [default: the last]")
 def commits(run: Invocation, limit: int | None, archived: bool, start_ts: str, end_ts: str) -> None:
     """The completed commits of the active timeline (writes and compactions), newest first, with what each
-    wrote (``show_commits``); with --archived, those of the archive log (``show_archived_commits``)."""
+    wrote ('show_commits'); with --archived, those of the archive log ('show_archived_commits')."""
     if archived:
         rows = run_procedure("show_archived_commits", run.table,
                              {"limit": _limit(limit), "start_ts": start_ts, "end_ts": end_ts})
@@ -56,27 +56,27 @@ def commits(run: Invocation, limit: int | None, archived: bool, start_ts: str, e
     run.output.rows(rows)
 
 
-@click.command()
+@click.command(short_help="What one commit wrote, per partition or file.")
 @table_command
 @click.argument("instant")
 @click.option("--files", is_flag=True, help="one row per file written, not per partition")
 @_LIMIT
 def commit(run: Invocation, instant: str, files: bool, limit: int | None) -> None:
-    """What the completed commit INSTANT wrote, per partition (``show_commit_partitions``) or with --files per
-    file (``show_commit_files``)."""
+    """What the completed commit INSTANT wrote, per partition ('show_commit_partitions') or with --files per
+    file ('show_commit_files')."""
     name = "show_commit_files" if files else "show_commit_partitions"
     run.output.rows(run_procedure(name, run.table, {"instant_time": instant, "limit": _limit(limit)}))
 
 
-@click.command()
+@click.command(short_help="File groups and their file slices.")
 @table_command
 @click.option("--partition", default=None, help="only the partitions this glob matches (e.g. '2024/*')")
 @click.option("--latest", is_flag=True, help="only the latest file slice of each file group")
 @click.option("--max-instant", default="", help="the view as of this instant time (included)")
 @_LIMIT
 def fsview(run: Invocation, partition: str | None, latest: bool, max_instant: str, limit: int | None) -> None:
-    """The file system view: each file group's file slices, base file and log files (``show_fsview_all``), or
-    with --latest the latest slice of each (``show_fsview_latest``)."""
+    """The file system view: each file group's file slices, base file and log files ('show_fsview_all'), or
+    with --latest the latest slice of each ('show_fsview_latest')."""
     args = {"limit": _limit(limit), "max_instant": max_instant, "include_max": "true"}
     if partition:
         args["path_regex"] = partition
@@ -84,26 +84,26 @@ def fsview(run: Invocation, partition: str | None, latest: bool, max_instant: st
     run.output.rows(rows)
 
 
-@click.group()
+@click.group(short_help="Write amplification and file sizes.")
 def stats() -> None:
-    """Statistics of the table's writes and files (Hudi's ``stats``)."""
+    """Statistics of the table's writes and files (Hudi's 'stats')."""
 
 
-@stats.command("wa")
+@stats.command("wa", short_help="Records written over records updated, per commit.")
 @table_command
 @_LIMIT
 def write_amplification(run: Invocation, limit: int | None) -> None:
     """Write amplification: per commit of the active timeline, the records written over the records updated
-    (``stats_wa``), the total last."""
+    ('stats_wa'), the total last."""
     run.output.rows(run_procedure("stats_wa", run.table, {"limit": _limit(limit)}))
 
 
-@stats.command("filesizes")
+@stats.command("filesizes", short_help="Data file sizes per instant.")
 @table_command
 @click.option("--partition", default="", help="only the partitions this glob matches [default: all]")
 @_LIMIT
 def file_sizes(run: Invocation, partition: str, limit: int | None) -> None:
     """The sizes of the data files in storage per instant: min, 10th, 50th, mean, 95th, max, count and
-    standard deviation (``stats_file_sizes``), all files last."""
+    standard deviation ('stats_file_sizes'), all files last."""
     run.output.rows(run_procedure("stats_file_sizes", run.table, {"partition_path": partition,
                                                                   "limit": _limit(limit)}))

@@ -19,9 +19,9 @@ from hoodie_datasource.timeline.instant import COMPACTION
 _ALL = str(2 ** 31 - 1)
 
 
-@click.group()
+@click.group(short_help="Show, schedule and run compactions (MERGE_ON_READ).")
 def compaction() -> None:
-    """MERGE_ON_READ compaction: show the plans, schedule one, run them (Hudi's ``compaction``)."""
+    """MERGE_ON_READ compaction: show the plans, schedule one, run them (Hudi's 'compaction')."""
 
 
 def _compactions(run: Invocation, instants: list[str] | None = None) -> pa.Table:
@@ -29,20 +29,20 @@ def _compactions(run: Invocation, instants: list[str] | None = None) -> pa.Table
     return rows if instants is None else rows.filter(pc.is_in(rows["timestamp"], pa.array(instants)))
 
 
-@compaction.command("show")
+@compaction.command("show", short_help="The compactions on the timeline.")
 @table_command
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="at most this many [default: all]")
 def compaction_show(run: Invocation, limit: int | None) -> None:
-    """The compactions on the timeline, newest first: instant, file groups planned, state (``show_compaction``)."""
+    """The compactions on the timeline, newest first: instant, file groups planned, state ('show_compaction')."""
     rows = _compactions(run)
     run.output.rows(rows.slice(0, limit) if limit else rows)
 
 
-@compaction.command("schedule")
+@compaction.command("schedule", short_help="Plan a compaction without running it.")
 @table_command
 def compaction_schedule(run: Invocation) -> None:
-    """Plan a compaction of the file slices that need one (``hoodie.compact.inline.*`` and
-    ``hoodie.compaction.*`` options) without running it; prints its instant, none when nothing needs one."""
+    """Plan a compaction of the file slices that need one ('hoodie.compact.inline.*' and
+    'hoodie.compaction.*' options) without running it; prints its instant, none when nothing needs one."""
     instant = run.table.schedule_compaction(**run.options)
     if run.output.is_json:
         run.output.document({"scheduled": instant})
@@ -52,12 +52,12 @@ def compaction_schedule(run: Invocation) -> None:
         run.output.rows(_compactions(run, [instant]))
 
 
-@compaction.command("run")
+@compaction.command("run", short_help="Run pending compactions (or schedule one and run it).")
 @table_command
 @click.option("--instant", default=None, help="run this pending plan only [default: every pending plan, or a new "
                                               "one when none is pending]")
 def compaction_run(run: Invocation, instant: str | None) -> None:
-    """Run pending compaction plans (Hudi's ``scheduleAndExecute`` without --instant: schedule one when none is
+    """Run pending compaction plans (Hudi's 'scheduleAndExecute' without --instant: schedule one when none is
     pending), in this process; prints the compactions completed."""
     table = run.table
     pending = sorted(i.timestamp for i in table.timeline().pending() if i.action == COMPACTION)
@@ -81,12 +81,12 @@ def compaction_run(run: Invocation, instant: str | None) -> None:
         run.output.rows(_compactions(run, chosen))
 
 
-@click.command()
+@click.command(short_help="Delete the file slices the cleaner no longer retains.")
 @table_command
 @click.option("--dry-run", is_flag=True, help="list what the clean would delete, deleting nothing")
 def clean(run: Invocation, dry_run: bool) -> None:
-    """Delete the file slices the cleaner's policy no longer retains (``hoodie.cleaner.policy``,
-    ``hoodie.cleaner.commits.retained``, ``hoodie.cleaner.fileversions.retained`` as --option), as ``run_clean``
+    """Delete the file slices the cleaner's policy no longer retains ('hoodie.cleaner.policy',
+    'hoodie.cleaner.commits.retained', 'hoodie.cleaner.fileversions.retained' as --option), as 'run_clean'
     does; savepointed files are kept. With --dry-run, the files it would delete."""
     if dry_run:
         doomed, retained_from = run.table.clean_plan(**run.options)
@@ -104,12 +104,12 @@ def clean(run: Invocation, dry_run: bool) -> None:
     run.output.rows(rows)
 
 
-@click.command()
+@click.command(short_help="Roll back the latest completed write.")
 @table_command
 @click.argument("instant")
 def rollback(run: Invocation, instant: str) -> None:
     """Roll back the completed write INSTANT: its files are deleted and it leaves the timeline (a rollback
-    instant records it). Only the latest completed write can be rolled back (``rollback_to_instant``)."""
+    instant records it). Only the latest completed write can be rolled back ('rollback_to_instant')."""
     rows = run_procedure("rollback_to_instant", run.table, {"instant_time": instant}, conf=run.options)
     if run.output.is_json:
         run.output.document({"rolled_back": instant, "result": rows["rollback_result"][0].as_py()})
@@ -117,7 +117,7 @@ def rollback(run: Invocation, instant: str) -> None:
         run.output.message(f"Rolled back {instant}")
 
 
-@click.command()
+@click.command(short_help="Check the whole table against its timeline.")
 @table_command
 def validate(run: Invocation) -> None:
     """Check the whole table against its timeline: every file of every completed write exists; no orphan data
