@@ -18,13 +18,15 @@ Five kinds of problem, each a ``TableProblem``:
   not hold, or not with its size, or misses one storage holds (``validate_metadata_table_files``' comparison),
   the files of pending work aside.
 
-Storage is listed once; every data file is read once (a base file's footer only); ``progress`` is told of each.
+Storage is listed once; every data file is read once (a base file's footer only), eight at a time; ``progress`` is
+told of each.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -65,6 +67,7 @@ _DECODERS: dict[BlockType, Callable[[LogBlock], object]] = {
     BlockType.AVRO_DATA: decode_data_block, BlockType.PARQUET_DATA: decode_data_block,
     BlockType.DELETE: decode_delete_block, BlockType.COMMAND: decode_command_block, BlockType.CDC_DATA: decode_cdc_block,
 }
+_READERS = 8  # files read at once: on an object store each read is a round trip or two
 _DAMAGE = (HoodieError, ValueError, KeyError, EOFError, OSError, pa.ArrowException)
 
 
@@ -217,11 +220,11 @@ def validate_table(table: Table, progress: Progress | None = None) -> list[Table
             problems.append(TableProblem(ORPHAN_FILE, join(partition, name), _orphan_detail(timeline, name)))
     problems += _marker_problems(table)
     files = sorted((p, name, size) for p, listed in in_storage.items() for name, size in listed.items())
-    for done, (partition, name, size) in enumerate(files, 1):
-        problem = _read_problem(table, partition, name, size)
-        if problem is not None:
-            problems.append(problem)
-        if progress is not None:
-            progress(done, len(files))
+    with ThreadPoolExecutor(_READERS, thread_name_prefix="hoodie-validate") as readers:
+        for done, problem in enumerate(readers.map(lambda f: _read_problem(table, *f), files), 1):
+            if problem is not None:
+                problems.append(problem)
+            if progress is not None:
+                progress(done, len(files))
     problems += _metadata_problems(table, in_storage, pending)
     return sorted(problems, key=lambda p: (PROBLEM_KINDS.index(p.kind), p.path))
