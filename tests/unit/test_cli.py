@@ -301,16 +301,23 @@ def test_validate_finds_each_planted_problem(table, plant):
     assert f"{len(found['problems'])} problem(s)" in human and path in human
 
 
-def test_a_shared_hudi_table(tmp_path):
-    """Apache Hudi's own MERGE_ON_READ table whose second delta commit was rolled back (its log file kept, a
-    command block appended): sound, and its timeline and files as the library reads them."""
-    path = str(unzip_table("sample_table/mor/parquet/v6_nonpartitioned_rollback.zip", tmp_path))
+@pytest.mark.parametrize("zip_rel", ["sample_table/mor/parquet/v6_nonpartitioned_rollback.zip",
+                                     "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip"])
+def test_shared_hudi_tables(tmp_path, zip_rel):
+    """Apache Hudi's own MERGE_ON_READ tables (one whose second delta commit was rolled back: its log file kept, a
+    command block appended): sound, and their timeline, commits and files as the library reads them."""
+    path = str(unzip_table(zip_rel, tmp_path))
     table = HoodieTable(path)
     assert as_json("validate", path) == {"valid": True, "problems": []}
     assert [c["commit_time"] for c in as_json("commits", path)] == table.completed_commits()[::-1]
-    (latest,) = as_json("fsview", path, "--latest")
-    (expected,) = table.table.fs_view.latest_file_slices()
-    assert (latest["file_id"], latest["num_delta_files"]) == (expected.file_id, len(expected.log_files))
+    for instant in table.completed_commits():
+        stats = table.commit_metadata(instant)["partitionToWriteStats"]
+        assert sorted((f["partition_path"], f["file_id"], f["total_records_written"])
+                      for f in as_json("commit", path, instant, "--files")) == sorted(
+            (p, s["fileId"], s["numWrites"]) for p, ss in stats.items() for s in ss)
+    latest = as_json("fsview", path, "--latest")
+    assert sorted((r["partition"], r["file_id"], r["num_delta_files"]) for r in latest) == sorted(
+        (s.partition_path, s.file_id, len(s.log_files)) for s in table.table.fs_view.latest_file_slices())
     assert as_json("show", path)["properties"]["hoodie.table.type"] == "MERGE_ON_READ"
 
 
