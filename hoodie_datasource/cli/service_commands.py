@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.cli.context import Invocation, table_command
 from hoodie_datasource.cli.output import progress_bar
-from hoodie_datasource.errors import TimelineError
+from hoodie_datasource.cli.plan_runs import run_plans
 from hoodie_datasource.procedures import run_procedure
 from hoodie_datasource.timeline.instant import COMPACTION
 
@@ -61,18 +61,8 @@ def compaction_run(run: Invocation, instant: str | None) -> None:
     pending), in this process; prints the compactions completed."""
     table = run.table
     pending = sorted(i.timestamp for i in table.timeline().pending() if i.action == COMPACTION)
-    if instant is not None and instant not in pending:
-        raise TimelineError(f"No pending compaction {instant} on {table.base_path}; pending: "
-                            f"{', '.join(pending) or 'none'}")
-    chosen = [instant] if instant else pending
-    if not chosen:
-        scheduled = table.schedule_compaction(**run.options)
-        chosen = [scheduled] if scheduled else []
-    with progress_bar("Compacting", total=len(chosen)) as bar:
-        for done, instant_time in enumerate(chosen, 1):
-            bar.update(bar.task_ids[0], description=f"Compacting {instant_time}")
-            table.run_compaction(instant_time, **run.options)
-            bar.update(bar.task_ids[0], completed=done)
+    chosen = run_plans("compaction", table.base_path, pending, instant, lambda: table.schedule_compaction(**run.options),
+                       lambda t: table.run_compaction(t, **run.options))
     if run.output.is_json:
         run.output.document({"completed": chosen})
     elif not chosen:
