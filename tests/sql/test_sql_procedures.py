@@ -71,8 +71,8 @@ def test_unknown_procedure_or_argument_lists_the_valid_ones(sql, name, location)
         sql.sql(f"CALL show_comits(table => '{name}')")
     with pytest.raises(AnalysisException, match="unknown argument 'limt'; its arguments are: table, limit"):
         sql.sql(f"CALL show_commits(table => '{name}', limt => 1)")
-    with pytest.raises(Exception, match="hours_retained are not supported"):  # never silently ignored
-        sql.sql(f"CALL run_clean(table => '{name}', hours_retained => 2)")
+    with pytest.raises(Exception, match="trigger_max_commits are not supported"):  # never silently ignored
+        sql.sql(f"CALL run_clean(table => '{name}', trigger_max_commits => 2)")
     with pytest.raises(AnalysisException, match="no table nope"):
         sql.sql("CALL show_commits(table => 'nope')")
 
