@@ -336,17 +336,15 @@ class HoodieTable:
 
     def rollback_to_savepoint(self, instant_time: str, **options: str) -> str:
         """Restore the table to the savepoint ``instant_time``: every write, compaction and clustering after it is
-        rolled back (``services.restore``), and the metadata table, deleted first, is built again from storage
-        (when ``hoodie.metadata.enable``, its default, and nothing older is pending). Returns the restore instant.
+        rolled back (``services.restore``), and the metadata table, deleted first, is built again from storage with
+        the partitions it had (when ``hoodie.metadata.enable``, its default, and nothing older is pending). Returns
+        the restore instant.
         Under optimistic concurrency control it holds the table lock throughout; it refuses while a writer of a
         later instant is at work."""
+        cfg = resolve_metadata_config(options)
         with self._table_lock(options) as guard, (guard or nullcontext)():
             run = restore.restore_to_savepoint(self.refresh().table, instant_time,
-                                               resolve_concurrency_config(options).heartbeat_expiry_ms,
+                                               resolve_concurrency_config(options).heartbeat_expiry_ms, cfg,
                                                resolve_services_config(options).archive.beyond_savepoint)
-            cfg = resolve_metadata_config(options)
-            table = run.table
-            if cfg.enabled and not table.timeline.pending():
-                table = build_metadata_table(table, cfg)
-            self._table = planning_from_metadata(table, cfg.enabled)
+            self._table = planning_from_metadata(run.table, cfg.enabled)
         return run.instants[0]

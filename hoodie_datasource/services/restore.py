@@ -15,7 +15,7 @@ back: ``BaseRollbackActionExecutor.validateSavepointRollbacks``), a commit after
 savepoint whose writer is still at work (its heartbeat beats). Under optimistic concurrency control the caller
 holds the table lock throughout.
 
-The metadata table is deleted first and built again from storage after the restore by the caller (Hudi's
+The metadata table is deleted first and built again from storage after the restore, its index partitions too (Hudi's
 ``restoreToSavepoint`` deletes it when the savepoint is older than its first compaction or timeline, and restores it
 in place otherwise; we always delete it: the metadata table's cleaner may have removed its file slices as of the
 savepoint, and a listing of the restored table is exactly what it must hold).
@@ -28,15 +28,20 @@ restore completes.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from hoodie_datasource import fault_points
+from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.errors import SavepointError
+from hoodie_datasource.metadata.records import MetadataPartition
+from hoodie_datasource.services.metadata_lifecycle import build_metadata_table
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.table.instant_rollback import finish_rollback
-from hoodie_datasource.table.metadata_table import drop_metadata_table
+from hoodie_datasource.table.metadata_table import drop_metadata_table, ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import RESTORE_METADATA, RESTORE_PLAN, encode
 from hoodie_datasource.timeline.heartbeat import is_heartbeat_expired
@@ -109,23 +114,41 @@ def check_restorable(table: Table, savepoint_time: str, heartbeat_expiry_ms: int
                              f"work (their heartbeats beat); stop them, or wait until their heartbeats expire")
 
 
-def restore_to_savepoint(table: Table, savepoint_time: str, heartbeat_expiry_ms: int,
+def restore_to_savepoint(table: Table, savepoint_time: str, heartbeat_expiry_ms: int, metadata: MetadataConfig,
                          beyond_savepoint: bool = False) -> ServiceRun:
-    """Restore the table to the savepoint ``savepoint_time``: the restore instant and the table after (without a
-    metadata table). A pending restore to the same savepoint is finished instead; one to another first."""
+    """Restore the table to the savepoint ``savepoint_time``: the restore instant and the table after. A pending
+    restore to the same savepoint is finished instead; one to another first. The metadata table is built again
+    after (when ``metadata`` enables it and no older instant is pending) with the partitions that were ready
+    before and those ``metadata`` switches on."""
     table.config.check_writable(table.uri)
+    metadata = _keeping(metadata, ready_partitions(table.config))
     for pending in _pending_restores(table.timeline):
         plan = table.timeline.read_plan(pending.with_state(State.REQUESTED))
         table = _execute(table, pending, plan)
         if plan.get("savepointToRestoreTimestamp") == savepoint_time:
-            return ServiceRun((pending.timestamp,), table)
+            return ServiceRun((pending.timestamp,), _with_metadata_table(table, metadata))
     check_restorable(table, savepoint_time, heartbeat_expiry_ms, beyond_savepoint)
     table = _without_metadata_table(table)
     plan = plan_restore(table.timeline, savepoint_time)
     restore_time = new_instant_time(table.timeline.last_instant_time())
     requested = create_requested(table, restore_time, RESTORE, encode(RESTORE_PLAN, plan))
     fault_points.reach(fault_points.AFTER_RESTORE_REQUESTED, storage=table.storage, instant=restore_time)
-    return ServiceRun((restore_time,), _execute(table.refresh(), requested, plan))
+    table = _execute(table.refresh(), requested, plan)
+    return ServiceRun((restore_time,), _with_metadata_table(table, metadata))
+
+
+def _keeping(cfg: MetadataConfig, ready: Iterable[str]) -> MetadataConfig:
+    """``cfg`` with the index partitions of ``ready`` switched on too."""
+    ready = set(ready)
+    return dataclasses.replace(cfg, column_stats=cfg.column_stats or MetadataPartition.COLUMN_STATS.path in ready,
+                               bloom_filters=cfg.bloom_filters or MetadataPartition.BLOOM_FILTERS.path in ready,
+                               record_index=cfg.record_index or MetadataPartition.RECORD_INDEX.path in ready)
+
+
+def _with_metadata_table(table: Table, cfg: MetadataConfig) -> Table:
+    if not cfg.enabled or table.timeline.pending():
+        return table  # the next write builds it (an older write still pending could not be told from committed)
+    return build_metadata_table(table, cfg)
 
 
 def finish_pending_restores(table: Table) -> Table:
