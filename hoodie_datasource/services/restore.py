@@ -164,7 +164,8 @@ def _pending_restores(timeline: Timeline) -> list[Instant]:
 
 def _without_metadata_table(table: Table) -> Table:
     config = drop_metadata_table(table.storage, table.config, table.timeline.metadata_folder,
-                                 "a restore deletes it first; it is built again from storage once the restore is done")
+                                 "a restore deletes it first; it is built again from storage once the restore is done",
+                                 logging.INFO)
     return table if config is table.config else Table.load(table.storage, config=config)
 
 
