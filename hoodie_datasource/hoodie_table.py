@@ -1,8 +1,8 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
 (``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
-and the table services (compaction, cleaning, archival, rollback); and its metadata table: what it lists
-(``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that listing checked
-against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
+and the table services (compaction, cleaning, archival, rollback, savepoints and restore); and its metadata table:
+what it lists (``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that
+listing checked against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
 ``delete_metadata_table``).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
@@ -210,7 +210,7 @@ class HoodieTable:
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
-        Returns the instants rolled back."""
+        A restore that died midway is finished first. Returns the instants rolled back."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
             table = restore.finish_pending_restores(self._to_change(options))  # one that died midway goes first
             rolled = self._rollback(table, instant_time, options)

@@ -16,11 +16,13 @@ from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable, fault_points
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.errors import SavepointError
+from hoodie_datasource.errors import LockTimeoutError, SavepointError
+from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.metadata_table import ready_partitions
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.heartbeat import write_heartbeat
 from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.transaction.storage_lock import StorageLockProvider
 from tests.metadata_checks import assert_metadata_table_true
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
@@ -154,4 +156,29 @@ def test_a_restore_that_died_midway_is_finished_by_the_next_restore_or_rollback(
         assert rows(path) == [("a", 1)]
         assert not [n for n in timeline_files(path) if "rollback" in n or n.startswith(tuple(later))]
         later = [write_local(path, batch([("a", ts, "x", ts), (f"n{ts}", ts, "y", ts)]), OPTS) for ts in (2, 3, 4)]
+    assert_metadata_table_true(path)
+
+
+def test_a_restore_waits_for_the_table_lock_and_refuses_while_another_writer_holds_it(tmp_path):
+    """Under optimistic concurrency control a restore takes the table lock for its whole length: while another
+    process holds it, the restore fails before changing anything; once it is released, the restore runs."""
+    path = str(tmp_path / "t")
+    occ = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": "storage",
+           "hoodie.write.lock.wait_time_ms": "100", "hoodie.write.lock.num_retries": "2",
+           "hoodie.write.lock.wait_time_ms_between_retry": "50"}
+    kept = write_local(path, batch([("a", 1, "x", 1)]), {**OPTS, **occ})
+    HoodieTable(path).create_savepoint(kept, **occ)
+    write_local(path, batch([("a", 2, "x", 2)]), {**OPTS, **occ})
+    before = timeline_files(path)
+    holder = StorageLockProvider(open_storage(path), 10.0, 1.0)
+    assert holder.try_lock(0)
+    try:
+        with pytest.raises(LockTimeoutError, match=f"held by {holder.owner}"):
+            HoodieTable(path).rollback_to_savepoint(kept, **occ)
+        assert timeline_files(path) == before and rows(path) == [("a", 2)]
+        assert ready_partitions(Table.load(path).config), "the metadata table is untouched"
+    finally:
+        holder.unlock()
+    HoodieTable(path).rollback_to_savepoint(kept, **occ)
+    assert rows(path) == [("a", 1)]
     assert_metadata_table_true(path)
