@@ -21,9 +21,9 @@ in place otherwise; we always delete it: the metadata table's cleaner may have r
 savepoint, and a listing of the restored table is exactly what it must hold).
 
 A restore that died midway is finished by the next restore (of the same savepoint, as Hudi's
-``scheduleAndGetRestorePlan`` resumes it; of another, before that one starts) and by the next rollback: a rollback
-it left pending is finished from its plan, the instants of the plan still on the timeline are rolled back, the
-restore completes.
+``scheduleAndGetRestorePlan`` resumes it; of another, before that one starts), by the next rollback and by the next
+write before it starts (under the table lock, as it rolls back failed writes): a rollback the restore left pending
+is finished from its plan, the instants of the plan still on the timeline are rolled back, the restore completes.
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def test_a_restore_is_refused_before_anything_changes(tmp_path):
     assert os.path.isdir(os.path.join(path, ".hoodie", "metadata"))
 
 
-def test_a_restore_that_died_midway_is_finished_by_the_next_restore_or_rollback(tmp_path, monkeypatch):
+def test_a_restore_that_died_midway_is_finished_by_the_next_restore_rollback_or_write(tmp_path, monkeypatch):
     path = str(tmp_path / "t")
     kept = write_local(path, batch([("a", 1, "x", 1)]), OPTS)
     HoodieTable(path).create_savepoint(kept)
@@ -141,7 +141,7 @@ def test_a_restore_that_died_midway_is_finished_by_the_next_restore_or_rollback(
         if context["rolled_back"] == later[-2]:
             raise RuntimeError("killed")
 
-    for finish in ("restore", "rollback"):
+    for finish in ("restore", "rollback", "write"):
         monkeypatch.setattr(fault_points, "_hooks", lambda: {fault_points.MID_RESTORE: die})
         with pytest.raises(RuntimeError, match="killed"):
             HoodieTable(path).rollback_to_savepoint(kept)
@@ -151,9 +151,11 @@ def test_a_restore_that_died_midway_is_finished_by_the_next_restore_or_rollback(
         if finish == "restore":
             restore = HoodieTable(path).rollback_to_savepoint(kept)
             assert f"{restore}.restore" in timeline_files(path)
-        else:
+        elif finish == "rollback":
             assert HoodieTable(path).rollback() == []  # no failed write to roll back, the restore finished
-        assert rows(path) == [("a", 1)]
+        else:
+            write_local(path, batch([("w", 9, "y", 9)]), OPTS)  # finishes it under the lock, before its instant
+        assert rows(path) == [("a", 1)] + ([("w", 9)] if finish == "write" else [])
         assert not [n for n in timeline_files(path) if "rollback" in n or n.startswith(tuple(later))]
         later = [write_local(path, batch([("a", ts, "x", ts), (f"n{ts}", ts, "y", ts)]), OPTS) for ts in (2, 3, 4)]
     assert_metadata_table_true(path)
