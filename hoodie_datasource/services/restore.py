@@ -117,11 +117,12 @@ def check_restorable(table: Table, savepoint_time: str, heartbeat_expiry_ms: int
 def restore_to_savepoint(table: Table, savepoint_time: str, heartbeat_expiry_ms: int, metadata: MetadataConfig,
                          beyond_savepoint: bool = False) -> ServiceRun:
     """Restore the table to the savepoint ``savepoint_time``: the restore instant and the table after. A pending
-    restore to the same savepoint is finished instead; one to another first. The metadata table is built again
-    after (when ``metadata`` enables it and no older instant is pending) with the partitions that were ready
-    before and those ``metadata`` switches on."""
+    restore to the same savepoint is finished instead; one to another first. A metadata table there before is built
+    again after (when ``metadata`` enables it and no older instant is pending; else the next write builds it) with
+    the partitions that were ready and those ``metadata`` switches on."""
     table.config.check_writable(table.uri)
-    metadata = _keeping(metadata, ready_partitions(table.config))
+    ready = ready_partitions(table.config)
+    metadata = _keeping(metadata, ready) if ready else dataclasses.replace(metadata, enabled=False)
     for pending in _pending_restores(table.timeline):
         plan = table.timeline.read_plan(pending.with_state(State.REQUESTED))
         table = _execute(table, pending, plan)
