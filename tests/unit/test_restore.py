@@ -184,3 +184,15 @@ def test_a_restore_waits_for_the_table_lock_and_refuses_while_another_writer_hol
     HoodieTable(path).rollback_to_savepoint(kept, **occ)
     assert rows(path) == [("a", 1)]
     assert_metadata_table_true(path)
+
+
+def test_a_restore_builds_no_metadata_table_where_there_was_none(tmp_path):
+    path = str(tmp_path / "t")
+    off = {**OPTS, "hoodie.metadata.enable": "false"}
+    kept = write_local(path, batch([("a", 1, "x", 1)]), off)
+    HoodieTable(path).create_savepoint(kept)
+    write_local(path, batch([("a", 2, "x", 2)]), off)
+    HoodieTable(path).rollback_to_savepoint(kept)
+    assert rows(path) == [("a", 1)] and hudi_rs_pairs(path) == [("a", 1)]
+    assert not os.path.isdir(os.path.join(path, ".hoodie", "metadata"))
+    assert_metadata_table_true(path, expect_ready=False)
