@@ -4,8 +4,8 @@ metadata table on:
 * our savepoint, after our cleaner ran past it: Java's ``show_savepoints`` lists it (Java refuses time travel
   to it, as to any instant before the last clean's earliest retained commit; we read it); after our restore to it
   Java reads the savepoint's rows through the metadata table we built again, and its next write goes on from there;
-* Java's ``CALL rollback_to_savepoint`` restores the table to our savepoint;
-* we restore to a savepoint Java made (``CALL create_savepoint``), and Java reads the result.
+* Java's ``CALL rollback_to_savepoint`` restores the table to our savepoint (MOR);
+* we restore to a savepoint Java made (``CALL create_savepoint``), and Java reads the result (MOR).
 
 Hudi-side options: the table's (``test_we_read_hudis.hudi_options``) for Java's writes, ``hoodie.metadata.enable=true``
 on its reads (0.15's readers default to off), and on 1.x procedures ``hoodie.write.table.version=6``."""
@@ -86,7 +86,9 @@ def test_hudi_reads_our_savepoint_and_our_restore(hudi: HudiOracle, tmp_path, ta
     assert key_ts(hudi.read(path, READ)) == expected
 
 
-@pytest.mark.parametrize("table_type", TABLE_TYPES)
+# merge-on-read only, the harder case (log files to roll back): test_we_continue_hudis has Java restore our
+# copy-on-write writes, and the oracle lane is near its budget
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
 def test_hudi_restores_to_our_savepoint(hudi: HudiOracle, tmp_path, table_type):
     path = str(tmp_path / "trips")
     kept, at_savepoint = our_savepointed_table(path, table_type)
@@ -100,7 +102,7 @@ def test_hudi_restores_to_our_savepoint(hudi: HudiOracle, tmp_path, table_type):
     assert_same_table(java, read_table(path))
 
 
-@pytest.mark.parametrize("table_type", TABLE_TYPES)
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])  # as above
 def test_we_restore_to_a_savepoint_hudi_made(hudi: HudiOracle, tmp_path, table_type):
     path = str(tmp_path / "trips")
     java_options = hudi_options(hudi, table_type)
