@@ -86,8 +86,8 @@ def test_hudi_reads_our_savepoint_and_our_restore(hudi: HudiOracle, tmp_path, ta
     assert key_ts(hudi.read(path, READ)) == expected
 
 
-# merge-on-read only, the harder case (log files to roll back): test_we_continue_hudis has Java restore our
-# copy-on-write writes, and the oracle lane is near its budget
+# merge-on-read only, the harder case (log files to roll back; a savepoint is made the same way on both types):
+# test_we_continue_hudis has Java restore our copy-on-write writes, and the oracle lane is near its budget
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
 def test_hudi_restores_to_our_savepoint(hudi: HudiOracle, tmp_path, table_type):
     path = str(tmp_path / "trips")
