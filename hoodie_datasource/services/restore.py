@@ -181,7 +181,8 @@ def _execute(table: Table, instant: Instant, plan: dict[str, Any]) -> Table:
         if rollback.action == ROLLBACK and rollback.timestamp > restore_time:
             finish_rollback(table, rollback)
             table = table.refresh()
-    for info in plan.get("instantsToRollback") or ():
+    infos = plan.get("instantsToRollback") or []
+    for info in infos:
         target = table.timeline.find(info["commitTime"])
         if target is None or target.timestamp in table.timeline.archived:
             logger.info("Restore %s: %s was rolled back by an earlier attempt", restore_time, info["commitTime"])
@@ -193,8 +194,7 @@ def _execute(table: Table, instant: Instant, plan: dict[str, Any]) -> Table:
         table = table.refresh()
         fault_points.reach(fault_points.MID_RESTORE, storage=table.storage, instant=restore_time,
                            rolled_back=target.timestamp)
-    rollbacks = _rollbacks_of(table.timeline, restore_time, {i["commitTime"] for i in plan["instantsToRollback"]})
-    infos = plan.get("instantsToRollback") or []
+    rollbacks = _rollbacks_of(table.timeline, restore_time, {i["commitTime"] for i in infos})
     metadata = {
         "startRestoreTime": restore_time, "timeTakenInMillis": int((time.monotonic() - started) * 1000),
         "instantsToRollback": [i["commitTime"] for i in infos],
