@@ -62,6 +62,16 @@ class TimelineError(HoodieError):
     ``CALL delete_savepoint`` before rolling its commit back."""
 
 
+class SavepointError(TimelineError):
+    """A savepoint cannot be created, deleted or restored: the instant is not a completed commit on the active
+    timeline, the cleaner already passed it (its files may be gone), it is savepointed already, no savepoint
+    of that time exists, or a restore to it would roll back a later savepoint, an archived commit
+    (``hoodie.archive.beyond.savepoint``) or the instant of a writer still at work.
+
+    What to do: list the commits (``CALL show_commits``) and savepoints (``CALL show_savepoints``) and name one
+    of them; delete later savepoints first; wait for running writers to finish (or their heartbeats to expire)."""
+
+
 class CommitConflictError(TimelineError):
     """An instant file that must be created exactly once already exists: another writer took the
     same instant or committed first.

@@ -1,8 +1,8 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
 (``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
-and the table services (compaction, cleaning, archival, rollback); and its metadata table: what it lists
-(``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that listing checked
-against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
+and the table services (compaction, cleaning, archival, rollback, savepoints and restore); and its metadata table:
+what it lists (``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that
+listing checked against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
 ``delete_metadata_table``); and the whole table checked against its timeline (``validate``).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
@@ -34,6 +34,7 @@ from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
 from hoodie_datasource.metadata.validation import FileListingDifference, compare_file_listings
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
+from hoodie_datasource.services import restore, savepoint
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean, files_to_clean
 from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
@@ -210,9 +211,10 @@ class HoodieTable:
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
-        Returns the instants rolled back."""
+        A restore that died midway is finished first. Returns the instants rolled back."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            rolled = self._rollback(self._to_change(options), instant_time, options)
+            table = restore.finish_pending_restores(self._to_change(options))  # one that died midway goes first
+            rolled = self._rollback(table, instant_time, options)
             self.refresh()
         return rolled
 
@@ -313,6 +315,40 @@ class HoodieTable:
             off = resolve_metadata_config({**options, METADATA_ENABLE.key: "false"})
             self._table = prepare_metadata_table(before, off)
         return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder
+
+    # ---- savepoints and restore (services.savepoint, services.restore)
+
+    def create_savepoint(self, instant_time: str | None = None, user: str = "", comments: str = "",
+                         **options: str) -> str:
+        """Savepoint the completed commit ``instant_time`` (the latest when None), recording ``user`` and
+        ``comments``: the cleaner keeps its files and ``rollback_to_savepoint`` can return the table to it.
+        Returns the savepointed commit. ``SavepointError`` for an unknown, pending, cleaned or savepointed one."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return self._after(savepoint.create_savepoint(self._to_change(options), instant_time, user, comments))[0]
+
+    def show_savepoints(self) -> list[savepoint.SavepointInfo]:
+        """The savepoints, oldest first."""
+        return savepoint.show_savepoints(self.timeline())
+
+    def delete_savepoint(self, instant_time: str, **options: str) -> None:
+        """Delete the savepoint of ``instant_time``; the cleaner may remove its files from then on."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            self._table = savepoint.delete_savepoint(self._to_change(options), instant_time)
+
+    def rollback_to_savepoint(self, instant_time: str, **options: str) -> str:
+        """Restore the table to the savepoint ``instant_time``: every write, compaction and clustering after it is
+        rolled back (``services.restore``), and the metadata table, deleted first, is built again from storage with
+        the partitions it had (when ``hoodie.metadata.enable``, its default, and nothing older is pending). Returns
+        the restore instant.
+        Under optimistic concurrency control it holds the table lock throughout; it refuses while a writer of a
+        later instant is at work."""
+        cfg = resolve_metadata_config(options)
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            run = restore.restore_to_savepoint(self.refresh().table, instant_time,
+                                               resolve_concurrency_config(options).heartbeat_expiry_ms, cfg,
+                                               resolve_services_config(options).archive.beyond_savepoint)
+            self._table = planning_from_metadata(run.table, cfg.enabled)
+        return run.instants[0]
 
     # ---- the command line's questions: a clean planned, the whole table checked
 

@@ -60,6 +60,7 @@ from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
+from hoodie_datasource.services.restore import finish_pending_restores
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
 from hoodie_datasource.table.file_names import BaseFileName
@@ -500,9 +501,9 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     options and schema are known to be good, so a bad call leaves the table unchanged. The commit will
     carry ``extra_metadata`` in its ``extraMetadata`` (the streaming sink's checkpoint).
 
-    Failed writes (pending, their heartbeat expired) are rolled back first; the heartbeat of the new
-    instant starts before its requested file exists. Under optimistic concurrency control both happen
-    under the table lock, which makes instant times unique and increasing across writers."""
+    A restore that died midway is finished and failed writes (pending, their heartbeat expired) are rolled back
+    first; the heartbeat of the new instant starts before its requested file exists. Under optimistic concurrency
+    control both happen under the table lock, which makes instant times unique and increasing across writers."""
     checked = _check_write(storage, options, incoming_schema)
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
@@ -518,6 +519,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = checked.table.refresh() if concurrency.is_occ else checked.table
         table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+            table = finish_pending_restores(table)  # a restore that died midway first: its plan is the newest writes
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
             table = table.refresh()
         table = build_metadata_table(table, metadata)

@@ -372,9 +372,12 @@ AUTO_CLEAN = ConfigProperty(
     doc="Clean after each commit (the cleaner policy below decides what goes).",
 )
 CLEANER_POLICY = ConfigProperty(
-    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
+    choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"),
     doc=("KEEP_LATEST_COMMITS: keep the file versions the last `hoodie.cleaner.commits.retained` commits need. "
-         "KEEP_LATEST_FILE_VERSIONS: keep `hoodie.cleaner.fileversions.retained` versions of each file group."),
+         "KEEP_LATEST_FILE_VERSIONS: keep `hoodie.cleaner.fileversions.retained` versions of each file group. "
+         "KEEP_LATEST_BY_HOURS: keep the file versions the commits of the last `hoodie.cleaner.hours.retained` "
+         "hours need. Under every policy the files of a savepoint stay."),
 )
 COMMITS_RETAINED = ConfigProperty(
     "hoodie.cleaner.commits.retained", 10, parser=parse_int,
@@ -383,6 +386,10 @@ COMMITS_RETAINED = ConfigProperty(
 FILE_VERSIONS_RETAINED = ConfigProperty(
     "hoodie.cleaner.fileversions.retained", 3, parser=parse_int,
     doc="KEEP_LATEST_FILE_VERSIONS: file versions kept per file group.",
+)
+HOURS_RETAINED = ConfigProperty(
+    "hoodie.cleaner.hours.retained", 24, parser=parse_int,
+    doc="KEEP_LATEST_BY_HOURS: how many hours of commits stay readable by time travel and incremental reads.",
 )
 AUTO_ARCHIVE = ConfigProperty(
     "hoodie.archive.automatic", True, parser=parse_bool,
@@ -396,9 +403,15 @@ KEEP_MAX_COMMITS = ConfigProperty(
     "hoodie.keep.max.commits", 30, parser=parse_int,
     doc="Archival starts once the active timeline holds more commits than this.",
 )
+ARCHIVE_BEYOND_SAVEPOINT = ConfigProperty(
+    "hoodie.archive.beyond.savepoint", False, parser=parse_bool,
+    doc=("Archive commits older and newer than a savepoint, keeping the savepointed commits themselves; off, "
+         "archival stops at the earliest savepoint. A table archived beyond a savepoint cannot be restored to it."),
+)
 SERVICE_PROPERTIES = (
     INLINE_COMPACT, MAX_DELTA_COMMITS, COMPACTION_STRATEGY, DAYBASED_PARTITIONS, TARGET_IO, AUTO_CLEAN,
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
+    HOURS_RETAINED, ARCHIVE_BEYOND_SAVEPOINT,
 )
 
 # The metadata table (Hudi's HoodieMetadataConfig, 0.15 names and defaults)

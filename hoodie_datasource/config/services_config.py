@@ -14,7 +14,7 @@ from hoodie_datasource.config.metadata_config import MetadataConfig, resolve_met
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.errors import HoodieConfigError
 
-POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS")
+POLICIES = k.CLEANER_POLICY.choices
 STRATEGIES = ("LogFileSizeBasedCompactionStrategy", "DayBasedCompactionStrategy", "UnBoundedCompactionStrategy")
 
 
@@ -23,6 +23,7 @@ class CleanConfig:
     policy: str = "KEEP_LATEST_COMMITS"
     commits_retained: int = 10
     file_versions_retained: int = 3
+    hours_retained: int = 24
     # hoodie.cleaner.policy.failed.writes: LAZY, the cleaner rolls back failed writes (heartbeat expired)
     rolls_back_failed_writes: bool = False
     heartbeat_expiry_ms: int = 120_000
@@ -30,8 +31,9 @@ class CleanConfig:
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise HoodieConfigError(f"Unknown cleaner policy {self.policy!r}; valid values: {', '.join(POLICIES)}")
-        if self.commits_retained < 1 or self.file_versions_retained < 1:
-            raise HoodieConfigError("hoodie.cleaner.commits.retained and ...fileversions.retained must be >= 1")
+        if self.commits_retained < 1 or self.file_versions_retained < 1 or self.hours_retained < 1:
+            raise HoodieConfigError("hoodie.cleaner.commits.retained, ...fileversions.retained and ...hours.retained "
+                                    "must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class CompactionConfig:
 class ArchiveConfig:
     min_commits: int = 20
     max_commits: int = 30
+    beyond_savepoint: bool = False  # hoodie.archive.beyond.savepoint
 
     def __post_init__(self) -> None:
         if not 0 < self.min_commits < self.max_commits:
@@ -89,7 +92,8 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
         ),
         auto_clean=get(k.AUTO_CLEAN),
         clean=CleanConfig(get(k.CLEANER_POLICY), get(k.COMMITS_RETAINED), get(k.FILE_VERSIONS_RETAINED),
-                          concurrency.failed_writes_policy == "LAZY", concurrency.heartbeat_expiry_ms),
+                          get(k.HOURS_RETAINED), concurrency.failed_writes_policy == "LAZY",
+                          concurrency.heartbeat_expiry_ms),
         auto_archive=get(k.AUTO_ARCHIVE),
-        archive=ArchiveConfig(get(k.KEEP_MIN_COMMITS), get(k.KEEP_MAX_COMMITS)),
+        archive=ArchiveConfig(get(k.KEEP_MIN_COMMITS), get(k.KEEP_MAX_COMMITS), get(k.ARCHIVE_BEYOND_SAVEPOINT)),
     )

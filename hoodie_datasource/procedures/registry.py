@@ -19,11 +19,12 @@ from hoodie_datasource.procedures.commit_procedures import COMMIT_PROCEDURES
 from hoodie_datasource.procedures.fs_procedures import FS_PROCEDURES
 from hoodie_datasource.procedures.metadata_procedures import METADATA_PROCEDURES
 from hoodie_datasource.procedures.procedure import Procedure
+from hoodie_datasource.procedures.savepoint_procedures import SAVEPOINT_PROCEDURES
 from hoodie_datasource.procedures.stats_procedures import STATS_PROCEDURES
 from hoodie_datasource.procedures.timeline_procedures import TIMELINE_PROCEDURES
 
 PROCEDURES = {p.name: p for p in (*TIMELINE_PROCEDURES, *COMMIT_PROCEDURES, *STATS_PROCEDURES, *FS_PROCEDURES,
-                                  *METADATA_PROCEDURES)}
+                                  *METADATA_PROCEDURES, *SAVEPOINT_PROCEDURES)}
 
 
 def procedure(name: str) -> Procedure:

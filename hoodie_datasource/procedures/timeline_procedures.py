@@ -76,10 +76,11 @@ def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[
 
 
 def _run_clean(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
-    refuse_unsupported(table, "run_clean", args, hours_retained=None, trigger_strategy=None, trigger_max_commits=None)
+    refuse_unsupported(table, "run_clean", args, trigger_strategy=None, trigger_max_commits=None)
     options = {**conf, **parse_options(args["options"])}
     for key, arg in (("hoodie.cleaner.policy", "clean_policy"), ("hoodie.cleaner.commits.retained", "retain_commits"),
-                     ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
+                     ("hoodie.cleaner.fileversions.retained", "file_versions_retained"),
+                     ("hoodie.cleaner.hours.retained", "hours_retained")):
         if args[arg] is not None:
             options[key] = str(args[arg])
     instant_time = table.clean(**options)
@@ -187,8 +188,8 @@ TIMELINE_PROCEDURES = (
     ), pa.schema([("start_clean_time", pa.string()), ("time_taken_in_millis", pa.int64()),
                   ("total_files_deleted", pa.int32()), ("earliest_commit_to_retain", pa.string()),
                   ("bootstrap_part_metadata", pa.string()), ("version", pa.int32())]), _run_clean,
-              doc="Clean now with the given policy (`clean_policy`, `retain_commits`, `file_versions_retained`, or "
-                  "`options`); `hours_retained` and the trigger arguments are refused."),
+              doc="Clean now with the given policy (`clean_policy`, `retain_commits`, `file_versions_retained`, "
+                  "`hours_retained`, or `options`); the trigger arguments are refused."),
     Procedure("run_compaction", (
         Parameter("op", required=True), Parameter("table"), Parameter("path"), Parameter("timestamp", parse=parse_int),
         Parameter("options"), Parameter("instants"), Parameter("limit", parse=parse_int),

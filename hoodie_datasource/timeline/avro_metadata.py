@@ -1,5 +1,5 @@
-"""Avro-encoded instant contents (compaction plans, clean plans and clean metadata), and the Avro form of
-commit metadata that Hudi's archived timeline stores.
+"""Avro-encoded instant contents (compaction, clean, rollback and restore plans, their metadata, savepoints), and
+the Avro form of commit metadata that Hudi's archived timeline stores.
 
 Hudi stores table-service plans and results as Avro object container files with one record,
 whatever the table version. These writer schemas carry the fields Hudi's readers resolve by name
@@ -132,6 +132,44 @@ ROLLBACK_METADATA = {
             ]}}},
         {"name": "version", "type": ["int", "null"], "default": 1},
         {"name": "instantsRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+    ],
+}
+
+# Savepoint and restore (hudi-common's HoodieSavePointMetadata.avsc, HoodieRestorePlan.avsc,
+# HoodieRestoreMetadata.avsc): what SavepointActionExecutor and BaseRestoreActionExecutor write
+SAVEPOINT_METADATA = {
+    "type": "record", "name": "HoodieSavepointMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "savepointedBy", "type": "string"},
+        {"name": "savepointedAt", "type": "long"},
+        {"name": "comments", "type": "string"},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieSavepointPartitionMetadata", "namespace": NAMESPACE,
+            "fields": [{"name": "partitionPath", "type": "string"},
+                       {"name": "savepointDataFile", "type": {"type": "array", "items": "string"}}]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+RESTORE_PLAN = {
+    "type": "record", "name": "HoodieRestorePlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "instantsToRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "savepointToRestoreTimestamp", "type": ["string", "null"], "default": None},
+    ],
+}
+# ROLLBACK_METADATA defines HoodieInstantInfo, so the restore metadata names it afterwards
+RESTORE_METADATA = {
+    "type": "record", "name": "HoodieRestoreMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "startRestoreTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "instantsToRollback", "type": {"type": "array", "items": "string"}},
+        {"name": "hoodieRestoreMetadata", "type": {"type": "map", "values": {
+            "type": "array", "items": ["null", ROLLBACK_METADATA]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "restoreInstantInfo", "type": {"type": "array", "items": f"{NAMESPACE}.HoodieInstantInfo"},
+         "default": []},
     ],
 }
 

@@ -110,6 +110,30 @@ def _metadata_compaction(table: Table) -> Prepared:
     return Prepared(spec, table.rows, applied(table.rows, UPDATE))
 
 
+def _savepoint(table: Table) -> Prepared:
+    table.write(batch("first", BASE))
+    table.write(UPDATE)
+    instant = timeline(table.path).last_completed_write().timestamp
+    spec = {"op": "savepoint", "path": table.path, "options": OCC, "instant": instant}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().create_savepoint(instant, **OCC))
+
+
+def _restore(table: Table) -> Prepared:
+    """A restore rolling back one upsert: whatever it died at, the table reads as before or after it."""
+    table.write(batch("first", BASE))
+    kept = timeline(table.path).last_completed_write().timestamp
+    table.service().create_savepoint(kept, **OCC)
+    at_savepoint = table.rows
+    table.write(UPDATE)
+    spec = {"op": "restore", "path": table.path, "options": OCC, "instant": kept}
+
+    def again() -> None:  # finishes the restore, or does it whole when it died before its plan
+        table.service().rollback_to_savepoint(kept, **OCC)
+        table.rows = at_savepoint
+
+    return Prepared(spec, table.rows, at_savepoint, again)
+
+
 @dataclass(frozen=True)
 class Point:
     name: str
@@ -135,6 +159,11 @@ POINTS = [
     Point(fp.MID_CLEAN, _clean, "after", True),
     Point(fp.MID_COMPACTION, _compact, "after", False, (MOR,)),
     Point(fp.MID_ARCHIVAL, _archive, "after", True),
+    Point(fp.AFTER_SAVEPOINT_INFLIGHT, _savepoint, "before", True, (COW,)),
+    # a restore deletes the metadata table first and builds it again once done
+    Point(fp.AFTER_RESTORE_REQUESTED, _restore, "before", True, (COW,), metadata_ready=False),
+    Point(fp.MID_ROLLBACK, _restore, "after", True, (MOR,), metadata_ready=False),
+    Point(fp.MID_RESTORE, _restore, "after", True, metadata_ready=False),
 ]
 CASES = [pytest.param(p, mode, t, id=f"{p.name}-{p.prepare.__name__.strip('_')}-{mode}-{'cow' if t == COW else 'mor'}")
          for p in POINTS for mode in ("fail", "kill") for t in p.table_types]
@@ -166,3 +195,9 @@ def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, poin
         assert any(timeline(table.path).is_compaction(i) for i in timeline(table.path).completed())
     if point.name == fp.MID_ARCHIVAL:
         assert timeline(table.path).archived, "nothing was archived"
+    if prepared.spec["op"] in ("savepoint", "restore"):
+        assert [s.timestamp for s in timeline(table.path).savepoints] == [prepared.spec["instant"]]
+    if prepared.spec["op"] == "restore":
+        assert [i.action for i in timeline(table.path).instants if i.is_completed][-2:] == ["restore", "commit"
+                                                                                            if table.table_type == COW
+                                                                                            else "deltacommit"]
