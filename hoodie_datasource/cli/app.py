@@ -6,6 +6,7 @@ import click
 
 from hoodie_datasource.cli.context import CliState, set_debug
 from hoodie_datasource.cli.inspect_commands import commit, commits, fsview, show, stats
+from hoodie_datasource.cli.savepoint_commands import restore, savepoint
 from hoodie_datasource.cli.service_commands import clean, compaction, rollback, validate
 
 
@@ -23,5 +24,5 @@ def hoodie(ctx: click.Context) -> None:
     ctx.ensure_object(CliState)
 
 
-for _command in (show, commits, commit, fsview, stats, compaction, clean, rollback, validate):
+for _command in (show, commits, commit, fsview, stats, compaction, clean, rollback, savepoint, restore, validate):
     hoodie.add_command(_command)

@@ -97,7 +97,7 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 def test_every_command_has_help():
     commands = _commands(hoodie)
     assert {c[0] for c in commands} >= {"show", "commits", "commit", "fsview", "stats", "compaction", "clean",
-                                        "rollback", "validate"}
+                                        "rollback", "savepoint", "restore", "validate"}
     for command in [(), *commands]:
         ran = hoodie_cli(*command, "--help")
         assert ran.stdout.startswith(f"Usage: hoodie {' '.join(command)}".rstrip()) and "--help" in ran.stdout
@@ -329,3 +329,28 @@ def test_a_real_process_keeps_stdout_to_one_json_document(built):
                          capture_output=True, text=True, env=env, timeout=120)
     assert ran.returncode == 0 and json.loads(ran.stdout) == {"valid": True, "problems": []}
     assert "Validating files" in ran.stderr
+
+
+# ---- savepoints and restore
+
+
+def test_savepoint_create_list_delete_and_restore(table):
+    first, *later = HoodieTable(table).completed_commits()
+    before = read_pairs(table, as_of_instant=first)
+    assert as_json("savepoint", "create", table, "--instant", first, "--user", "ops", "--comments", "backfill") == {
+        "savepoint": first}
+    (listed,) = as_json("savepoint", "list", table)
+    (info,) = HoodieTable(table).show_savepoints()
+    assert listed == {"instant_time": first, "user": "ops", "comments": "backfill", "saved_at": info.saved_at,
+                      "partitions": ["x", "y"]}
+    assert "backfill" in hoodie_cli("savepoint", "list", table).stdout
+
+    restored = as_json("restore", table, first)
+    assert restored["restored_to"] == first and HoodieTable(table).timeline().find(restored["restore_instant"])
+    assert HoodieTable(table).completed_commits() == [first] and read_pairs(table) == before
+    assert as_json("validate", table) == {"valid": True, "problems": []}
+
+    assert as_json("savepoint", "delete", table, first) == {"deleted": first}
+    assert as_json("savepoint", "list", table) == []
+    assert hoodie_cli("savepoint", "delete", table, first, code=1).stderr.startswith("error: SavepointError: ")
+    assert later  # the writes the restore rolled back
