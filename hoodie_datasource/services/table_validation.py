@@ -4,7 +4,7 @@ Five kinds of problem, each a ``TableProblem``:
 
 - ``missing_file``: a file a completed write of the active timeline names in its write stats is not in storage,
   and no completed clean deleted it (``HoodieCleanMetadata.deletePathPatterns``).
-- ``orphan_file``: a data file in storage that no completed write or rollback names and
+- ``orphan_file``: a data file in storage that no completed write, rollback or restore names and
   that no pending instant may be writing: a base file of an instant not on the timeline, or of a completed one
   whose write stats do not list it (a stray task attempt's); the log files a delta commit's rollback kept are
   named by the rollback. While a write is pending, a log file no commit names
@@ -46,7 +46,7 @@ from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName, data_file_instant
 from hoodie_datasource.table.markers import marker_dir
 from hoodie_datasource.table.table import Table
-from hoodie_datasource.timeline.instant import CLEAN, ROLLBACK
+from hoodie_datasource.timeline.instant import CLEAN, RESTORE, ROLLBACK
 from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
@@ -87,14 +87,14 @@ class _Referenced:
     each write is on the active timeline, the files completed cleans deleted, and the instants whose write stats
     could not be read."""
 
-    written: dict[tuple[str, str], str]  # (partition, name) -> the instant naming it
-    active: dict[tuple[str, str], str]  # the same, of writes on the active timeline only
+    written: frozenset[tuple[str, str]]  # (partition, name)
+    active: dict[tuple[str, str], str]  # of writes on the active timeline: (partition, name) -> the write
     cleaned: frozenset[tuple[str, str]]
     unread: frozenset[str]
 
 
 def _referenced(timeline: Timeline) -> _Referenced:
-    written: dict[tuple[str, str], str] = {}
+    written: set[tuple[str, str]] = set()
     active: dict[tuple[str, str], str] = {}
     unread = set()
     for instant in timeline.completed():
@@ -106,18 +106,22 @@ def _referenced(timeline: Timeline) -> _Referenced:
             continue
         for partition, files in of_commit(metadata.get("partitionToWriteStats") or {}).added_files.items():
             for name in files:
-                written[(partition, name)] = instant.timestamp
+                written.add((partition, name))
                 if instant.timestamp not in timeline.archived:
                     active[(partition, name)] = instant.timestamp
     # a delta commit's rollback keeps the log files it wrote and appends a command block (Hudi's
-    # HoodieRollbackPartitionMetadata: rollbackLogFiles, logFilesFromFailedCommit)
-    for rollback in timeline.completed((ROLLBACK,)):
-        for partition, meta in (timeline.read_metadata(rollback).get("partitionMetadata") or {}).items():
+    # HoodieRollbackPartitionMetadata: rollbackLogFiles, logFilesFromFailedCommit); a restore holds the rollback
+    # metadata of each instant it undid (HoodieRestoreMetadata.hoodieRestoreMetadata)
+    rollbacks = [timeline.read_metadata(r) for r in timeline.completed((ROLLBACK,))]
+    rollbacks += [m for r in timeline.completed((RESTORE,))
+                  for ms in (timeline.read_metadata(r).get("hoodieRestoreMetadata") or {}).values() for m in ms or ()]
+    for rollback in rollbacks:
+        for partition, meta in (rollback.get("partitionMetadata") or {}).items():
             for path in (*(meta.get("rollbackLogFiles") or {}), *(meta.get("logFilesFromFailedCommit") or {})):
-                written[(partition, path.rsplit("/", 1)[-1])] = rollback.timestamp
+                written.add((partition, path.rsplit("/", 1)[-1]))
     cleaned = {(partition, name) for clean in timeline.completed((CLEAN,))
                for partition, names in of_clean(timeline.read_metadata(clean)).deleted_files.items() for name in names}
-    return _Referenced(written, active, frozenset(cleaned), frozenset(unread))
+    return _Referenced(frozenset(written), active, frozenset(cleaned), frozenset(unread))
 
 
 def _in_flight(pending: frozenset[str], name: str) -> bool:
@@ -215,7 +219,7 @@ def validate_table(table: Table, progress: Progress | None = None) -> list[Table
     pending = frozenset(i.timestamp for i in timeline.pending())
     problems = [TableProblem(MISSING_FILE, join(*key), f"written by completed instant {instant}, not in storage")
                 for key, instant in refs.active.items() if key not in stored and key not in refs.cleaned]
-    for partition, name in sorted(stored - refs.written.keys()):
+    for partition, name in sorted(stored - refs.written):
         if not _in_flight(pending, name) and not _unjudged(timeline, refs, name):
             problems.append(TableProblem(ORPHAN_FILE, join(partition, name), _orphan_detail(timeline, name)))
     problems += _marker_problems(table)
