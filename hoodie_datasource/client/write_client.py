@@ -342,7 +342,7 @@ class WriteSession:
         completed = None
         try:
             with tx.locked():
-                now = self.table.refresh()
+                now = self._roll_back_clustering_in_the_way(self.table.refresh(), touched)
                 try:
                     check_conflicts(self.table.timeline, now.timeline, self.instant_time, touched)
                 except HoodieWriteConflictError as exc:
@@ -368,6 +368,21 @@ class WriteSession:
         self.finished = True
         tx.stop_heartbeat()
         return completed
+
+    def _roll_back_clustering_in_the_way(self, now: Table, touched: set[FileGroup]) -> Table:
+        """With ``SparkAllowUpdateStrategy`` and ``hoodie.clustering.rollback.pending.replacecommit.on.conflict``, the
+        pending clusterings of file groups this write changed are rolled back before it commits (Hudi's
+        ``BaseSparkCommitActionExecutor.clusteringHandleUpdate``); the table after them."""
+        cfg = self.services.clustering
+        if cfg.rejects_updates or not cfg.rollback_pending_on_conflict:
+            return now
+        held = now.timeline.pending_clustering()
+        in_the_way = sorted({held[g] for g in touched if g in held})
+        for instant_time in in_the_way:
+            logger.info("Rolling back pending clustering %s: write %s updates its file groups", instant_time,
+                        self.instant_time)
+            rollback_pending(now, now.timeline.find(instant_time))
+        return now.refresh() if in_the_way else now
 
     def _transactions(self) -> TransactionManager:
         if self.transactions is None:
