@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hudi import HudiTableBuilder
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
@@ -91,6 +92,8 @@ def test_clustering_rewrites_small_file_groups_keeping_commit_metadata(tmp_path,
     assert table.pending_clustering() == []
     assert table.schedule_clustering(**{"hoodie.clustering.plan.strategy.single.group.clustering.enabled":
                                         "false"}) is None
+    by_hudi_rs = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    assert sorted(zip(by_hudi_rs.column("id").to_pylist(), by_hudi_rs.column("v").to_pylist())) == rows(path)
 
 
 def test_cdc_query_shows_no_change_at_a_clustering(tmp_path):
@@ -229,3 +232,24 @@ def test_cleaner_and_archival_handle_replaced_file_groups(tmp_path):
     assert not left & {f for ids in replaced.values() for f in ids}
     HoodieTable(path).archive(**{"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
     assert len(rows(path)) == 12
+
+
+def test_a_write_that_started_before_a_plan_conflicts_with_it(tmp_path, monkeypatch):
+    """Hudi's SimpleConcurrentFileWritesConflictResolutionStrategy: a clustering scheduled after a write started,
+    planning a file group the write updates, fails the write at its commit (nothing of it stays)."""
+    path = str(tmp_path / "t")
+    occ = {**COW, "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+           "hoodie.write.lock.provider": "storage"}
+    small_commits(path, occ, n=2)
+    before = rows(path)
+    scheduled = []
+
+    def schedule_meanwhile(point, **context):
+        if point == "before_commit" and not scheduled:
+            scheduled.append(HoodieTable(path).schedule_clustering(**occ))
+
+    monkeypatch.setattr("hoodie_datasource.client.write_client.fault_points.reach", schedule_meanwhile)
+    with pytest.raises(HoodieWriteConflictError, match="conflicts with replacecommit"):
+        write_local(path, batch([("k0-0", 5, "x", 1)]), occ)
+    monkeypatch.undo()
+    assert rows(path) == before and HoodieTable(path).cluster(**occ) == scheduled
