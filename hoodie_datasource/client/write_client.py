@@ -202,6 +202,7 @@ class WriteSession:
         instant files every task's file-system view asks about are read here, once, and travel with
         the timeline, instead of once per task; so does ``listed``, the table's files, when given."""
         self.table.timeline.replaced_file_ids()
+        self.table.timeline.pending_clustering()
         if self.config.is_mor:
             self.table.timeline.pending_compactions()
         scope = self.index.scope(self.table, self.instant_time, self.operation, self.data_schema)

@@ -477,6 +477,8 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         placed = _Batches(located, located_schema)
         writing = f"writing file groups ({sum(counts.values())} inserts)"
 
+    if writer.table.timeline.pending_clustering():  # updates of file groups a clustering will rewrite fail here
+        placed = placed.then(writer.refuse_clustered_updates, located_schema)
     plan = writer.insert_plan(counts, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     targets = writer.targets(files, plan)

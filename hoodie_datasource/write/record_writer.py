@@ -70,15 +70,16 @@ class RecordWriter:
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
         return self.table.timeline.pending_compactions() if self.config.is_mor else {}
 
-    def _refuse_clustered_updates(self, tagged: pa.Table) -> None:
-        """Hudi's ``SparkRejectUpdateStrategy`` (``hoodie.clustering.updates.strategy``'s default): a record of a file
-        group a pending clustering will rewrite fails the write before anything is written."""
+    def refuse_clustered_updates(self, tagged: pa.Table) -> pa.Table:
+        """``tagged``, when none of its records is of a file group a pending clustering will rewrite; else Hudi's
+        ``SparkRejectUpdateStrategy`` (``hoodie.clustering.updates.strategy``'s default) fails the write before
+        anything is written."""
         held = self.table.timeline.pending_clustering()
         if not held or not self.config.clustering_rejects_updates:
-            return
+            return tagged
         located = tagged.filter(pc.is_valid(tagged.column(FILE_ID_COLUMN)))
         if located.num_rows == 0:
-            return
+            return tagged
         groups = pc.unique(pc.binary_join_element_wise(located.column(PARTITION_PATH_COLUMN),
                                                        located.column(FILE_ID_COLUMN), "\x00")).to_pylist()
         hit = sorted(tuple(g.split("\x00")) for g in groups if tuple(g.split("\x00")) in held)
@@ -89,6 +90,7 @@ class RecordWriter:
                 f"Not allowed to update the file groups {names} of {self.ctx.storage.uri}: pending clustering "
                 f"{instants} will rewrite them (hoodie.clustering.updates.strategy=SparkRejectUpdateStrategy). Run "
                 "the clustering first, or write with hoodie.clustering.updates.strategy=SparkAllowUpdateStrategy")
+        return tagged
 
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files, and at most
@@ -130,9 +132,7 @@ class RecordWriter:
         if not self.index.requires_tagging(self.config.operation):
             return unlocated(records), files, None
         tagged, counts = self.index.tag(records, files, self.scope)
-        tagged = routing.partition_changes(tagged, self.index)
-        self._refuse_clustered_updates(tagged)
-        return tagged, files, counts
+        return self.refuse_clustered_updates(routing.partition_changes(tagged, self.index)), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from chispa import assert_df_equality
 
 from hoodie_datasource import HoodieTable
+from hoodie_datasource.errors import ClusteringUpdateError
 from hoodie_datasource.spark.clustering import cluster
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
@@ -54,3 +56,20 @@ def test_inline_clustering_after_every_n_commits(spark, tmp_path):
     assert actions == [("commit", "UPSERT")] * 2 + [("replacecommit", "CLUSTER")] + [("commit", "UPSERT")] * 2 + [
         ("replacecommit", "CLUSTER")]
     assert sorted(r.v for r in _read(spark, path).collect()) == [0, 1, 2, 3]
+
+
+def test_a_spark_update_of_a_pending_plan_is_rejected(spark, tmp_path):
+    """A table without partitions is written file group by file group (``write_dag._write_by_file_group``): the
+    update strategy refuses there too, before anything is written."""
+    path = str(tmp_path / "t")
+    flat = {"hoodie.datasource.write.partitionpath.field": ""}
+    for i in range(2):
+        _write(spark, path, [(f"k{i}", i, "p0", i)], **flat)
+    instant = HoodieTable(path).schedule_clustering()
+    files = sorted(os.listdir(path))
+    with pytest.raises(ClusteringUpdateError, match=f"pending clustering {instant}"):
+        _write(spark, path, [("k0", 5, "p0", 50)], **flat)
+    assert sorted(os.listdir(path)) == files
+    HoodieTable(path).run_clustering(instant)
+    _write(spark, path, [("k0", 5, "p0", 50)], **flat)
+    assert sorted(r.v for r in _read(spark, path).collect()) == [1, 50]

@@ -222,15 +222,17 @@ def test_a_failed_clustering_is_started_over_and_writers_leave_it_alone(tmp_path
 
 def test_cleaner_and_archival_handle_replaced_file_groups(tmp_path):
     path = str(tmp_path / "t")
-    small_commits(path, COW, n=3)
-    instant = HoodieTable(path).cluster()[0]
+    options = {**COW, "hoodie.metadata.compact.max.delta.commits": "1"}  # archival goes as far as its compaction
+    small_commits(path, options, n=3)
+    instant = HoodieTable(path).cluster(**options)[0]
     replaced = HoodieTable(path).commit_metadata(instant)["partitionToReplaceFileIds"]
     for i in range(3):
-        write_local(path, batch([(f"n{i}", 9, "z", i)]), COW)
-    HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1"})
+        write_local(path, batch([(f"n{i}", 9, "z", i)]), options)
+    HoodieTable(path).clean(**{**options, "hoodie.cleaner.commits.retained": "1"})
     left = {n.split("_")[0] for p in ("x", "y") for n in base_files(path, p)}
     assert not left & {f for ids in replaced.values() for f in ids}
-    HoodieTable(path).archive(**{"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    HoodieTable(path).archive(**{**options, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    assert instant in HoodieTable(path).timeline().archived  # with its plan (hoodieRequestedReplaceMetadata)
     assert len(rows(path)) == 12
 
 
