@@ -35,13 +35,13 @@ import pyarrow.parquet as pq
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ClusteringConfig
-from hoodie_datasource.errors import CommitConflictError, HoodieWriteConflictError, TimelineError
+from hoodie_datasource.errors import HoodieWriteConflictError, TimelineError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.clustering_layout import layout_order
 from hoodie_datasource.services.clustering_plan import clustering_plan, slice_paths
-from hoodie_datasource.services.service_execution import Guard, run_planned
+from hoodie_datasource.services.service_execution import Guard, run_each, run_planned
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import Storage, join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
@@ -288,16 +288,8 @@ def _changed_slices(table: Table, plan: dict[str, Any]) -> list[str]:
 def run_pending_clustering(table: Table, cfg: ClusteringConfig, guard: Guard = nullcontext,
                            runner: GroupRunner = run_here) -> ServiceRun:
     """Run every pending clustering but those another process is running (inflight, heartbeat alive)."""
-    done: list[str] = []
-    for instant in pending_clustering_instants(table.timeline):
-        try:
-            run = execute_clustering(table, instant.timestamp, cfg, guard, runner)
-        except CommitConflictError as exc:
-            logger.info("Skipped: %s", exc)
-            continue
-        done += run.instants
-        table = run.table
-    return ServiceRun(tuple(done), table)
+    return run_each(table, [i.timestamp for i in pending_clustering_instants(table.timeline)],
+                    lambda current, instant_time: execute_clustering(current, instant_time, cfg, guard, runner))
 
 
 @dataclass(frozen=True)

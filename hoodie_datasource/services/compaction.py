@@ -29,11 +29,11 @@ import pyarrow as pa
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
-from hoodie_datasource.errors import CommitConflictError, HoodieConfigError
+from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
-from hoodie_datasource.services.service_execution import Guard, run_planned
+from hoodie_datasource.services.service_execution import Guard, run_each, run_planned
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
@@ -216,14 +216,5 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
 
 def run_pending_compactions(table: Table, cfg: CompactionConfig, guard: Guard = nullcontext) -> ServiceRun:
     """Run every pending compaction but those another process is running (inflight, heartbeat alive)."""
-    done: list[str] = []
-    for instant in table.timeline.instants:
-        if instant.action == COMPACTION and not instant.is_completed:
-            try:
-                run = execute_compaction(table, instant.timestamp, cfg, guard)
-            except CommitConflictError as exc:
-                logger.info("Skipped: %s", exc)
-                continue
-            done += run.instants
-            table = run.table
-    return ServiceRun(tuple(done), table)
+    pending = [i.timestamp for i in table.timeline.instants if i.action == COMPACTION and not i.is_completed]
+    return run_each(table, pending, lambda current, instant_time: execute_compaction(current, instant_time, cfg, guard))

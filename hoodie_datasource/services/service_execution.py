@@ -9,11 +9,13 @@ process should run the table services."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from hoodie_datasource.errors import CommitConflictError, TimelineError
 from hoodie_datasource.metadata.sync import Guard
+from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.heartbeat import Heartbeat, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import Instant, State
@@ -21,8 +23,9 @@ from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import transition_to_inflight
 from hoodie_datasource.write.rollback import delete_instant_data_files
 
-__all__ = ["Guard", "run_planned"]  # Guard: what a service holds while it changes the timeline (the table lock)
+__all__ = ["Guard", "run_each", "run_planned"]  # Guard: what a service holds while it changes the timeline (the table lock)
 Result = TypeVar("Result")
+logger = logging.getLogger(__name__)
 
 
 def run_planned(table: Table, instant_time: str, what: str, is_planned: Callable[[Timeline, Instant], bool],
@@ -53,3 +56,18 @@ def run_planned(table: Table, instant_time: str, what: str, is_planned: Callable
     finally:
         if heartbeat is not None:  # also when leaving the lock failed after the heartbeat started
             heartbeat.stop()
+
+
+def run_each(table: Table, instant_times: Iterable[str], run_one: Callable[[Table, str], ServiceRun]) -> ServiceRun:
+    """``run_one`` of every planned instant in turn, each on the table the one before left, but those another process
+    completed or is running (``CommitConflictError``)."""
+    done: list[str] = []
+    for instant_time in instant_times:
+        try:
+            run = run_one(table, instant_time)
+        except CommitConflictError as exc:
+            logger.info("Skipped: %s", exc)
+            continue
+        done += run.instants
+        table = run.table
+    return ServiceRun(tuple(done), table)
