@@ -3,9 +3,12 @@
 * Hudi reads our clustered table exactly (snapshot, read-optimized, time travel before the clustering,
   incremental pulls over it: no row at the clustering instant), its metadata table's listing too;
 * Hudi clusters a table we wrote (``CALL run_clustering``) and we read the result as Hudi does;
-* Hudi schedules a plan (``op => 'schedule'``), we execute it, and Hudi reads the result."""
+* Hudi schedules a plan (``op => 'schedule'``), we execute it, and Hudi reads the result;
+* Hudi loads our archive log holding an archived clustering, and lists our pending plan (``show_clustering``)."""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -72,3 +75,29 @@ def test_we_read_hudis_clustering_of_our_table_and_run_hudis_plan(hudi, tmp_path
                       read_table(path, ReadConfig(query_type="incremental", begin_instant=ours)))
     write_local(path, rows(["k2c"], [30], ["sf"], [1.0]), opts)  # and we write on
     assert_same_table(hudi.read(path), read_table(path))
+
+
+def test_hudi_reads_our_archived_clustering_and_shows_our_plans(hudi, tmp_path):
+    """Our archive log holds a clustering's plan (``hoodieRequestedReplaceMetadata``) as Hudi's archiver keeps it:
+    Hudi loads that archive (``show_archived_commits``), and ``show_clustering`` lists our pending plan."""
+    path = tmp_path / "trips"
+    opts = options("COPY_ON_WRITE", **SMALL, **{"hoodie.metadata.compact.max.delta.commits": "1"})
+    _small_writes(str(path), opts)
+    archived = HoodieTable(str(path)).cluster(**opts)[0]
+    for i in range(3):
+        write_local(str(path), rows([f"n{i}"], [20 + i], ["la"], [1.0]), opts)
+    HoodieTable(str(path)).clean(**{**opts, "hoodie.cleaner.commits.retained": "1"})  # the replaced groups go first
+    HoodieTable(str(path)).archive(**{**opts, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    assert archived in HoodieTable(str(path)).timeline().archived
+    pending = HoodieTable(str(path)).schedule_clustering(**opts)
+    name = f"clustered_{hudi.version.replace('.', '_')}"
+    copy = hudi.workdir / "procedure-tables" / name
+    shutil.copytree(path, copy)  # Hudi 0.15's CREATE TABLE rewrites hoodie.properties
+    hudi.sql(f"CREATE TABLE {name} USING hudi LOCATION '{copy}'")
+    shown = hudi.sql(f"CALL show_archived_commits(table => '{name}', limit => 100, start_ts => '000', "
+                     "end_ts => '99999999999999999')", result=True).to_pylist()
+    timeline = HoodieTable(str(path)).timeline()
+    archived_writes = sorted(t for t in timeline.archived if timeline.find(t).action in ("commit", "replacecommit"))
+    assert sorted(c["commit_time"] for c in shown) == archived_writes and archived in archived_writes
+    plans = hudi.sql(f"CALL show_clustering(table => '{name}')", result=True).to_pylist()
+    assert [(p["timestamp"], p["input_group_size"]) for p in plans] == [(pending, 3)]
