@@ -58,6 +58,7 @@ from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.clustering import GroupRunner, run_here
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
 from hoodie_datasource.services.table_services import run_inline_services
@@ -155,6 +156,7 @@ class WriteSession:
     extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
     measured_record_size: int | None = None  # bytes a record of this write's input takes, measured on a sample
     metadata: MetadataConfig = field(default_factory=MetadataConfig)  # hoodie.metadata.* of this write
+    group_runner: GroupRunner = run_here  # runs an inline clustering's groups (the engine's: Spark tasks on Spark)
 
     @property
     def instant_time(self) -> str:
@@ -397,7 +399,8 @@ class WriteSession:
         next write (the table is then returned as the commit left it). Frees the table lock's provider."""
         tx = self._transactions()
         try:
-            return run_inline_services(table, self.services, tx.locked if self.concurrency.is_occ else None)
+            return run_inline_services(table, self.services, tx.locked if self.concurrency.is_occ else None,
+                                       self.group_runner)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
             return table

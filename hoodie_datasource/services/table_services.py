@@ -60,12 +60,13 @@ def _clustering_due(table: Table, services: ServicesConfig) -> bool:
     return commits_since_last_clustering(table.timeline) >= services.cluster_max_commits
 
 
-def run_inline_services(table: Table, services: ServicesConfig, guard: Guard | None = None) -> Table:
-    """Compaction (when due), cleaning, archival, on ``table`` (the table a commit left); the table after
-    them. Each service hands the next the table it left, so the timeline is listed again only where a
-    service cannot know what changed (each listing is a LIST request on an object store). With several
-    writers (``guard``: the table lock), compaction is scheduled and completed under the lock, and cleaning
-    and archival run under it whole, on a timeline listed under it."""
+def run_inline_services(table: Table, services: ServicesConfig, guard: Guard | None = None,
+                        runner: GroupRunner = run_here) -> Table:
+    """Compaction and clustering (when due; ``runner`` runs a clustering's groups), cleaning, archival, on
+    ``table`` (the table a commit left); the table after them. Each service hands the next the table it left, so
+    the timeline is listed again only where a service cannot know what changed (each listing is a LIST request on
+    an object store). With several writers (``guard``: the table lock), compaction and clustering are scheduled
+    and completed under the lock, and cleaning and archival run under it whole, on a timeline listed under it."""
     compacting = table.config.is_mor and services.inline_compact
     clustering = services.inline_cluster or services.schedule_cluster_inline
     if not (compacting or clustering or services.auto_clean or services.auto_archive):
@@ -74,7 +75,7 @@ def run_inline_services(table: Table, services: ServicesConfig, guard: Guard | N
         table = compact_now(table, services, guard).table
     if clustering and _clustering_due(table, services):
         if services.inline_cluster:  # hoodie.clustering.inline: schedule and run
-            table = cluster_now(table, services, guard).table
+            table = cluster_now(table, services, guard, runner).table
         else:  # hoodie.clustering.schedule.inline: another process runs it
             with (guard or nullcontext)():
                 table = schedule_clustering(table.refresh() if guard else table, services.clustering).table

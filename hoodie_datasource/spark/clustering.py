@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.services.clustering import GroupRunner, GroupTask
+from hoodie_datasource.spark.arrow_steps import task_token
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.task_errors import task_error
-from hoodie_datasource.spark.write_dag import task_token
 from hoodie_datasource.timeline.commit_metadata import WriteStat
 
 _STATS = pa.schema([("stat", pa.string())])

@@ -56,6 +56,9 @@ def test_inline_clustering_after_every_n_commits(spark, tmp_path):
     assert actions == [("commit", "UPSERT")] * 2 + [("replacecommit", "CLUSTER")] + [("commit", "UPSERT")] * 2 + [
         ("replacecommit", "CLUSTER")]
     assert sorted(r.v for r in _read(spark, path).collect()) == [0, 1, 2, 3]
+    # each group a Spark task of the write's session: its token names the task, not the local engine's 1-0-1
+    stats = table.commit_metadata(table.instants()[2].timestamp)["partitionToWriteStats"]["p0"]
+    assert [s["path"].split("_")[1] for s in stats] != ["1-0-1"]
 
 
 def test_a_spark_update_of_a_pending_plan_is_rejected(spark, tmp_path):
