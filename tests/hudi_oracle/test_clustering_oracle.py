@@ -3,7 +3,7 @@
 * Hudi reads our clustered table exactly (snapshot, read-optimized, time travel before the clustering,
   incremental pulls over it: no row at the clustering instant), its metadata table's listing too;
 * Hudi clusters a table we wrote (``CALL run_clustering``) and we read the result as Hudi does;
-* Hudi schedules a plan (``op => 'schedule'``), we execute it, and Hudi reads the result;
+* Hudi schedules a plan (``op => 'schedule'``), we execute it, and Hudi reads the result; Hudi executes ours;
 * Hudi loads our archive log holding an archived clustering, and lists our pending plan (``show_clustering``)."""
 
 from __future__ import annotations
@@ -101,3 +101,19 @@ def test_hudi_reads_our_archived_clustering_and_shows_our_plans(hudi, tmp_path):
     assert sorted(c["commit_time"] for c in shown) == archived_writes and archived in archived_writes
     plans = hudi.sql(f"CALL show_clustering(table => '{name}')", result=True).to_pylist()
     assert [(p["timestamp"], p["input_group_size"]) for p in plans] == [(pending, 3)]
+
+
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
+def test_hudi_runs_our_plan(hudi, tmp_path, table_type):
+    """Our ``HoodieRequestedReplaceMetadata``, its slices named by full path as Hudi's are, executed by Hudi
+    (``op => 'execute'``): the records it rewrote read as before, by Hudi and by us."""
+    path = str(tmp_path / "trips")
+    opts = options(table_type, **SMALL)
+    _small_writes(path, opts)
+    before = read_table(path).sort_by("_hoodie_record_key").drop_columns(["_hoodie_file_name"])
+    ours = HoodieTable(path).schedule_clustering(**{"hoodie.clustering.plan.strategy.sort.columns": "fare"})
+    hudi.sql(f"CALL run_clustering(path => '{path}', op => 'execute')")
+    assert ours in HoodieTable(path).completed_commits() and HoodieTable(path).pending_clustering() == []
+    assert HoodieTable(path).commit_metadata(ours)["operationType"] == "CLUSTER"
+    assert_same_table(hudi.read(path), read_table(path))
+    assert read_table(path).sort_by("_hoodie_record_key").drop_columns(["_hoodie_file_name"]).equals(before)
