@@ -255,3 +255,22 @@ def test_a_write_that_started_before_a_plan_conflicts_with_it(tmp_path, monkeypa
         write_local(path, batch([("k0-0", 5, "x", 1)]), occ)
     monkeypatch.undo()
     assert rows(path) == before and HoodieTable(path).cluster(**occ) == scheduled
+
+
+def test_writers_schedule_inline_and_another_process_runs_the_plan(tmp_path):
+    """``hoodie.clustering.schedule.inline``: the writer schedules after every ``inline.max.commits`` commits and
+    runs nothing; the executor (``hoodie.clustering.async.enabled``) schedules only after ``async.max.commits``."""
+    path = str(tmp_path / "t")
+    writer = {**COW, "hoodie.clustering.schedule.inline": "true", "hoodie.clustering.inline.max.commits": "2"}
+    executor = {"hoodie.clustering.async.enabled": "true", "hoodie.clustering.async.max.commits": "3"}
+    small_commits(path, writer, n=1)
+    assert HoodieTable(path).pending_clustering() == []
+    small_commits(path, writer, n=1)  # the second commit: a plan, not run
+    planned = [p.instant_time for p in HoodieTable(path).pending_clustering()]
+    assert len(planned) == 1 and HoodieTable(path).cluster(**executor) == planned
+    assert HoodieTable(path).schedule_clustering(**executor) is None  # no commit since
+    write_local(path, batch([("late", 1, "x", 1)]), COW)
+    assert HoodieTable(path).schedule_clustering(**executor) is None  # one of three
+    for i in range(2):
+        write_local(path, batch([(f"later{i}", 1, "y", 1)]), COW)
+    assert HoodieTable(path).schedule_clustering(**executor) is not None
