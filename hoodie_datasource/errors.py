@@ -96,6 +96,16 @@ class HoodieWriteConflictError(HoodieError):
     second writer was not expected: use optimistic concurrency control."""
 
 
+class ClusteringUpdateError(HoodieError):
+    """A write updates or deletes records of file groups a pending clustering will rewrite, and the update
+    strategy rejects that (Hudi's default ``SparkRejectUpdateStrategy``, its ``HoodieClusteringUpdateException``);
+    the message names the file groups and the clustering instant. Nothing is written.
+
+    What to do: run the clustering first (``HoodieTable.cluster()``, ``CALL run_clustering``), or write with
+    ``hoodie.clustering.updates.strategy=SparkAllowUpdateStrategy`` (the clustering then fails, or with
+    ``hoodie.clustering.rollback.pending.replacecommit.on.conflict=true`` is rolled back by the write)."""
+
+
 class WriteLayoutError(HoodieError):
     """A write's tasks did not divide its work as it requires (whole partitions, whole file groups), so
     committing could lose or duplicate rows; the write is rolled back instead.

@@ -26,8 +26,9 @@ from hoodie_datasource.config.concurrency_config import resolve_concurrency_conf
 from hoodie_datasource.config.keys import METADATA_ENABLE
 from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.read_config import resolve_read_config
-from hoodie_datasource.config.services_config import resolve_services_config
+from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
+from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import MetadataTableError, MetadataTableNotReadyError, TimelineError
 from hoodie_datasource.metadata.reader import MetadataTableReader, planning_from_metadata
 from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
@@ -37,10 +38,20 @@ from hoodie_datasource.read.table_reader import read_query
 from hoodie_datasource.services import restore, savepoint
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean, files_to_clean
-from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
+from hoodie_datasource.services.clustering import (
+    ClusteringPlanInfo,
+    GroupRunner,
+    commits_since_last_clustering,
+    execute_clustering,
+    pending_clustering_info,
+    run_here,
+    schedule_clustering,
+)
+from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
+from hoodie_datasource.services.service_execution import Guard
 from hoodie_datasource.services.service_run import ServiceRun
-from hoodie_datasource.services.table_services import compact_now
+from hoodie_datasource.services.table_services import cluster_now, compact_now
 from hoodie_datasource.services.table_validation import Progress, TableProblem, validate_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
@@ -349,6 +360,50 @@ class HoodieTable:
                                                resolve_services_config(options).archive.beyond_savepoint)
             self._table = planning_from_metadata(run.table, cfg.enabled)
         return run.instants[0]
+
+    # ---- clustering
+
+    def schedule_clustering(self, **options: str) -> str | None:
+        """Plan a clustering (``hoodie.clustering.plan.strategy.*`` options) without running it; returns its instant,
+        or None when no file slice is worth clustering (or, with ``hoodie.clustering.inline`` or
+        ``hoodie.clustering.async.enabled`` set, fewer commits than their ``max.commits`` followed the last one)."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            table = self._to_change(options)
+            services = self._clustering_services(options)
+            gated = services.inline_cluster or services.async_cluster or services.schedule_cluster_inline
+            if gated and commits_since_last_clustering(table.timeline) < services.cluster_max_commits:
+                return None
+            scheduled = self._after(schedule_clustering(table, services.clustering))
+        return scheduled[0] if scheduled else None
+
+    def run_clustering(self, instant_time: str, *, runner: GroupRunner = run_here, **options: str) -> str:
+        """Run the planned clustering ``instant_time`` (from ``schedule_clustering``, maybe in another process).
+        ``runner`` runs its groups: in this process by default (``spark.clustering`` runs them on Spark)."""
+        with self._table_lock(options) as guard:
+            with (guard or nullcontext)():
+                table = self._to_change(options)
+            run = execute_clustering(table, instant_time, self._clustering_services(options).clustering,
+                                     guard or nullcontext, runner)
+        return self._after(run)[0]
+
+    def cluster(self, *, runner: GroupRunner = run_here, **options: str) -> list[str]:
+        """Schedule a clustering when none is pending, then run every pending one; returns the clustering instants
+        completed. Options: the ``hoodie.clustering.*`` and ``hoodie.layout.optimize.*`` keys (and, beside other
+        writers, the concurrency ones); ``runner`` as for ``run_clustering``."""
+        with self._table_lock(options) as guard:
+            with (guard or nullcontext)():
+                table = self._to_change(options)
+            return self._after(cluster_now(table, self._clustering_services(options), guard, runner))
+
+    def _clustering_services(self, options: Mapping[str, str]) -> ServicesConfig:
+        """The services' settings, the files a clustering writes made as the table's writes make them (the index's
+        bloom filter, the compression) from the same options."""
+        write = resolve_write_config(options, self.config)
+        return resolve_services_config(options, write.index, write.sizing.compression)
+
+    def pending_clustering(self) -> list[ClusteringPlanInfo]:
+        """The pending clusterings (requested or inflight), oldest first."""
+        return pending_clustering_info(self.table)
 
     # ---- the command line's questions: a clean planned, the whole table checked
 

@@ -1,4 +1,4 @@
-"""Table-service settings (compaction, cleaning, archival), resolved once from options.
+"""Table-service settings (compaction, clustering, cleaning, archival), resolved once from options.
 
 Why in ``config/``: the settings are plain validated values; keeping them beside the other configs
 lets the write path and the table facade resolve them without importing the services themselves."""
@@ -57,6 +57,49 @@ class CompactionConfig:
 
 
 @dataclass(frozen=True)
+class ClusteringConfig:
+    """Hudi's ``HoodieClusteringConfig``: what a plan takes (``services.clustering_plan``), how it runs
+    (``services.clustering``) and how writers treat the file groups it will rewrite."""
+
+    small_file_limit: int = 300 * k.MB
+    target_file_max_bytes: int = 1024 * k.MB
+    max_bytes_per_group: int = 2048 * k.MB
+    max_num_groups: int = 30
+    sort_columns: tuple[str, ...] = ()
+    single_group: bool = True
+    partition_filter_mode: str = "NONE"
+    lookback_partitions: int = 2
+    skip_latest_partitions: int = 0
+    begin_partition: str | None = None
+    end_partition: str | None = None
+    partitions_selected: tuple[str, ...] = ()
+    partition_regex: str | None = None
+    layout_strategy: str = "linear"
+    curve_build_method: str = "direct"
+    curve_sample_size: int = 200_000
+    parquet_max_file_size: int = 120 * k.MB  # the size a slice without a base file counts as
+    plan_strategy: str = k.CLUSTERING_PLAN_STRATEGIES[0]
+    execution_strategy: str = k.CLUSTERING_EXECUTION_STRATEGIES[0]
+    rejects_updates: bool = True  # hoodie.clustering.updates.strategy: SparkRejectUpdateStrategy
+    rollback_pending_on_conflict: bool = False
+    index: IndexConfig = IndexConfig()
+    compression: str = "snappy"
+    metadata: MetadataConfig = MetadataConfig()
+    heartbeat_interval_ms: int = 60_000
+    heartbeat_expiry_ms: int = 120_000
+
+    def __post_init__(self) -> None:
+        for name in ("target_file_max_bytes", "max_bytes_per_group", "max_num_groups"):
+            if getattr(self, name) < 1:
+                raise HoodieConfigError(f"Clustering setting {name} must be >= 1, got {getattr(self, name)}")
+
+    @property
+    def strategy_params(self) -> dict[str, str]:
+        """The plan's ``strategyParams`` (``SparkSizeBasedClusteringPlanStrategy.getStrategyParams``)."""
+        return {k.CLUSTERING_SORT_COLUMNS.key: ",".join(self.sort_columns)} if self.sort_columns else {}
+
+
+@dataclass(frozen=True)
 class ArchiveConfig:
     min_commits: int = 20
     max_commits: int = 30
@@ -71,6 +114,11 @@ class ArchiveConfig:
 class ServicesConfig:
     inline_compact: bool = False
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    inline_cluster: bool = False  # hoodie.clustering.inline: schedule and run
+    schedule_cluster_inline: bool = False  # hoodie.clustering.schedule.inline: schedule only
+    async_cluster: bool = False  # hoodie.clustering.async.enabled
+    cluster_max_commits: int = 4  # ...inline.max.commits, or ...async.max.commits when clustering is async
+    clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
     auto_clean: bool = True
     clean: CleanConfig = field(default_factory=CleanConfig)
     auto_archive: bool = True
@@ -87,6 +135,29 @@ def resolve_services_config(options: Mapping[str, str], index: IndexConfig | Non
         compaction=CompactionConfig(
             strategy=get(k.COMPACTION_STRATEGY), max_delta_commits=get(k.MAX_DELTA_COMMITS),
             target_partitions=get(k.DAYBASED_PARTITIONS), target_io_mb=get(k.TARGET_IO),
+            index=index or IndexConfig(), compression=compression, metadata=resolve_metadata_config(options),
+            heartbeat_interval_ms=concurrency.heartbeat_interval_ms, heartbeat_expiry_ms=concurrency.heartbeat_expiry_ms,
+        ),
+        inline_cluster=get(k.CLUSTERING_INLINE),
+        schedule_cluster_inline=get(k.CLUSTERING_SCHEDULE_INLINE),
+        async_cluster=get(k.CLUSTERING_ASYNC),
+        cluster_max_commits=get(k.CLUSTERING_ASYNC_MAX_COMMITS) if get(k.CLUSTERING_ASYNC) and not get(
+            k.CLUSTERING_INLINE) else get(k.CLUSTERING_INLINE_MAX_COMMITS),
+        clustering=ClusteringConfig(
+            small_file_limit=get(k.CLUSTERING_SMALL_FILE_LIMIT),
+            target_file_max_bytes=get(k.CLUSTERING_TARGET_FILE_MAX_BYTES),
+            max_bytes_per_group=get(k.CLUSTERING_MAX_BYTES_PER_GROUP), max_num_groups=get(k.CLUSTERING_MAX_NUM_GROUPS),
+            sort_columns=get(k.CLUSTERING_SORT_COLUMNS), single_group=get(k.CLUSTERING_SINGLE_GROUP),
+            partition_filter_mode=get(k.CLUSTERING_PARTITION_FILTER_MODE),
+            lookback_partitions=get(k.CLUSTERING_LOOKBACK_PARTITIONS),
+            skip_latest_partitions=get(k.CLUSTERING_SKIP_LATEST_PARTITIONS),
+            begin_partition=get(k.CLUSTERING_BEGIN_PARTITION), end_partition=get(k.CLUSTERING_END_PARTITION),
+            partitions_selected=get(k.CLUSTERING_PARTITIONS_SELECTED), partition_regex=get(k.CLUSTERING_PARTITION_REGEX),
+            layout_strategy=get(k.LAYOUT_OPTIMIZE_STRATEGY), curve_build_method=get(k.LAYOUT_CURVE_BUILD_METHOD),
+            curve_sample_size=get(k.LAYOUT_CURVE_SAMPLE_SIZE), parquet_max_file_size=get(k.MAX_FILE_SIZE),
+            plan_strategy=get(k.CLUSTERING_PLAN_STRATEGY), execution_strategy=get(k.CLUSTERING_EXECUTION_STRATEGY),
+            rejects_updates=get(k.CLUSTERING_UPDATES_STRATEGY) == k.CLUSTERING_UPDATE_STRATEGIES[0],
+            rollback_pending_on_conflict=get(k.CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT),
             index=index or IndexConfig(), compression=compression, metadata=resolve_metadata_config(options),
             heartbeat_interval_ms=concurrency.heartbeat_interval_ms, heartbeat_expiry_ms=concurrency.heartbeat_expiry_ms,
         ),

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.hoodie_table import HoodieTable
+from hoodie_datasource.procedures.clustering_procedures import CLUSTERING_PROCEDURES
 from hoodie_datasource.procedures.commit_procedures import COMMIT_PROCEDURES
 from hoodie_datasource.procedures.fs_procedures import FS_PROCEDURES
 from hoodie_datasource.procedures.metadata_procedures import METADATA_PROCEDURES
@@ -24,7 +25,7 @@ from hoodie_datasource.procedures.stats_procedures import STATS_PROCEDURES
 from hoodie_datasource.procedures.timeline_procedures import TIMELINE_PROCEDURES
 
 PROCEDURES = {p.name: p for p in (*TIMELINE_PROCEDURES, *COMMIT_PROCEDURES, *STATS_PROCEDURES, *FS_PROCEDURES,
-                                  *METADATA_PROCEDURES, *SAVEPOINT_PROCEDURES)}
+                                  *METADATA_PROCEDURES, *SAVEPOINT_PROCEDURES, *CLUSTERING_PROCEDURES)}
 
 
 def procedure(name: str) -> Procedure:

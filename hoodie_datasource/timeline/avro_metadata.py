@@ -1,5 +1,5 @@
-"""Avro-encoded instant contents (compaction, clean, rollback and restore plans, their metadata, savepoints), and
-the Avro form of commit metadata that Hudi's archived timeline stores.
+"""Avro-encoded instant contents (compaction and clustering plans, clean, rollback and restore plans, their
+metadata, savepoints), and the Avro form of commit metadata that Hudi's archived timeline stores.
 
 Hudi stores table-service plans and results as Avro object container files with one record,
 whatever the table version. These writer schemas carry the fields Hudi's readers resolve by name
@@ -92,6 +92,54 @@ CLEAN_METADATA = {
     ],
 }
 
+# A pending clustering (Hudi 0.15's HoodieRequestedReplaceMetadata holding a HoodieClusteringPlan), as
+# ``<t>.replacecommit.requested`` stores it
+SLICE_INFO = {
+    "type": "record", "name": "HoodieSliceInfo", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "dataFilePath", "type": _opt("string"), "default": None},
+        {"name": "deltaFilePaths", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "fileId", "type": _opt("string")},
+        {"name": "partitionPath", "type": _opt("string"), "default": None},
+        {"name": "bootstrapFilePath", "type": _opt("string"), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLUSTERING_GROUP = {
+    "type": "record", "name": "HoodieClusteringGroup", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "slices", "type": _opt({"type": "array", "items": SLICE_INFO}), "default": None},
+        {"name": "metrics", "type": _opt({"type": "map", "values": "double"}), "default": None},
+        {"name": "numOutputFileGroups", "type": ["int", "null"], "default": 1},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLUSTERING_PLAN = {
+    "type": "record", "name": "HoodieClusteringPlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "inputGroups", "type": _opt({"type": "array", "items": CLUSTERING_GROUP}), "default": None},
+        {"name": "strategy", "type": _opt({
+            "type": "record", "name": "HoodieClusteringStrategy", "namespace": NAMESPACE,
+            "fields": [
+                {"name": "strategyClassName", "type": _opt("string"), "default": None},
+                {"name": "strategyParams", "type": _opt({"type": "map", "values": "string"}), "default": None},
+                {"name": "version", "type": ["int", "null"], "default": 1},
+            ]}), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "preserveHoodieMetadata", "type": _opt("boolean"), "default": None},
+    ],
+}
+REQUESTED_REPLACE_METADATA = {
+    "type": "record", "name": "HoodieRequestedReplaceMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "operationType", "type": _opt("string"), "default": None},
+        {"name": "clusteringPlan", "type": _opt(CLUSTERING_PLAN), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
 
 INSTANT_INFO = {
     "type": "record", "name": "HoodieInstantInfo", "namespace": NAMESPACE,

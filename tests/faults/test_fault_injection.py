@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from hoodie_datasource import fault_points as fp
+from hoodie_datasource.services.clustering import is_clustering_commit
 from tests.faults.harness import (
     OCC,
     Rows,
@@ -89,6 +90,14 @@ def _compact(table: Table) -> Prepared:
     return Prepared(spec, table.rows, table.rows, lambda: table.service().compact(**OCC))
 
 
+def _cluster(table: Table) -> Prepared:
+    """Two writes, then a clustering of every file group (each is small)."""
+    table.write(batch("first", BASE))
+    table.write(UPDATE)
+    spec = {"op": "cluster", "path": table.path, "options": OCC}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().cluster(**OCC))
+
+
 def _archive(table: Table) -> Prepared:
     _versions(table, 5, **COMPACT_METADATA)
     spec = {"op": "archive", "path": table.path, "options": ARCHIVE}
@@ -158,6 +167,9 @@ POINTS = [
     Point(fp.MID_ROLLBACK, _rollback, "after", True),  # the completed instant goes first
     Point(fp.MID_CLEAN, _clean, "after", True),
     Point(fp.MID_COMPACTION, _compact, "after", False, (MOR,)),
+    Point(fp.AFTER_CLUSTERING_SCHEDULED, _cluster, "after", True),  # scheduled under the lock
+    Point(fp.MID_CLUSTERING, _cluster, "after", False),
+    Point(fp.BEFORE_COMMIT, _cluster, "after", False, (MOR,)),  # every file written, the lock not taken yet
     Point(fp.MID_ARCHIVAL, _archive, "after", True),
     Point(fp.AFTER_SAVEPOINT_INFLIGHT, _savepoint, "before", True, (COW,)),
     # a restore deletes the metadata table first and builds it again once done
@@ -193,6 +205,8 @@ def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, poin
         assert files_before - data_files(table.storage()), "the clean removed nothing"
     if point.name == fp.MID_COMPACTION:
         assert any(timeline(table.path).is_compaction(i) for i in timeline(table.path).completed())
+    if prepared.spec["op"] == "cluster":
+        assert any(is_clustering_commit(timeline(table.path), i) for i in timeline(table.path).completed())
     if point.name == fp.MID_ARCHIVAL:
         assert timeline(table.path).archived, "nothing was archived"
     if prepared.spec["op"] in ("savepoint", "restore"):

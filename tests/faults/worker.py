@@ -44,6 +44,8 @@ def run(spec: dict[str, Any]) -> None:
         _spark_write(path, pa.table(spec["rows"]), options, spec.get("operation", "upsert"))
     elif op == "compact":
         table.compact(**options)
+    elif op == "cluster":
+        table.cluster(**options)
     elif op == "clean":
         table.clean(**options)
     elif op == "archive":

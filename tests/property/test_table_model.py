@@ -2,16 +2,15 @@
 after every step against an in-memory model of what the table must hold.
 
 Each sequence mixes upserts (duplicate keys within a batch, nulls in the payload, keys moving partitions
-under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction, cleaning,
-rollback of the latest write, archival, and savepoints: one made of the latest write, the latest one deleted, or
-the table restored to it (the model then holds the rows of the savepointed write again). After each step the
-snapshot, an incremental pull of the last write and a time travel to an earlier write and to every savepoint
-must equal the model's, and the metadata table (on, compacting
-every two deltacommits, so its compaction, clean and archival run too) must list exactly the committed files and,
-in the sequences keeping its index partitions, hold each base file's footer statistics and bloom filter and
-index exactly the table's keys; at the end hudi-rs must read the same
-snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES`` sets the number of sequences
-(200 by default: CI; raise it for a longer run)."""
+under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction,
+clustering (sorted linear, z-order or hilbert), cleaning, rollback of the latest write, archival, and savepoints: one
+made of the latest write, the latest one deleted, or the table restored to it (the model then holds the rows of the
+savepointed write again). After each step the snapshot, an incremental pull of the last write and a time travel to
+an earlier write and to every savepoint must equal the model's, and the metadata table (on, compacting every two
+deltacommits, so its compaction, clean and archival run too) must list exactly the committed files and, in the
+sequences keeping its index partitions, hold each base file's footer statistics and bloom filter and index exactly
+the table's keys; at the end hudi-rs must read the same snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES``
+sets the number of sequences (200 by default: CI; raise it for a longer run)."""
 
 from __future__ import annotations
 
@@ -104,6 +103,7 @@ step = st.one_of(
                                           min_size=1, max_size=4)),
     st.tuples(st.just("insert_overwrite"), upsert_batch),
     st.tuples(st.just("compact"), st.none()),
+    st.tuples(st.just("cluster"), st.sampled_from(["linear", "z-order", "hilbert"])),
     st.tuples(st.just("clean"), st.none()),
     st.tuples(st.just("rollback"), st.none()),
     st.tuples(st.just("archive"), st.none()),
@@ -163,6 +163,11 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
         if table_type != "MERGE_ON_READ" or not model.history:
             return False
         HoodieTable(path).compact()
+    elif name == "cluster":
+        if not model.history:
+            return False
+        HoodieTable(path).cluster(**{"hoodie.clustering.plan.strategy.sort.columns": "v,id",
+                                     "hoodie.layout.optimize.strategy": arg})
     elif name == "clean":
         if not model.history:
             return False

@@ -8,7 +8,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from hoodie_datasource import HoodieTable
-from tests.sql.helpers import create_trips
+from tests.sql.helpers import create_trips, insert_trips
 
 pytestmark = pytest.mark.spark
 
@@ -190,3 +190,24 @@ def test_savepoint_procedures_create_show_restore_and_delete(sql, name, location
     assert [i.action for i in HoodieTable(location).instants()][-1] == "restore"
     assert sql.sql(f"CALL delete_savepoint(table => '{name}', instant_time => '{kept}')").collect()[0][0] is True
     assert sql.sql(f"CALL show_savepoints(table => '{name}')").collect() == []
+
+
+def test_run_and_show_clustering(sql, name, location):
+    create_trips(sql, name, location)
+    insert_trips(sql, name)
+    sql.sql(f"INSERT INTO {name} VALUES ('d', 1, 40.0, 'nyc')")
+    scheduled = sql.sql(f"CALL run_clustering(table => '{name}', op => 'schedule', order => 'fare')").collect()
+    assert [(r.input_group_size, r.state, r.involved_partitions) for r in scheduled] == [(2, "REQUESTED", "*")]
+    instant = scheduled[0].timestamp
+    with pytest.raises(Exception, match=f"pending clustering {instant} will rewrite them"):  # nothing written
+        sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
+    ran = sql.sql(f"CALL run_clustering(table => '{name}', op => 'execute', show_involved_partition => true)")
+    assert [(r.timestamp, r.state, r.involved_partitions) for r in ran.collect()] == [
+        (instant, "COMPLETED", "city=nyc,city=sf")]
+    shown = sql.sql(f"CALL show_clustering(table => '{name}')").collect()
+    assert [(r.timestamp, r.input_group_size, r.state) for r in shown] == [(instant, 2, "COMPLETED")]
+    sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
+    assert sorted((r.uuid, r.fare) for r in sql.sql(f"SELECT uuid, fare FROM {name}").collect()) == [
+        ("a", 11.0), ("b", 20.0), ("c", 30.0), ("d", 40.0)]
+    with pytest.raises(Exception, match="predicate are not supported"):
+        sql.sql(f"CALL run_clustering(table => '{name}', predicate => 'city = \\'sf\\'')").collect()
