@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from hoodie_datasource.cli.clustering_commands import clustering
 from hoodie_datasource.cli.context import CliState, set_debug
 from hoodie_datasource.cli.inspect_commands import commit, commits, fsview, show, stats
 from hoodie_datasource.cli.savepoint_commands import restore, savepoint
@@ -24,5 +25,6 @@ def hoodie(ctx: click.Context) -> None:
     ctx.ensure_object(CliState)
 
 
-for _command in (show, commits, commit, fsview, stats, compaction, clean, rollback, savepoint, restore, validate):
+for _command in (show, commits, commit, fsview, stats, compaction, clustering, clean, rollback, savepoint, restore,
+                 validate):
     hoodie.add_command(_command)

@@ -96,8 +96,8 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 
 def test_every_command_has_help():
     commands = _commands(hoodie)
-    assert {c[0] for c in commands} >= {"show", "commits", "commit", "fsview", "stats", "compaction", "clean",
-                                        "rollback", "savepoint", "restore", "validate"}
+    assert {c[0] for c in commands} >= {"show", "commits", "commit", "fsview", "stats", "compaction", "clustering",
+                                        "clean", "rollback", "savepoint", "restore", "validate"}
     for command in [(), *commands]:
         ran = hoodie_cli(*command, "--help")
         assert ran.stdout.startswith(f"Usage: hoodie {' '.join(command)}".rstrip()) and "--help" in ran.stdout
@@ -354,3 +354,27 @@ def test_savepoint_create_list_delete_and_restore(table):
     assert as_json("savepoint", "list", table) == []
     assert hoodie_cli("savepoint", "delete", table, first, code=1).stderr.startswith("error: SavepointError: ")
     assert later  # the writes the restore rolled back
+
+
+# ---- clustering
+
+
+def test_clustering_schedule_show_run(tmp_path):
+    path = str(tmp_path / "t")
+    for i in range(4):  # four small file groups in one partition
+        write_local(path, batch([(f"k{i}", 1, "x", i)]), {**OPTS, "hoodie.parquet.small.file.limit": "0"})
+    before = read_pairs(path)
+    scheduled = as_json("clustering", "schedule", path)["scheduled"]
+    (plan,) = HoodieTable(path).pending_clustering()
+    assert as_json("clustering", "show", path, "--pending") == [
+        {"instant_time": scheduled, "input_groups": plan.input_groups, "input_files": 4,
+         "input_bytes": plan.input_bytes, "partitions": ["x"], "state": "REQUESTED"}]
+    assert as_json("clustering", "show", path) == [
+        {"timestamp": scheduled, "input_group_size": plan.input_groups, "state": "REQUESTED",
+         "involved_partitions": "x"}]
+    assert as_json("clustering", "run", path) == {"completed": [scheduled]}
+    assert [r["state"] for r in as_json("clustering", "show", path)] == ["COMPLETED"]
+    assert len(as_json("fsview", path, "--latest")) == 1 and read_pairs(path) == before
+    assert as_json("validate", path) == {"valid": True, "problems": []}
+    assert hoodie_cli("clustering", "run", path, "--instant", "20200101000000000", code=1).stderr.startswith(
+        "error: TimelineError: No pending clustering 20200101000000000")
