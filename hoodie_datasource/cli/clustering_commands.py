@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.cli.context import Invocation, table_command
-from hoodie_datasource.cli.plan_runs import run_plans
+from hoodie_datasource.cli.plan_runs import report_completed, report_scheduled, run_plans
 from hoodie_datasource.procedures import run_procedure
 
 _ALL = str(2 ** 31 - 1)
@@ -56,12 +56,7 @@ def clustering_schedule(run: Invocation) -> None:
     """Plan a clustering of the small file groups ('hoodie.clustering.plan.strategy.*' and
     'hoodie.layout.optimize.*' options) without running it; prints the plan, none when nothing needs one."""
     instant = run.table.schedule_clustering(**run.options)
-    if run.output.is_json:
-        run.output.document({"scheduled": instant})
-    elif instant is None:
-        run.output.message("Nothing to cluster: no clustering scheduled")
-    else:
-        _pending_plans(run, [instant])
+    report_scheduled(run, "cluster", instant, lambda chosen: _pending_plans(run, chosen))
 
 
 @clustering.command("run", short_help="Run pending clusterings (or schedule one and run it).")
@@ -76,9 +71,4 @@ def clustering_run(run: Invocation, instant: str | None) -> None:
     completed = run_plans("clustering", table.base_path, pending, instant,
                           lambda: table.schedule_clustering(**run.options),
                           lambda t: table.run_clustering(t, **run.options))
-    if run.output.is_json:
-        run.output.document({"completed": completed})
-    elif not completed:
-        run.output.message("Nothing to cluster")
-    else:
-        run.output.rows(_clusterings(run, completed))
+    report_completed(run, "cluster", completed, lambda done: run.output.rows(_clusterings(run, done)))

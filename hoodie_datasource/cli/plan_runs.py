@@ -1,11 +1,12 @@
 """Running a table service's plans from the command line (compaction, clustering): the plan named, or every
 pending one, or, when none is pending, a new one scheduled and run (Hudi's ``scheduleAndExecute``), with a
-progress bar on stderr."""
+progress bar on stderr; and what scheduling and running print."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from hoodie_datasource.cli.context import Invocation
 from hoodie_datasource.cli.output import progress_bar
 from hoodie_datasource.errors import TimelineError
 
@@ -26,3 +27,24 @@ def run_plans(service: str, where: str, pending: list[str], instant: str | None,
             execute(instant_time)
             bar.update(bar.task_ids[0], completed=done)
     return chosen
+
+
+def report_scheduled(run: Invocation, verb: str, instant: str | None, show: Callable[[list[str]], None]) -> None:
+    """What ``schedule`` printed: ``{"scheduled": instant}``, or ``show`` of the plan (``verb``: what the service
+    does, for the message when nothing was scheduled)."""
+    if run.output.is_json:
+        run.output.document({"scheduled": instant})
+    elif instant is None:
+        run.output.message(f"Nothing to {verb}: nothing scheduled")
+    else:
+        show([instant])
+
+
+def report_completed(run: Invocation, verb: str, completed: list[str], show: Callable[[list[str]], None]) -> None:
+    """What ``run`` printed: ``{"completed": instants}``, or ``show`` of the plans run."""
+    if run.output.is_json:
+        run.output.document({"completed": completed})
+    elif not completed:
+        run.output.message(f"Nothing to {verb}")
+    else:
+        show(completed)

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.cli.context import Invocation, table_command
 from hoodie_datasource.cli.output import progress_bar
-from hoodie_datasource.cli.plan_runs import run_plans
+from hoodie_datasource.cli.plan_runs import report_completed, report_scheduled, run_plans
 from hoodie_datasource.procedures import run_procedure
 from hoodie_datasource.timeline.instant import COMPACTION
 
@@ -44,12 +44,7 @@ def compaction_schedule(run: Invocation) -> None:
     """Plan a compaction of the file slices that need one ('hoodie.compact.inline.*' and
     'hoodie.compaction.*' options) without running it; prints its instant, none when nothing needs one."""
     instant = run.table.schedule_compaction(**run.options)
-    if run.output.is_json:
-        run.output.document({"scheduled": instant})
-    elif instant is None:
-        run.output.message("Nothing to compact: no compaction scheduled")
-    else:
-        run.output.rows(_compactions(run, [instant]))
+    report_scheduled(run, "compact", instant, lambda chosen: run.output.rows(_compactions(run, chosen)))
 
 
 @compaction.command("run", short_help="Run pending compactions (or schedule one and run it).")
@@ -63,12 +58,7 @@ def compaction_run(run: Invocation, instant: str | None) -> None:
     pending = sorted(i.timestamp for i in table.timeline().pending() if i.action == COMPACTION)
     chosen = run_plans("compaction", table.base_path, pending, instant, lambda: table.schedule_compaction(**run.options),
                        lambda t: table.run_compaction(t, **run.options))
-    if run.output.is_json:
-        run.output.document({"completed": chosen})
-    elif not chosen:
-        run.output.message("Nothing to compact")
-    else:
-        run.output.rows(_compactions(run, chosen))
+    report_completed(run, "compact", chosen, lambda done: run.output.rows(_compactions(run, done)))
 
 
 @click.command(short_help="Delete the file slices the cleaner no longer retains.")
@@ -115,7 +105,7 @@ def validate(run: Invocation) -> None:
     is one, lists what storage holds. Exit code 1 with the problems listed, 0 when the table is sound."""
     with progress_bar("Validating files") as bar:
         problems = run.table.validate(lambda done, total: bar.update(bar.task_ids[0], completed=done, total=total))
-    found = [{"kind": p.kind, "path": p.path, "detail": p.detail} for p in problems]
+    found = [{"kind": p.kind.value, "path": p.path, "detail": p.detail} for p in problems]
     if run.output.is_json:
         run.output.document({"valid": not found, "problems": found})
     elif found:

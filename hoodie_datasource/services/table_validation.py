@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import Enum
 
 import pyarrow as pa
 
@@ -51,14 +52,19 @@ from hoodie_datasource.timeline.timeline import Timeline
 
 logger = logging.getLogger(__name__)
 
-MISSING_FILE = "missing_file"
-ORPHAN_FILE = "orphan_file"
-LEFTOVER_MARKERS = "leftover_markers"
-UNREADABLE_BASE_FILE = "unreadable_base_file"
-CORRUPT_LOG_BLOCK = "corrupt_log_block"
-METADATA_MISMATCH = "metadata_mismatch"
-PROBLEM_KINDS = (MISSING_FILE, ORPHAN_FILE, LEFTOVER_MARKERS, UNREADABLE_BASE_FILE, CORRUPT_LOG_BLOCK,
-                 METADATA_MISMATCH)
+
+
+class ProblemKind(Enum):
+    """The kinds of problem, in the order ``validate_table`` reports them; the value is the kind's name in
+    ``hoodie validate``'s output."""
+
+    MISSING_FILE = "missing_file"
+    ORPHAN_FILE = "orphan_file"
+    LEFTOVER_MARKERS = "leftover_markers"
+    UNREADABLE_BASE_FILE = "unreadable_base_file"
+    CORRUPT_LOG_BLOCK = "corrupt_log_block"
+    METADATA_MISMATCH = "metadata_mismatch"
+
 
 Progress = Callable[[int, int], None]
 """Told ``(files checked, files to check)`` as the data files are read."""
@@ -73,10 +79,9 @@ _DAMAGE = (HoodieError, ValueError, KeyError, EOFError, OSError, pa.ArrowExcepti
 
 @dataclass(frozen=True)
 class TableProblem:
-    """One problem: its kind (one of ``PROBLEM_KINDS``), the path it is about (relative to the table) and what
-    is wrong."""
+    """One problem: its kind, the path it is about (relative to the table) and what is wrong."""
 
-    kind: str
+    kind: ProblemKind
     path: str
     detail: str
 
@@ -157,17 +162,17 @@ def _read_problem(table: Table, partition: str, name: str, size: int) -> TablePr
         try:
             contents = read_log_file(storage, rel)
         except _DAMAGE as exc:
-            return TableProblem(CORRUPT_LOG_BLOCK, rel, f"cannot be read: {exc}")
+            return TableProblem(ProblemKind.CORRUPT_LOG_BLOCK, rel, f"cannot be read: {exc}")
         if contents.corrupt_blocks:
             ranges = ", ".join(f"bytes {start}-{end}" for start, end in contents.corrupt_ranges)
-            return TableProblem(CORRUPT_LOG_BLOCK, rel, f"{contents.corrupt_blocks} damaged region(s): {ranges}")
+            return TableProblem(ProblemKind.CORRUPT_LOG_BLOCK, rel, f"{contents.corrupt_blocks} damaged region(s): {ranges}")
         for block in contents.blocks:
             decode = _DECODERS.get(block.block_type)
             try:
                 if decode is not None:
                     decode(block)
             except _DAMAGE as exc:
-                return TableProblem(CORRUPT_LOG_BLOCK, rel,
+                return TableProblem(ProblemKind.CORRUPT_LOG_BLOCK, rel,
                                     f"{block.block_type.name} block at offset {block.offset} does not decode: {exc}")
         return None
     parsed = BaseFileName.parse(name)
@@ -175,7 +180,7 @@ def _read_problem(table: Table, partition: str, name: str, size: int) -> TablePr
         try:
             read_parquet_metadata(storage, rel, size)
         except _DAMAGE as exc:
-            return TableProblem(UNREADABLE_BASE_FILE, rel, f"its parquet footer does not read: {exc}")
+            return TableProblem(ProblemKind.UNREADABLE_BASE_FILE, rel, f"its parquet footer does not read: {exc}")
     return None
 
 
@@ -186,7 +191,7 @@ def _marker_problems(table: Table) -> list[TableProblem]:
         instant = table.timeline.find(instant_time)
         if instant is None or instant.is_completed:
             state = "not on the timeline" if instant is None else f"completed ({instant.action})"
-            problems.append(TableProblem(LEFTOVER_MARKERS, marker_dir(instant_time),
+            problems.append(TableProblem(ProblemKind.LEFTOVER_MARKERS, marker_dir(instant_time),
                                          f"markers of instant {instant_time}, which is {state}"))
     return problems
 
@@ -206,22 +211,22 @@ def _metadata_problems(table: Table, in_storage: dict[str, dict[str, int]], pend
             detail = "listed by the metadata table, not in storage"
         else:
             detail = f"{row.storage_size} bytes in storage, {row.metadata_size} in the metadata table"
-        problems.append(TableProblem(METADATA_MISMATCH, join(row.partition, row.file_name), detail))
+        problems.append(TableProblem(ProblemKind.METADATA_MISMATCH, join(row.partition, row.file_name), detail))
     return problems
 
 
 def validate_table(table: Table, progress: Progress | None = None) -> list[TableProblem]:
-    """Every problem of ``table`` (as loaded), in the order of ``PROBLEM_KINDS``, then by path."""
+    """Every problem of ``table`` (as loaded), in the order of ``ProblemKind``, then by path."""
     timeline = table.timeline
     in_storage = storage_listing(table)
     stored = {(p, name) for p, files in in_storage.items() for name in files}
     refs = _referenced(timeline)
     pending = frozenset(i.timestamp for i in timeline.pending())
-    problems = [TableProblem(MISSING_FILE, join(*key), f"written by completed instant {instant}, not in storage")
+    problems = [TableProblem(ProblemKind.MISSING_FILE, join(*key), f"written by completed instant {instant}, not in storage")
                 for key, instant in refs.active.items() if key not in stored and key not in refs.cleaned]
     for partition, name in sorted(stored - refs.written):
         if not _in_flight(pending, name) and not _unjudged(timeline, refs, name):
-            problems.append(TableProblem(ORPHAN_FILE, join(partition, name), _orphan_detail(timeline, name)))
+            problems.append(TableProblem(ProblemKind.ORPHAN_FILE, join(partition, name), _orphan_detail(timeline, name)))
     problems += _marker_problems(table)
     files = sorted((p, name, size) for p, listed in in_storage.items() for name, size in listed.items())
     with ThreadPoolExecutor(_READERS, thread_name_prefix="hoodie-validate") as readers:
@@ -231,4 +236,5 @@ def validate_table(table: Table, progress: Progress | None = None) -> list[Table
             if progress is not None:
                 progress(done, len(files))
     problems += _metadata_problems(table, in_storage, pending)
-    return sorted(problems, key=lambda p: (PROBLEM_KINDS.index(p.kind), p.path))
+    order = list(ProblemKind)
+    return sorted(problems, key=lambda p: (order.index(p.kind), p.path))

@@ -23,14 +23,7 @@ from hoodie_datasource.cli.__main__ import main
 from hoodie_datasource.cli.app import hoodie
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.hoodie_table import HoodieTable
-from hoodie_datasource.services.table_validation import (
-    CORRUPT_LOG_BLOCK,
-    LEFTOVER_MARKERS,
-    METADATA_MISMATCH,
-    MISSING_FILE,
-    ORPHAN_FILE,
-    UNREADABLE_BASE_FILE,
-)
+from hoodie_datasource.services.table_validation import ProblemKind
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from tests.conftest import REPO, unzip_table
 from tests.unit.small_tables import batch, read_pairs
@@ -244,48 +237,48 @@ def _first(table: str, parse) -> Path:
     return next(p for p in sorted(Path(table).glob("*/*")) if parse(p.name))
 
 
-def _delete_base_file(table: str) -> tuple[str, set[str]]:
+def _delete_base_file(table: str) -> tuple[str, set[ProblemKind]]:
     victim = _first(table, BaseFileName.parse)
     victim.unlink()
-    return victim.relative_to(table).as_posix(), {MISSING_FILE, METADATA_MISMATCH}
+    return victim.relative_to(table).as_posix(), {ProblemKind.MISSING_FILE, ProblemKind.METADATA_MISMATCH}
 
 
-def _orphan_file(table: str) -> tuple[str, set[str]]:
+def _orphan_file(table: str) -> tuple[str, set[ProblemKind]]:
     source = _first(table, BaseFileName.parse)
     parsed = BaseFileName.parse(source.name)
     orphan = source.with_name(f"{parsed.file_id}_{parsed.write_token}_20200101000000000.parquet")
     shutil.copy(source, orphan)
-    return orphan.relative_to(table).as_posix(), {ORPHAN_FILE, METADATA_MISMATCH}
+    return orphan.relative_to(table).as_posix(), {ProblemKind.ORPHAN_FILE, ProblemKind.METADATA_MISMATCH}
 
 
-def _leftover_marker(table: str) -> tuple[str, set[str]]:
+def _leftover_marker(table: str) -> tuple[str, set[ProblemKind]]:
     completed = HoodieTable(table).completed_commits()[0]
     marker = Path(table, ".hoodie", ".temp", completed, "x", "f.parquet.marker.CREATE")
     marker.parent.mkdir(parents=True)
     marker.write_bytes(b"")
-    return f".hoodie/.temp/{completed}", {LEFTOVER_MARKERS}
+    return f".hoodie/.temp/{completed}", {ProblemKind.LEFTOVER_MARKERS}
 
 
-def _truncated_footer(table: str) -> tuple[str, set[str]]:
+def _truncated_footer(table: str) -> tuple[str, set[ProblemKind]]:
     victim = _first(table, BaseFileName.parse)
     data = victim.read_bytes()
     victim.write_bytes(data[:-20])
-    return victim.relative_to(table).as_posix(), {UNREADABLE_BASE_FILE, METADATA_MISMATCH}
+    return victim.relative_to(table).as_posix(), {ProblemKind.UNREADABLE_BASE_FILE, ProblemKind.METADATA_MISMATCH}
 
 
-def _corrupt_log_block(table: str) -> tuple[str, set[str]]:
+def _corrupt_log_block(table: str) -> tuple[str, set[ProblemKind]]:
     victim = _first(table, LogFileName.parse)
     data = bytearray(victim.read_bytes())
     middle = len(data) // 2
     data[middle:middle + 16] = b"\xff" * 16  # the same size: only the block's content is damaged
     victim.write_bytes(bytes(data))
-    return victim.relative_to(table).as_posix(), {CORRUPT_LOG_BLOCK}
+    return victim.relative_to(table).as_posix(), {ProblemKind.CORRUPT_LOG_BLOCK}
 
 
-def _metadata_out_of_sync(table: str) -> tuple[str, set[str]]:
+def _metadata_out_of_sync(table: str) -> tuple[str, set[ProblemKind]]:
     victim = _first(table, BaseFileName.parse)
     pq.write_table(pq.read_table(victim), victim, compression="none")  # readable, of another size
-    return victim.relative_to(table).as_posix(), {METADATA_MISMATCH}
+    return victim.relative_to(table).as_posix(), {ProblemKind.METADATA_MISMATCH}
 
 
 @pytest.mark.parametrize("plant", [_delete_base_file, _orphan_file, _leftover_marker, _truncated_footer,
@@ -296,7 +289,8 @@ def test_validate_finds_each_planted_problem(table, plant):
     path, kinds = plant(table)
     found = as_json("validate", table, code=1)
     assert not found["valid"]
-    assert {p["kind"] for p in found["problems"]} == kinds and {p["path"] for p in found["problems"]} == {path}
+    assert {p["kind"] for p in found["problems"]} == {k.value for k in kinds}
+    assert {p["path"] for p in found["problems"]} == {path}
     human = hoodie_cli("validate", table, code=1).stdout
     assert f"{len(found['problems'])} problem(s)" in human and path in human
 
