@@ -81,7 +81,7 @@ def parse_file(storage: Storage, path: str, fmt: str, schema: pa.Schema | None, 
     data = storage.read(path)
     bad: list[tuple[str, str]] = []
     if fmt == "json":
-        table = _json(data, schema, bad)
+        table = parse_json_lines(data, schema, bad)
     elif fmt == "csv":
         table = _csv(data, schema, bad, csv_header)
     elif fmt == "parquet":
@@ -89,26 +89,35 @@ def parse_file(storage: Storage, path: str, fmt: str, schema: pa.Schema | None, 
     else:
         table = _avro(data, path)
     if schema is not None:
-        table = _conform(table, schema)
+        table = conform(table, schema)
     missing = [f for f in key_fields if f not in table.column_names]
     if missing:
         raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in {storage.uri_of(path)} "
                                 f"(its columns: {', '.join(table.column_names)})")
-    null_key = None
-    for name in key_fields:
-        is_null = pc.is_null(table.column(name))
-        null_key = is_null if null_key is None else pc.or_(null_key, is_null)
-    if null_key is not None and pc.any(null_key).as_py():
-        rejected = table.filter(null_key)
-        bad += [(json.dumps(r, default=str), f"null record key ({', '.join(key_fields)})") for r in rejected.to_pylist()]
-        table = table.filter(pc.invert(null_key))
+    table, rejected = split_null_keys(table, key_fields)
+    bad += rejected
     source = storage.uri_of(path)
     bad_table = pa.table({"source": [source] * len(bad), "record": [r for r, _ in bad], "reason": [m for _, m in bad]},
                          schema=BAD_RECORD_SCHEMA)
     return Parsed(table, bad_table)
 
 
-def _json(data: bytes, schema: pa.Schema | None, bad: list[tuple[str, str]]) -> pa.Table:
+def split_null_keys(table: pa.Table, key_fields: Sequence[str]) -> tuple[pa.Table, list[tuple[str, str]]]:
+    """``table`` without its records whose key fields are null, and those records as (JSON text, reason)."""
+    null_key = None
+    for name in key_fields:
+        is_null = pc.is_null(table.column(name))
+        null_key = is_null if null_key is None else pc.or_(null_key, is_null)
+    if null_key is None or not pc.any(null_key).as_py():
+        return table, []
+    reason = f"null record key ({', '.join(key_fields)})"
+    rejected = [(json.dumps(r, default=str), reason) for r in table.filter(null_key).to_pylist()]
+    return table.filter(pc.invert(null_key)), rejected
+
+
+def parse_json_lines(data: bytes, schema: pa.Schema | None, bad: list[tuple[str, str]]) -> pa.Table:
+    """Newline-delimited JSON records, columnar; when that fails, line by line, unparseable lines going to
+    ``bad`` as (line, reason)."""
     options = pa_json.ParseOptions(explicit_schema=schema) if schema is not None else None
     try:
         return pa_json.read_json(io.BytesIO(data), parse_options=options)
@@ -156,7 +165,7 @@ def _avro(data: bytes, path: str) -> pa.Table:
     return pa.Table.from_pylist(records, schema=avro_to_arrow_schema(reader.writer_schema))
 
 
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with ``schema``'s columns, in its order and types; missing columns are null."""
     columns = []
     for field in schema:
