@@ -123,6 +123,7 @@ test-lane-services: install
 	$(PY) -m pytest -q --durations=10 -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/sql
 	$(PY) -m pytest -q --durations=5 -m property tests/property
+	$(PY) -m pytest -q --durations=5 -m kafka tests/kafka
 	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
 
 test-unit: install  ## only the tests that need no JVM
