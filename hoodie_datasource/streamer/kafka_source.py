@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 import fastavro
 import pyarrow as pa
 
-from hoodie_datasource.errors import HoodieConfigError, KafkaDataLossError, KafkaSourceError
+from hoodie_datasource.errors import HoodieConfigError, KafkaDataLossError, KafkaSourceError, PythonEnvironmentError
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, conform, parse_json_lines, split_null_keys
 from hoodie_datasource.streamer.kafka_offsets import (
     OffsetRange,
@@ -76,14 +77,24 @@ class Plan:
         return sum(r.count for r in self.ranges)
 
 
-def _consumer(cfg: KafkaSourceConfig, **extra):
-    from confluent_kafka import Consumer, KafkaException
+def _client():
+    """confluent-kafka, imported where it is used: the driver and each task reading a range."""
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise PythonEnvironmentError(
+            f"The Kafka sources need confluent-kafka in the Python interpreter {sys.executable} (the driver's and "
+            "Spark's workers'): pip install 'hoodie-datasource[kafka]'") from None
+    return confluent_kafka
 
+
+def _consumer(cfg: KafkaSourceConfig, **extra):
+    client = _client()
     settings = {"group.id": f"hoodie-streamer-{uuid.uuid4().hex[:8]}", **cfg.client, **extra,
                 "enable.auto.commit": False}
     try:
-        return Consumer(settings)
-    except KafkaException as exc:
+        return client.Consumer(settings)
+    except client.KafkaException as exc:
         raise HoodieConfigError(f"Kafka client settings {sorted(cfg.client)} for topic {cfg.topic!r} are refused: "
                                 f"{exc.args[0].str()}") from None
 
@@ -97,14 +108,13 @@ def client_settings(conf: Mapping[str, str]) -> dict[str, str]:
 def plan(cfg: KafkaSourceConfig, checkpoint: str | None, source_limit: int) -> Plan:
     """The ranges this round reads and the checkpoint recording them (``KafkaOffsetGen.getNextOffsetRanges``:
     ``--source-limit``, when given, counts events and overrides ``maxEvents``)."""
-    from confluent_kafka import KafkaException, TopicPartition
-
+    client = _client()
     events = cfg.max_events if source_limit >= 2**63 - 1 else source_limit
     consumer = _consumer(cfg)
     try:
         try:
             topics = consumer.list_topics(cfg.topic, timeout=cfg.timeout_s).topics
-        except KafkaException as exc:
+        except client.KafkaException as exc:
             raise KafkaSourceError(f"Kafka at {cfg.client.get('bootstrap.servers')} did not answer for topic "
                                    f"{cfg.topic!r}: {exc.args[0].str()}") from None
         found = topics.get(cfg.topic)
@@ -112,7 +122,7 @@ def plan(cfg: KafkaSourceConfig, checkpoint: str | None, source_limit: int) -> P
             raise KafkaSourceError(f"Kafka topic {cfg.topic!r} does not exist at {cfg.client.get('bootstrap.servers')}")
         earliest, latest = {}, {}
         for p in sorted(found.partitions):
-            earliest[p], latest[p] = consumer.get_watermark_offsets(TopicPartition(cfg.topic, p),
+            earliest[p], latest[p] = consumer.get_watermark_offsets(client.TopicPartition(cfg.topic, p),
                                                                     timeout=cfg.timeout_s, cached=False)
         if is_kafka_checkpoint(checkpoint):
             start = valid_start(cfg.topic, parse_checkpoint(checkpoint, cfg.topic), earliest, latest,
@@ -133,11 +143,9 @@ def plan(cfg: KafkaSourceConfig, checkpoint: str | None, source_limit: int) -> P
 def _group_offsets(consumer, cfg: KafkaSourceConfig, latest: Mapping[int, int]) -> dict[int, int]:
     """The consumer group's committed offsets; the end of each partition when the group has none for one
     (``KafkaOffsetGen.getGroupOffsets``)."""
-    from confluent_kafka import TopicPartition
-
     if "group.id" not in cfg.client:
         raise HoodieConfigError("auto.offset.reset=group needs the consumer group: --hoodie-conf group.id=<group>")
-    committed = consumer.committed([TopicPartition(cfg.topic, p) for p in latest], timeout=cfg.timeout_s)
+    committed = consumer.committed([_client().TopicPartition(cfg.topic, p) for p in latest], timeout=cfg.timeout_s)
     offsets = {tp.partition: tp.offset for tp in committed}
     if any(offset < 0 for offset in offsets.values()):
         return dict(latest)
@@ -147,15 +155,14 @@ def _group_offsets(consumer, cfg: KafkaSourceConfig, latest: Mapping[int, int]) 
 def commit_to_group(cfg: KafkaSourceConfig, checkpoint: str) -> None:
     """Tell the consumer group how far the table read (after the table's commit; a failure only warns,
     as ``KafkaOffsetGen.commitOffsetToKafka``)."""
-    from confluent_kafka import KafkaException, TopicPartition
-
+    client = _client()
     if "group.id" not in cfg.client:
         raise HoodieConfigError("hoodie.streamer.source.kafka.enable.commit.offset=true needs --hoodie-conf group.id=..")
     consumer = _consumer(cfg)
     try:
-        consumer.commit(offsets=[TopicPartition(cfg.topic, p, o) for p, o in
+        consumer.commit(offsets=[client.TopicPartition(cfg.topic, p, o) for p, o in
                                  parse_checkpoint(checkpoint, cfg.topic).items()], asynchronous=False)
-    except KafkaException as exc:
+    except client.KafkaException as exc:
         logger.warning("Committing offsets %s to Kafka failed (the table is unaffected): %s",
                                             checkpoint, exc)
     finally:
@@ -172,8 +179,8 @@ class Messages:
 
 def read_range(cfg: KafkaSourceConfig, r: OffsetRange) -> Messages:
     """Every record of ``r``, or ``KafkaDataLossError``/``KafkaSourceError`` naming what could not be read."""
-    from confluent_kafka import KafkaError, TopicPartition
-
+    client = _client()
+    KafkaError = client.KafkaError  # noqa: N806 - the client's error codes, as its documentation names them
     offsets: list[int] = []
     values: list[bytes | None] = []
     if r.count == 0:
@@ -181,7 +188,7 @@ def read_range(cfg: KafkaSourceConfig, r: OffsetRange) -> Messages:
     where = f"{cfg.topic}-{r.partition} offsets [{r.start}, {r.until})"
     consumer = _consumer(cfg, **{"auto.offset.reset": "error", "enable.partition.eof": True})
     try:
-        consumer.assign([TopicPartition(cfg.topic, r.partition, r.start)])
+        consumer.assign([client.TopicPartition(cfg.topic, r.partition, r.start)])
         position, deadline = r.start, time.monotonic() + cfg.timeout_s
         while position < r.until:
             batch = consumer.consume(min(FETCH_BATCH, r.until - position), timeout=1.0)

@@ -61,13 +61,19 @@ def test_rounds_of_max_events_resume_exactly_after_the_checkpoint(spark, tmp_pat
 def test_a_table_without_checkpoint_starting_at_the_end_reads_what_arrives_next(spark, tmp_path, kafka):
     topic = make_topic(kafka, partitions=1)
     produce(kafka, topic, [rec(i) for i in range(5)], partition=lambda i: 0)
-    cfg = parse_config([*args(tmp_path, kafka, topic), "--hoodie-conf", "auto.offset.reset=latest"])
+    group = ["--hoodie-conf", f"group.id=g-{topic}",
+             "--hoodie-conf", "hoodie.streamer.source.kafka.enable.commit.offset=true"]
+    cfg = parse_config([*args(tmp_path, kafka, topic), "--hoodie-conf", "auto.offset.reset=latest", *group])
     idle = run_round(spark, cfg)
     assert (idle.instant, idle.checkpoint) == (None, f"{topic},0:5")  # Hudi's LATEST: the old records are skipped
     produce(kafka, topic, [rec(i, "b") for i in range(5, 8)], partition=lambda i: 0)
     assert run_round(spark, cfg, idle.checkpoint).rows == 3  # the next round of the run: nothing arrived is lost
     assert read_pairs(cfg.target_path) == [(f"k{i:03d}", "b") for i in range(5, 8)]
     assert checkpoints(cfg.target_path) == [f"{topic},0:8"]
+    # the round committed its offsets to the group: a new table starting at the group's offsets reads what follows
+    produce(kafka, topic, [rec(9, "c")], partition=lambda i: 0)
+    follower = parse_config([*args(tmp_path / "g", kafka, topic), "--hoodie-conf", "auto.offset.reset=group", *group])
+    assert run_round(spark, follower).rows == 1 and read_pairs(follower.target_path) == [("k009", "c")]
 
 
 def test_avro_records_framed_or_bare_and_bad_ones_to_the_error_table(spark, tmp_path, kafka):
