@@ -88,13 +88,7 @@ def parse_file(storage: Storage, path: str, fmt: str, schema: pa.Schema | None, 
         table = _parquet(data, path)
     else:
         table = _avro(data, path)
-    if schema is not None:
-        table = conform(table, schema)
-    missing = [f for f in key_fields if f not in table.column_names]
-    if missing:
-        raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in {storage.uri_of(path)} "
-                                f"(its columns: {', '.join(table.column_names)})")
-    table, rejected = split_null_keys(table, key_fields)
+    table, rejected = keyed_records(table, schema, key_fields, storage.uri_of(path))
     bad += rejected
     source = storage.uri_of(path)
     bad_table = pa.table({"source": [source] * len(bad), "record": [r for r, _ in bad], "reason": [m for _, m in bad]},
@@ -102,8 +96,16 @@ def parse_file(storage: Storage, path: str, fmt: str, schema: pa.Schema | None, 
     return Parsed(table, bad_table)
 
 
-def split_null_keys(table: pa.Table, key_fields: Sequence[str]) -> tuple[pa.Table, list[tuple[str, str]]]:
-    """``table`` without its records whose key fields are null, and those records as (JSON text, reason)."""
+def keyed_records(table: pa.Table, schema: pa.Schema | None, key_fields: Sequence[str],
+                  where: str) -> tuple[pa.Table, list[tuple[str, str]]]:
+    """``table`` conformed to ``schema`` (when given) without its records whose key fields are null, and those
+    records as (JSON text, reason); key fields the records lack fail, naming ``where`` they came from."""
+    if schema is not None:
+        table = _conform(table, schema)
+    missing = [f for f in key_fields if f not in table.column_names]
+    if missing:
+        raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in {where} "
+                                f"(its columns: {', '.join(table.column_names)})")
     null_key = None
     for name in key_fields:
         is_null = pc.is_null(table.column(name))
@@ -165,7 +167,7 @@ def _avro(data: bytes, path: str) -> pa.Table:
     return pa.Table.from_pylist(records, schema=avro_to_arrow_schema(reader.writer_schema))
 
 
-def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with ``schema``'s columns, in its order and types; missing columns are null."""
     columns = []
     for field in schema:

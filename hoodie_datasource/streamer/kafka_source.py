@@ -12,8 +12,9 @@ transaction markers) are not records and are passed over, as Hudi's reader does.
 Decoding (``decode``): JSON values are parsed together, columnar, by the same parser as JSON files
 (``file_source``); Avro values are binary records of the schema file's schema, framed as Confluent's
 ``KafkaAvroSerializer`` frames them (a zero byte and a 4-byte schema id first; Hudi's default
-``KafkaAvroDeserializer``) or bare (Hudi's ``ByteArrayDeserializer`` setting). A value that does not decode, a
-null value (a tombstone) and a record with a null key are bad records, named by topic, partition and offset.
+``KafkaAvroDeserializer``) or bare (Hudi's ``ByteArrayDeserializer`` setting). A value that does not decode and
+a record with a null key are bad records, named by topic and partition (and offset, for a value). A null or
+empty value, a compacted topic's tombstone, is no record and is skipped (logged), as Hudi's sources skip it.
 
 Consumer settings: every setting whose name does not start with ``hoodie.`` goes to the client (Hudi's
 ``KafkaOffsetGen.excludeHoodieConfigs``), less the Java client's deserializer classes, which librdkafka
@@ -34,7 +35,7 @@ import fastavro
 import pyarrow as pa
 
 from hoodie_datasource.errors import HoodieConfigError, KafkaDataLossError, KafkaSourceError, PythonEnvironmentError
-from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, conform, parse_json_lines, split_null_keys
+from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, keyed_records, parse_json_lines
 from hoodie_datasource.streamer.kafka_offsets import (
     OffsetRange,
     checkpoint_string,
@@ -240,23 +241,15 @@ def decode(cfg: KafkaSourceConfig, messages: Messages, schema: pa.Schema | None,
     """The records of ``messages``, conformed to ``schema`` when given, good apart from bad."""
     bad: list[tuple[str, str, str]] = []  # source, record, reason
     source = f"kafka:{cfg.topic}/{messages.partition}"
-    values = []
-    for offset, value in zip(messages.offsets, messages.values):
-        if value is None:
-            bad.append((f"{source}@{offset}", "", "null value (a tombstone)"))
-        else:
-            values.append((offset, value))
+    # a null or empty value (a tombstone of a compacted topic) is no record: skipped, as JsonKafkaSource does
+    values = [(offset, value) for offset, value in zip(messages.offsets, messages.values) if value]
+    if len(values) < len(messages.values):
+        logger.info("Skipped %d null or empty values (tombstones) of %s", len(messages.values) - len(values), source)
     if cfg.value_format == "json":
         table = _json(values, schema, source, bad)
     else:
         table = _avro(values, avro_schema, schema, cfg.confluent_framing, source, bad)
-    if schema is not None:
-        table = conform(table, schema)
-    missing = [f for f in key_fields if f not in table.column_names]
-    if missing:
-        raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in the records of Kafka topic "
-                                f"{cfg.topic!r} (their fields: {', '.join(table.column_names)})")
-    table, rejected = split_null_keys(table, key_fields)
+    table, rejected = keyed_records(table, schema, key_fields, f"the records of Kafka topic {cfg.topic!r}")
     bad += [(source, record, reason) for record, reason in rejected]
     return Decoded(table, pa.table({"source": [b[0] for b in bad], "record": [b[1] for b in bad],
                                     "reason": [b[2] for b in bad]}, schema=BAD_RECORD_SCHEMA))

@@ -205,10 +205,12 @@ def run_round(spark: SparkSession, cfg: StreamerConfig, carried: str | None = No
         good = frame.filter(F.col(BAD + "reason").isNull()).drop(*[BAD + f.name for f in BAD_RECORD_SCHEMA]) \
             if has_bad else frame
         bad = frame.filter(F.col(BAD + "reason").isNotNull()) if has_bad else None
-        bad_count = bad.count() if bad is not None else 0
-        if bad is not None:
+        if has_bad:  # both counts in one job: a Spark job is seconds on a busy machine
+            counts = dict(frame.groupBy(F.col(BAD + "reason").isNull().alias("good")).count().collect())
+            rows, bad_count = counts.get(True, 0), counts.get(False, 0)
             _check_bad(bad, bad_count, cfg)
-        rows = good.count()
+        else:
+            rows, bad_count = good.count(), 0
         if cfg.transformer_sql:
             view = f"{SOURCE_VIEW}_{uuid.uuid4().hex[:8]}"
             good.createOrReplaceTempView(view)
