@@ -3,11 +3,13 @@ the checkpoint, transform it (optional SQL), write it to the target as one commi
 checkpoint, and, with ``--continuous``, again every ``--min-sync-interval-seconds``.
 
 A DFS source's files are parsed in Spark tasks (``mapInArrow``, through the storage layer, so any store
-the library supports works); a hoodie source is read with an incremental read of up to ``num_instants``
-commits, never past a write still in flight. Bad records (unparseable, null record key) fail the round
-before anything is written, naming the first few, or with an error table go there, after the round's
-commit, each with its file, raw text and reason. Each round logs a progress line; the run ends with a
-summary.
+the library supports works); a Kafka source's offset ranges are read in Spark tasks too (``kafka_source``),
+a round that finds no record but moves the checkpoint (a table without one, starting at the topic's end)
+handing it to the next round of the run; a hoodie source is read with an incremental read of up to
+``num_instants`` commits, never past a write still in flight. Bad records (unparseable, null record key)
+fail the round before anything is written, naming the first few, or with an error table go there, after
+the round's commit, each with its file (or topic and partition), raw text and reason. Each round logs a
+progress line; the run ends with a summary.
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ def _check_bad(bad: DataFrame, count: int, cfg: StreamerConfig) -> None:
         shown = [f"{r[BAD + 'source']}: {r[BAD + 'reason']}: {r[BAD + 'record'][:200]!r}"
                  for r in bad.limit(SHOWN_BAD_RECORDS).collect()]
         raise InvalidRecordError(
-            f"{count} bad source record(s), e.g. {'; '.join(shown)}. Nothing was written; fix the files, or set "
+            f"{count} bad source record(s), e.g. {'; '.join(shown)}. Nothing was written; fix the source, or set "
             "hoodie.errortable.enable=true and hoodie.errortable.base.path to write bad records to an error table")
 
 
