@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -17,6 +20,7 @@ from hoodie_datasource.streamer.config import parse_config
 from hoodie_datasource.streamer.kafka_offsets import OffsetRange
 from hoodie_datasource.streamer.kafka_source import read_range
 from hoodie_datasource.streamer.streamer import run, run_round
+from tests.conftest import REPO
 from tests.kafka.topics import AVRO_SCHEMA, avro_value, delete_records, delete_topic, make_topic, produce
 from tests.unit.small_tables import read_pairs
 
@@ -143,3 +147,16 @@ def test_a_range_truncated_under_the_reader_fails_naming_its_offsets(tmp_path, k
     delete_records(kafka, topic, 0, 6)  # after the round planned [2, 10)
     with pytest.raises(KafkaDataLossError, match=rf"no longer holds offset 2 of {topic}-0 .*\[2, 10\)"):
         read_range(cfg, OffsetRange(0, 2, 10))
+
+
+def test_a_round_over_spark_connect_reads_the_topic_in_the_servers_workers(tmp_path, kafka, spark_connect_port):
+    topic = make_topic(kafka, partitions=2)
+    produce(kafka, topic, [rec(i) for i in range(6)], partition=lambda i: i % 2)
+    done = subprocess.run([sys.executable, "-m", "tests.kafka.connect_streamer", *args(tmp_path, kafka, topic)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.split("RESULT ", 1)[1])
+    assert result == {"rows": 6, "commits": 1, "session": "pyspark.sql.connect.session"}
+    assert read_pairs(str(tmp_path / "t")) == [(f"k{i:03d}", "a") for i in range(6)]
+    assert checkpoints(str(tmp_path / "t")) == [f"{topic},0:3,1:3"]
