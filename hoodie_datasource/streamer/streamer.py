@@ -208,8 +208,8 @@ def run_round(spark: SparkSession, cfg: StreamerConfig, carried: str | None = No
             if has_bad else frame
         bad = frame.filter(F.col(BAD + "reason").isNotNull()) if has_bad else None
         if has_bad:  # both counts in one job: a Spark job is seconds on a busy machine
-            counts = dict(frame.groupBy(F.col(BAD + "reason").isNull().alias("good")).count().collect())
-            rows, bad_count = counts.get(True, 0), counts.get(False, 0)
+            counts = frame.agg(F.count_if(F.col(BAD + "reason").isNull()), F.count(F.lit(1))).first()
+            rows, bad_count = counts[0], counts[1] - counts[0]
             _check_bad(bad, bad_count, cfg)
         else:
             rows, bad_count = good.count(), 0
