@@ -195,6 +195,10 @@ def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> Kafka
             raise HoodieConfigError("AvroKafkaSource needs the records' Avro schema: --hoodie-conf "
                                     "hoodie.streamer.schemaprovider.source.schema.file=<path of the .avsc>")
     client = client_settings({key: v for key, v in conf.items() if key != IDLE_ROUNDS_KEY})
+    if client.get("isolation.level", "read_uncommitted") != "read_uncommitted":
+        raise HoodieConfigError(f"isolation.level={client['isolation.level']!r} is not supported by the Kafka sources: "
+                                "they read to each partition's high watermark, as Hudi's do with the Java client's "
+                                "default read_uncommitted")
     if not client.get("bootstrap.servers"):
         raise HoodieConfigError(f"--source-class {source} needs --hoodie-conf bootstrap.servers=<host:port,...>")
     numbers = {}

@@ -91,8 +91,10 @@ def _client():
 
 def _consumer(cfg: KafkaSourceConfig, **extra):
     client = _client()
-    settings = {"group.id": f"hoodie-streamer-{uuid.uuid4().hex[:8]}", **cfg.client, **extra,
-                "enable.auto.commit": False}
+    # read_uncommitted: the Java client's default, which Hudi reads with (librdkafka's is read_committed, whose
+    # end is the last stable offset, below the high watermark the plan reads to while a transaction is open)
+    settings = {"group.id": f"hoodie-streamer-{uuid.uuid4().hex[:8]}", "isolation.level": "read_uncommitted",
+                **cfg.client, **extra, "enable.auto.commit": False}
     try:
         return client.Consumer(settings)
     except client.KafkaException as exc:

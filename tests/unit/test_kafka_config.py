@@ -31,6 +31,7 @@ def test_kafka_settings_resolve_with_hudis_names_and_defaults():
 @pytest.mark.parametrize(("extra", "message"), [
     (conf("auto.offset.reset=smallest"), "auto.offset.reset='smallest' is not one of earliest, latest, group"),
     (conf("hoodie.streamer.kafka.source.maxEvents=many"), "maxEvents must be a whole number"),
+    (conf("isolation.level=read_committed"), "isolation.level='read_committed' is not supported"),
     (["--source-class", "AvroKafkaSource"], "AvroKafkaSource needs the records' Avro schema"),
     (["--source-class", "AvroKafkaSource", *conf("hoodie.streamer.schemaprovider.source.schema.file=/s.avsc",
                                                   "hoodie.streamer.source.kafka.value.deserializer.class=Mine")],
