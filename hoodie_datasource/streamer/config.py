@@ -194,6 +194,10 @@ def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> Kafka
         if not conf.get("hoodie.streamer.schemaprovider.source.schema.file"):
             raise HoodieConfigError("AvroKafkaSource needs the records' Avro schema: --hoodie-conf "
                                     "hoodie.streamer.schemaprovider.source.schema.file=<path of the .avsc>")
+    unsupported = {KAFKA + "checkpoint.type": "string", KAFKA + "append.offsets": "false"}
+    for key, only in unsupported.items():
+        if conf.get(key, only).lower() != only:
+            raise HoodieConfigError(f"{key}={conf[key]!r} is not supported by the Kafka sources here; valid value: {only}")
     client = client_settings({key: v for key, v in conf.items() if key != IDLE_ROUNDS_KEY})
     if client.get("isolation.level", "read_uncommitted") != "read_uncommitted":
         raise HoodieConfigError(f"isolation.level={client['isolation.level']!r} is not supported by the Kafka sources: "

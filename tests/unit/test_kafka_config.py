@@ -32,6 +32,7 @@ def test_kafka_settings_resolve_with_hudis_names_and_defaults():
     (conf("auto.offset.reset=smallest"), "auto.offset.reset='smallest' is not one of earliest, latest, group"),
     (conf("hoodie.streamer.kafka.source.maxEvents=many"), "maxEvents must be a whole number"),
     (conf("isolation.level=read_committed"), "isolation.level='read_committed' is not supported"),
+    (conf("hoodie.streamer.source.kafka.checkpoint.type=timestamp"), "checkpoint.type='timestamp' is not supported"),
     (["--source-class", "AvroKafkaSource"], "AvroKafkaSource needs the records' Avro schema"),
     (["--source-class", "AvroKafkaSource", *conf("hoodie.streamer.schemaprovider.source.schema.file=/s.avsc",
                                                   "hoodie.streamer.source.kafka.value.deserializer.class=Mine")],
