@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws kafka test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -74,7 +74,35 @@ hadoop-aws: java-check $(STAMP)  ## hadoop-aws matching pyspark's Hadoop and its
 	     -DincludeScope=runtime -DoutputDirectory="$$dir" && touch "$$dir/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws
+# Apache Kafka for the tests/kafka suite: the broker (kafka_2.13, run in KRaft mode by tests/kafka/server.py) and
+# Spark's Kafka connector (spark-sql-kafka-0-10 with kafka-clients, the token provider and commons-pool2), from Maven
+# Central into .tools/kafka/ (tests/kafka.pom.xml, tests/spark-sql-kafka.pom.xml). The connector is the newest that
+# Maven Central serves for pyspark's Spark line (4.3.0 is not there: 4.2.0 runs on pyspark 4.3). The versions are also
+# in tests/kafka/server.py.
+KAFKA_VERSION := 4.4.0
+SPARK_KAFKA_VERSION := 4.2.0
+KAFKA_DIR := .tools/kafka
+KAFKA_SERVER_STAMP := $(KAFKA_DIR)/server-$(KAFKA_VERSION)/.complete
+SPARK_KAFKA_STAMP := $(KAFKA_DIR)/spark-sql-kafka-$(SPARK_KAFKA_VERSION)/.complete
+
+$(KAFKA_SERVER_STAMP):
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the kafka tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 dir=$(CURDIR)/$(KAFKA_DIR)/server-$(KAFKA_VERSION); rm -rf "$$dir" && \
+	 mvn -q -B -f tests/kafka.pom.xml -Dkafka.version=$(KAFKA_VERSION) \
+	   org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+	   -DincludeScope=runtime -DoutputDirectory="$$dir" && touch $@
+
+$(SPARK_KAFKA_STAMP):
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the kafka tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 dir=$(CURDIR)/$(KAFKA_DIR)/spark-sql-kafka-$(SPARK_KAFKA_VERSION); rm -rf "$$dir" && \
+	 mvn -q -B -f tests/spark-sql-kafka.pom.xml -Dspark.version=$(SPARK_KAFKA_VERSION) \
+	   org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies -DincludeScope=runtime \
+	   -DincludeArtifactIds=spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2 \
+	   -DoutputDirectory="$$dir" && touch $@
+
+kafka: java-check $(KAFKA_SERVER_STAMP) $(SPARK_KAFKA_STAMP)  ## Apache Kafka's broker and Spark's Kafka connector (Maven) into .tools/kafka/, for the kafka tests
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; Kafka
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
@@ -95,6 +123,7 @@ test-lane-services: install
 	$(PY) -m pytest -q --durations=10 -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/sql
 	$(PY) -m pytest -q --durations=5 -m property tests/property
+	$(PY) -m pytest -q --durations=5 -m kafka tests/kafka
 	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
 
 test-unit: install  ## only the tests that need no JVM

@@ -165,6 +165,24 @@ class StreamingSinkError(StreamingCheckpointError):
     What to do: give each query writing the table its own identifier."""
 
 
+class KafkaSourceError(HoodieError):
+    """The streamer cannot read its Kafka topic: the topic does not exist, the broker does not answer, or a
+    read of a partition's offsets failed.
+
+    What to do: the message names the topic, partitions and offsets; check the topic and
+    ``bootstrap.servers``."""
+
+
+class KafkaDataLossError(KafkaSourceError):
+    """Records the table has not read yet are no longer in the Kafka topic (aged out, truncated, the topic
+    deleted), or the table's checkpoint is past the topic's end (the topic was made again). Nothing is
+    written.
+
+    What to do: the message names each partition with its checkpoint and the offsets Kafka holds; replay
+    the lost records from elsewhere, then resume with ``--checkpoint``, or set
+    ``hoodie.streamer.source.kafka.enable.failOnDataLoss=false`` to go on from the earliest offsets."""
+
+
 class HoodieIndexError(HoodieError):
     """The index cannot be built or read (for example a base file lost its bloom footer).
 
