@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws sharing-client test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -74,7 +74,22 @@ hadoop-aws: java-check $(STAMP)  ## hadoop-aws matching pyspark's Hadoop and its
 	     -DincludeScope=runtime -DoutputDirectory="$$dir" && touch "$$dir/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws
+# The official Delta Sharing client (PyPI delta-sharing, pinned) in an environment of its own: it pins pyarrow<=23.0.1
+# and an older fsspec, so it never enters .venv; tests/sharing run it as a subprocess (tests/sharing/client_worker.py).
+SHARING_CLIENT_VERSION := 1.4.2
+SHARING_CLIENT_VENV := .tools/sharing-client/venv
+SHARING_CLIENT_STAMP := $(SHARING_CLIENT_VENV)/.installed-$(SHARING_CLIENT_VERSION)
+
+$(SHARING_CLIENT_STAMP):
+	rm -rf $(SHARING_CLIENT_VENV)
+	$(PYTHON) -m venv $(SHARING_CLIENT_VENV)
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q 'delta-sharing==$(SHARING_CLIENT_VERSION)'
+	touch $@
+
+sharing-client: $(SHARING_CLIENT_STAMP)  ## the official delta-sharing client in its own venv under .tools/, for tests/sharing
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws sharing-client  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane

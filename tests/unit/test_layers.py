@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("transaction",),
     ("client",),
     ("hoodie_table", "procedures"),
+    ("sharing",),  # the Delta Sharing server: reads tables as a client of the layers below, no Spark
     ("spark",),
     ("streamer",),  # the ingestion utility, a Spark application
     ("", "spark.demo"),  # hoodie_datasource/__init__.py, and the demo, which uses it as a user would

@@ -1,0 +1,28 @@
+"""Running the app: uvicorn (the ASGI server Starlette's authors keep), its own access log off (``access_log``
+logs each request without tokens), a graceful shutdown on SIGTERM/SIGINT: the listening socket closes, requests
+in flight finish for up to ``GRACEFUL_SHUTDOWN_S``, then the process ends."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from hoodie_datasource.sharing.app import create_app
+from hoodie_datasource.sharing.config import SharingConfig
+
+GRACEFUL_SHUTDOWN_S = 10
+
+
+def make_server(config: SharingConfig, host: str | None = None, port: int | None = None) -> uvicorn.Server:
+    """A server of ``config`` (``host`` and ``port`` override the configured ones; port 0 picks a free one)."""
+    settings = uvicorn.Config(create_app(config), host=host or config.host,
+                              port=config.port if port is None else port, access_log=False, log_config=None,
+                              timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, lifespan="off")
+    return uvicorn.Server(settings)
+
+
+def serve(config: SharingConfig) -> None:
+    logging.getLogger(__name__).info("hoodie-sharing on http://%s:%d%s, %d shares", config.host, config.port,
+                                     config.endpoint, len(config.shares))
+    make_server(config).run()

@@ -1,0 +1,160 @@
+"""One shared table as the protocol serves it: its versions, its schema, the files of a version, the change files
+of a range of versions.
+
+A request works on one ``TableState``: one listing of the timeline, from which every answer of that request is
+made, so a table written while it is read is served at one version. The state is kept while the timeline lists
+the same instants, so repeated queries of an unchanged table list nothing more and read no footer twice.
+
+Files of a version (``snapshot``): its file slices as a snapshot read as of that version plans them
+(``read.planner``: the read window refuses a version whose files the cleaner removed). A slice with a base file
+only is served as it is; a merge-on-read slice with log files is merged (``read.file_reader``) into plain parquet
+of the data columns, made once per slice version in the table's ``FileCache``: the key is the file group, its
+files, and the latest write up to the version that touched the group, so versions that left a group alone share
+its file. Change files (``changes``): a version's CDC query (``read.cdc_reader``) as rows with ``_change_type``
+(``change_rows``), made once per version.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import logging
+import threading
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.metadata.reader import planning_from_metadata
+from hoodie_datasource.read.cdc_reader import read_cdc
+from hoodie_datasource.read.file_reader import read_file_slice
+from hoodie_datasource.read.planner import ReadPlan, plan_read
+from hoodie_datasource.sharing.change_rows import change_rows
+from hoodie_datasource.sharing.config import SharedTable
+from hoodie_datasource.sharing.file_cache import FileCache
+from hoodie_datasource.sharing.file_stats import FooterStats
+from hoodie_datasource.sharing.partitions import partition_columns, partition_values
+from hoodie_datasource.sharing.versions import TableVersions
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.file_group import FileSlice
+from hoodie_datasource.table.meta_columns import META_COLUMNS
+from hoodie_datasource.table.table import Table
+from hoodie_datasource.timeline.commit_metadata import write_stats_of
+
+logger = logging.getLogger(__name__)
+
+
+def file_id(table_id: str, rel: str) -> str:
+    """A file's stable id: a hash of its table and path (the same file, the same id, in every response)."""
+    return hashlib.sha256(f"{table_id}/{rel}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class ServedFile:
+    rel: str  # relative to the table
+    size: int
+    partition_values: dict[str, str]
+    stats: str | None
+
+
+@dataclass(frozen=True)
+class TableState:
+    table: Table
+    versions: TableVersions
+
+    def data_schema(self, version: int) -> pa.Schema:
+        """The data columns (no ``_hoodie_*`` meta column) as of ``version``."""
+        schema = self.table.as_of(self.versions.instant(version)).data_schema or pa.schema([])
+        return pa.schema([f for f in schema if f.name not in META_COLUMNS])
+
+
+class TableService:
+    def __init__(self, shared: SharedTable, stats: FooterStats, cache_max_bytes: int, grace_ms: int) -> None:
+        self.shared = shared
+        self.storage = open_storage(shared.location, dict(shared.storage_options))
+        self.cache = FileCache(self.storage, cache_max_bytes, grace_ms)
+        self._stats = stats
+        self._state: TableState | None = None
+        self._touched: dict[str, list[str]] = {}  # file group -> the writes that touched it, in time order
+        self._indexed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def state(self) -> TableState:
+        """The table as its timeline lists now (the kept state, when it lists the same instants)."""
+        table = planning_from_metadata(Table.load(self.storage))
+        with self._lock:
+            if self._state is not None and self._state.table.timeline.instants == table.timeline.instants:
+                return self._state
+            self._state = TableState(table, TableVersions.of(table))
+            return self._state
+
+    def _latest_touch(self, state: TableState, group: str, upto: str) -> str:
+        """The latest write up to ``upto`` that touched ``group`` (from the commits' write stats)."""
+        timeline = state.table.timeline
+        with self._lock:
+            for instant in timeline.completed():
+                if instant.timestamp not in self._indexed and instant.timestamp <= upto:
+                    for stat in write_stats_of(timeline.read_metadata(instant)):
+                        if stat.get("fileId"):
+                            partition = stat.get("partitionPath") or ""
+                            key = f"{partition}/{stat['fileId']}" if partition else stat["fileId"]
+                            bisect.insort(self._touched.setdefault(key, []), instant.timestamp)
+                    self._indexed.add(instant.timestamp)
+            touches = self._touched.get(group, [])
+            at = bisect.bisect_right(touches, upto)
+            return touches[at - 1] if at else ""
+
+    def snapshot(self, state: TableState, version: int) -> list[ServedFile]:
+        """The files of the table as of ``version``."""
+        instant = state.versions.instant(version)
+        plan = plan_read(state.table, ReadConfig(as_of_instant=instant))
+        schema = state.data_schema(version)
+        columns = partition_columns(state.table.config, schema)
+        names = frozenset(schema.names)
+        latest = version == state.versions.latest
+        files = []
+        for file_slice in plan.slices:
+            if plan.needs_merge(file_slice):
+                rel, size = self._merged(state, plan, file_slice, instant, schema, latest)
+            elif file_slice.base_file is not None:
+                rel, size = file_slice.base_relative_path, file_slice.base_file.size
+            else:
+                continue
+            files.append(ServedFile(rel, size, partition_values(state.table.config, columns, file_slice.partition_path),
+                                    self._stats.of(self.storage, rel, size, names)))
+        return files
+
+    def _merged(self, state: TableState, plan: ReadPlan, file_slice: FileSlice, instant: str, schema: pa.Schema,
+                latest: bool) -> tuple[str, int]:
+        touch = self._latest_touch(state, file_slice.group, instant)
+        key = hashlib.sha256("|".join([file_slice.group, *file_slice.file_names, touch, schema.to_string()])
+                             .encode()).hexdigest()[:40]
+
+        def make() -> pa.Table:
+            batches = list(read_file_slice(plan, file_slice))
+            rows = pa.Table.from_batches(batches, plan.schema) if batches else plan.schema.empty_table()
+            return rows.select(schema.names)
+
+        return self.cache.get("slices", key, make, group=file_slice.group, latest=latest)
+
+    def changes(self, state: TableState, start: int, end: int) -> list[tuple[int, ServedFile]]:
+        """The change file of each version in [start, end] that changed rows, with its version."""
+        schema = state.data_schema(state.versions.latest)
+        names = frozenset(schema.names)
+        out = []
+        for version in range(start, end + 1):
+            instant = state.versions.instant(version)
+            begin = state.versions.instant(version - 1) if version else "0"
+            key = hashlib.sha256(f"{instant}|{schema.to_string()}".encode()).hexdigest()[:40]
+
+            def make(begin: str = begin, instant: str = instant) -> pa.Table:
+                cfg = ReadConfig(query_type="incremental", incremental_format="cdc", begin_instant=begin,
+                                 end_instant=instant)
+                return change_rows(read_cdc(state.table, cfg), schema)
+
+            rel, size = self.cache.get("changes", key, make)
+            stats = self._stats.of(self.storage, rel, size, names)
+            if json.loads(stats)["numRecords"]:
+                out.append((version, ServedFile(rel, size, {}, stats)))
+        return out
