@@ -30,6 +30,36 @@ async def _send_json(send, status: int, body: dict[str, str]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
+async def _bounded_body(scope, receive):
+    """The request's body read whole (``_TooLarge`` past ``MAX_BODY_BYTES``, announced or streamed), replayed to
+    the app: the bound holds before any parser sees a byte."""
+    length = dict(scope.get("headers") or ()).get(b"content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+        raise _TooLarge()
+    if scope["method"] in ("GET", "HEAD") and length is None:
+        return receive
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_BODY_BYTES:
+            raise _TooLarge()
+        more = message.get("more_body", False)
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class AccessLogMiddleware:
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -46,21 +76,9 @@ class AccessLogMiddleware:
                 status["code"] = message["status"]
             await send(message)
 
-        length = dict(scope.get("headers") or ()).get(b"content-length")
         try:
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-                raise _TooLarge()
-            received = 0
-
-            async def receiving():
-                nonlocal received
-                message = await receive()
-                received += len(message.get("body", b""))
-                if received > MAX_BODY_BYTES:
-                    raise _TooLarge()
-                return message
-
-            await self.app(scope, receiving, sending)
+            receive = await _bounded_body(scope, receive)
+            await self.app(scope, receive, sending)
         except _TooLarge:
             status["code"] = 413
             await _send_json(send, 413, error_body(

@@ -215,7 +215,8 @@ def create_app(config: SharingConfig) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request, exc: StarletteHTTPException):
-        code = {404: "RESOURCE_DOES_NOT_EXIST", 405: "INVALID_PARAMETER_VALUE"}.get(exc.status_code, "INTERNAL_ERROR")
+        code = ("RESOURCE_DOES_NOT_EXIST" if exc.status_code == 404 else
+                "INVALID_PARAMETER_VALUE" if exc.status_code < 500 else "INTERNAL_ERROR")
         return _error(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(Exception)
