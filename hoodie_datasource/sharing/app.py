@@ -21,6 +21,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -154,8 +155,13 @@ class SharingServer:
         return real
 
 
-def _recipient(request: Request) -> Recipient:
-    """The recipient the request's bearer token names (401 otherwise), remembered for the access log."""
+_BEARER = HTTPBearer(auto_error=False, description="The recipient's bearer token, from its profile file")
+
+
+def _recipient(request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]
+               ) -> Recipient:
+    """The recipient the request's bearer token names (401 otherwise), remembered for the access log. (The
+    ``HTTPBearer`` dependency puts the scheme in the OpenAPI document; the header is checked here.)"""
     found = request.app.state.server.authenticate(request.headers.get("authorization"))
     request.state.recipient = found.name
     return found
@@ -347,8 +353,13 @@ def create_app(config: SharingConfig) -> FastAPI:
                   for version, f in service.changes(state, start, end)]
         return _ndjson(lines, start)
 
-    @app.api_route(f"{prefix}/files/{{token}}", methods=["GET", "HEAD"], include_in_schema=True)
+    @app.get(f"{prefix}/files/{{token}}")
     def read_file(token: Annotated[str, Path(max_length=4096)]):
+        """A file of a local table, by the token of its URL (no bearer token: the URL is the grant); ranges too."""
+        return FileResponse(server.local_file(token), media_type="application/octet-stream")
+
+    @app.head(f"{prefix}/files/{{token}}")
+    def file_size(token: Annotated[str, Path(max_length=4096)]):
         return FileResponse(server.local_file(token), media_type="application/octet-stream")
 
     app.add_middleware(AccessLogMiddleware)
