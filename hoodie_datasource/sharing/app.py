@@ -45,11 +45,11 @@ from hoodie_datasource.sharing.protocol import (
     NDJSON,
     PROTOCOL_LINE,
     VERSION_HEADER,
-    FileLine,
+    FileEntry,
     error_body,
     metadata_line,
 )
-from hoodie_datasource.sharing.table_service import ServedFile, TableService, TableState, file_id
+from hoodie_datasource.sharing.table_service import TableService, TableState
 from hoodie_datasource.storage.local import LocalStorage
 
 logger = logging.getLogger(__name__)
@@ -121,17 +121,16 @@ class SharingServer:
                 raise SharingNotFoundError(f"Table {name!r} does not exist in {found.name}.{sc.name}")
         raise SharingNotFoundError(f"Schema {schema!r} does not exist in share {found.name}")
 
-    def file_line(self, request: Request, table: SharedTable, service: TableService, kind: str, served: ServedFile,
-                  version: int | None = None, timestamp_ms: int | None = None) -> FileLine:
+    def file_line(self, request: Request, table: SharedTable, service: TableService, kind: str, entry: FileEntry,
+                  version: int | None = None, timestamp_ms: int | None = None) -> str:
         """The response line of a file, its URL the store's pre-signed one or this server's file endpoint's."""
         timeout = self.config.pre_signed_url_timeout_seconds
         expires = int(time.time() * 1000) + timeout * 1000
-        url = service.storage.signed_url(served.rel, timeout)
+        url = service.storage.signed_url(entry.rel, timeout)
         if url is None:
-            token = self.tokens.sign(FileGrant(table.id, served.rel, expires))
+            token = self.tokens.sign(FileGrant(table.id, entry.rel, expires))
             url = f"{str(request.base_url).rstrip('/')}{self.config.endpoint}/files/{token}"
-        return FileLine(kind, url, file_id(table.id, served.rel), served.partition_values, served.size, served.stats,
-                        expires, version, timestamp_ms)
+        return entry.line(kind, url, expires, version, timestamp_ms)
 
     def local_file(self, token: str) -> str:
         """The local path a file token grants, confined to its table's folder (symlinks resolved)."""
@@ -316,7 +315,7 @@ def create_app(config: SharingConfig) -> FastAPI:
         files = service.snapshot(state, version)
         stamp = state.versions.timestamp_ms(version) if pinned else None
         lines = [PROTOCOL_LINE, _metadata(shared, state, version, pinned)]
-        lines += [server.file_line(request, shared, service, "file", f, version if pinned else None, stamp).render()
+        lines += [server.file_line(request, shared, service, "file", f, version if pinned else None, stamp)
                   for f in files]
         return _ndjson(lines, version)
 
@@ -349,7 +348,7 @@ def create_app(config: SharingConfig) -> FastAPI:
         if end < start:
             raise SharingRequestError(f"endingVersion {end} is before startingVersion {start}")
         lines = [PROTOCOL_LINE, _metadata(shared, state, versions.latest)]
-        lines += [server.file_line(request, shared, service, "cdf", f, version, versions.timestamp_ms(version)).render()
+        lines += [server.file_line(request, shared, service, "cdf", f, version, versions.timestamp_ms(version))
                   for version, f in service.changes(state, start, end)]
         return _ndjson(lines, start)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from hoodie_datasource.errors import SharingForbiddenError
 
 MAX_TOKEN_CHARS = 4096
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def _b64(data: bytes) -> str:
@@ -43,11 +44,10 @@ class FileTokens:
     secret: bytes
 
     def _mac(self, payload: bytes) -> bytes:
-        return hmac.new(self.secret, payload, hashlib.sha256).digest()
+        return hmac.digest(self.secret, payload, hashlib.sha256)
 
     def sign(self, grant: FileGrant) -> str:
-        payload = json.dumps({"t": grant.table_id, "p": grant.path, "e": grant.expires_ms},
-                             separators=(",", ":"), sort_keys=True).encode()
+        payload = _ENCODER.encode({"e": grant.expires_ms, "p": grant.path, "t": grant.table_id}).encode()
         return f"{_b64(payload)}.{_b64(self._mac(payload))}"
 
     def verify(self, token: str, now_ms: int) -> FileGrant:

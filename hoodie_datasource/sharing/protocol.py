@@ -6,6 +6,7 @@ clients read the parquet format (the Python client's ``autoresolve_query_format`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +19,11 @@ NDJSON = "application/x-ndjson; charset=utf-8"
 VERSION_HEADER = "Delta-Table-Version"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps with options makes one per call
+
+
 def line(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":")) + "\n"
+    return _ENCODER.encode(obj) + "\n"
 
 
 PROTOCOL_LINE = line({"protocol": {"minReaderVersion": 1}})
@@ -40,30 +44,34 @@ def metadata_line(table_id: str, name: str, schema: pa.Schema, partition_columns
     return line({"metaData": meta})
 
 
+def file_id(table_id: str, rel: str) -> str:
+    """A file's stable id: a hash of its table and path (the same file, the same id, in every response)."""
+    return hashlib.sha256(f"{table_id}/{rel}".encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
-class FileLine:
-    """One file of a response: ``kind`` is ``file`` (a snapshot's), ``cdf``, ``add`` or ``remove``."""
+class FileEntry:
+    """One file of a table as responses show it, but for its URL and expiry (made per response): ``members``
+    holds its ``id``, ``partitionValues``, ``size`` and ``stats`` as JSON object members, rendered once."""
 
-    kind: str
-    url: str
-    id: str
-    partition_values: dict[str, str]
+    rel: str  # relative to the table
     size: int
-    stats: str | None
-    expiration_ms: int
-    version: int | None = None
-    timestamp_ms: int | None = None
+    members: str
 
-    def render(self) -> str:
-        body: dict[str, Any] = {"url": self.url, "id": self.id, "partitionValues": self.partition_values,
-                                "size": self.size, "expirationTimestamp": self.expiration_ms}
-        if self.stats is not None and self.kind != "cdf":
-            body["stats"] = self.stats
-        if self.version is not None:
-            body["version"] = self.version
-        if self.timestamp_ms is not None:
-            body["timestamp"] = self.timestamp_ms
-        return line({self.kind: body})
+    @staticmethod
+    def of(table_id: str, rel: str, size: int, partition_values: dict[str, str], stats: str | None) -> FileEntry:
+        body: dict[str, Any] = {"id": file_id(table_id, rel), "partitionValues": partition_values, "size": size}
+        if stats is not None:
+            body["stats"] = stats
+        return FileEntry(rel, size, _ENCODER.encode(body)[1:-1])
+
+    def line(self, kind: str, url: str, expiration_ms: int, version: int | None = None,
+             timestamp_ms: int | None = None) -> str:
+        """The response line: ``kind`` is ``file`` (a snapshot's file) or ``cdf`` (a change file)."""
+        extra = "" if version is None else f',"version":{version}'
+        extra += "" if timestamp_ms is None else f',"timestamp":{timestamp_ms}'
+        return (f'{{"{kind}":{{"url":{_ENCODER.encode(url)},{self.members},'
+                f'"expirationTimestamp":{expiration_ms}{extra}}}}}\n')
 
 
 def error_body(error_code: str, message: str) -> dict[str, str]:

@@ -21,7 +21,8 @@ import hashlib
 import json
 import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -35,6 +36,7 @@ from hoodie_datasource.sharing.config import SharedTable
 from hoodie_datasource.sharing.file_cache import FileCache
 from hoodie_datasource.sharing.file_stats import FooterStats
 from hoodie_datasource.sharing.partitions import partition_columns, partition_values
+from hoodie_datasource.sharing.protocol import FileEntry
 from hoodie_datasource.sharing.versions import TableVersions
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -45,28 +47,32 @@ from hoodie_datasource.timeline.commit_metadata import write_stats_of
 logger = logging.getLogger(__name__)
 
 
-def file_id(table_id: str, rel: str) -> str:
-    """A file's stable id: a hash of its table and path (the same file, the same id, in every response)."""
-    return hashlib.sha256(f"{table_id}/{rel}".encode()).hexdigest()[:32]
-
-
 @dataclass(frozen=True)
-class ServedFile:
-    rel: str  # relative to the table
-    size: int
+class _MergedSlice:
+    """A merge-on-read slice served merged: its cache key and how to make it."""
+
+    key: str
+    make: Callable[[], pa.Table]
+    group: str
+    latest: bool
     partition_values: dict[str, str]
-    stats: str | None
 
 
 @dataclass(frozen=True)
 class TableState:
     table: Table
     versions: TableVersions
+    # the planned files of each version asked for, kept while the timeline lists the same instants
+    planned: dict[int, list[FileEntry | _MergedSlice]] = field(default_factory=dict, compare=False, repr=False)
+
+    schemas: dict[int, pa.Schema] = field(default_factory=dict, compare=False, repr=False)
 
     def data_schema(self, version: int) -> pa.Schema:
         """The data columns (no ``_hoodie_*`` meta column) as of ``version``."""
-        schema = self.table.as_of(self.versions.instant(version)).data_schema or pa.schema([])
-        return pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        if version not in self.schemas:
+            schema = self.table.as_of(self.versions.instant(version)).data_schema or pa.schema([])
+            self.schemas[version] = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        return self.schemas[version]
 
 
 class TableService:
@@ -105,28 +111,38 @@ class TableService:
             at = bisect.bisect_right(touches, upto)
             return touches[at - 1] if at else ""
 
-    def snapshot(self, state: TableState, version: int) -> list[ServedFile]:
-        """The files of the table as of ``version``."""
+    def snapshot(self, state: TableState, version: int) -> list[FileEntry]:
+        """The files of the table as of ``version``: planned once per state, merged slices looked up (and made
+        again, if the cache dropped them) at each call, which marks them served."""
+        planned = state.planned.get(version)
+        if planned is None:
+            planned = state.planned.setdefault(version, self._plan(state, version))
+        names = frozenset(state.data_schema(version).names)
+        return [p if isinstance(p, FileEntry) else self._entry(
+            *self.cache.get("slices", p.key, p.make, group=p.group, latest=p.latest), p.partition_values, names)
+            for p in planned]
+
+    def _entry(self, rel: str, size: int, partition_values: dict[str, str], names: frozenset[str]) -> FileEntry:
+        return FileEntry.of(self.shared.id, rel, size, partition_values, self._stats.of(self.storage, rel, size, names))
+
+    def _plan(self, state: TableState, version: int) -> list[FileEntry | _MergedSlice]:
         instant = state.versions.instant(version)
         plan = plan_read(state.table, ReadConfig(as_of_instant=instant))
         schema = state.data_schema(version)
         columns = partition_columns(state.table.config, schema)
         names = frozenset(schema.names)
         latest = version == state.versions.latest
-        files = []
+        planned: list[FileEntry | _MergedSlice] = []
         for file_slice in plan.slices:
+            values = partition_values(state.table.config, columns, file_slice.partition_path)
             if plan.needs_merge(file_slice):
-                rel, size = self._merged(state, plan, file_slice, instant, schema, latest)
+                planned.append(self._merged(state, plan, file_slice, instant, schema, latest, values))
             elif file_slice.base_file is not None:
-                rel, size = file_slice.base_relative_path, file_slice.base_file.size
-            else:
-                continue
-            files.append(ServedFile(rel, size, partition_values(state.table.config, columns, file_slice.partition_path),
-                                    self._stats.of(self.storage, rel, size, names)))
-        return files
+                planned.append(self._entry(file_slice.base_relative_path, file_slice.base_file.size, values, names))
+        return planned
 
     def _merged(self, state: TableState, plan: ReadPlan, file_slice: FileSlice, instant: str, schema: pa.Schema,
-                latest: bool) -> tuple[str, int]:
+                latest: bool, values: dict[str, str]) -> _MergedSlice:
         touch = self._latest_touch(state, file_slice.group, instant)
         key = hashlib.sha256("|".join([file_slice.group, *file_slice.file_names, touch, schema.to_string()])
                              .encode()).hexdigest()[:40]
@@ -136,9 +152,9 @@ class TableService:
             rows = pa.Table.from_batches(batches, plan.schema) if batches else plan.schema.empty_table()
             return rows.select(schema.names)
 
-        return self.cache.get("slices", key, make, group=file_slice.group, latest=latest)
+        return _MergedSlice(key, make, file_slice.group, latest, values)
 
-    def changes(self, state: TableState, start: int, end: int) -> list[tuple[int, ServedFile]]:
+    def changes(self, state: TableState, start: int, end: int) -> list[tuple[int, FileEntry]]:
         """The change file of each version in [start, end] that changed rows, with its version."""
         schema = state.data_schema(state.versions.latest)
         names = frozenset(schema.names)
@@ -156,5 +172,5 @@ class TableService:
             rel, size = self.cache.get("changes", key, make)
             stats = self._stats.of(self.storage, rel, size, names)
             if json.loads(stats)["numRecords"]:
-                out.append((version, ServedFile(rel, size, {}, stats)))
+                out.append((version, FileEntry.of(self.shared.id, rel, size, {}, None)))
         return out
