@@ -16,7 +16,6 @@ its file. Change files (``changes``): a version's CDC query (``read.cdc_reader``
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import logging
@@ -43,6 +42,7 @@ from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import META_COLUMNS
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import write_stats_of
+from hoodie_datasource.timeline.instant import Instant
 
 logger = logging.getLogger(__name__)
 
@@ -82,8 +82,7 @@ class TableService:
         self.cache = FileCache(self.storage, cache_max_bytes, grace_ms)
         self._stats = stats
         self._state: TableState | None = None
-        self._touched: dict[str, list[str]] = {}  # file group -> the writes that touched it, in time order
-        self._indexed: set[str] = set()
+        self._groups: dict[str, frozenset[str]] = {}  # write instant -> the file groups it touched
         self._lock = threading.Lock()
 
     def state(self) -> TableState:
@@ -95,21 +94,23 @@ class TableService:
             self._state = TableState(table, TableVersions.of(table))
             return self._state
 
-    def _latest_touch(self, state: TableState, group: str, upto: str) -> str:
-        """The latest write up to ``upto`` that touched ``group`` (from the commits' write stats)."""
-        timeline = state.table.timeline
+    def _groups_of(self, state: TableState, instant: Instant) -> frozenset[str]:
+        """The file groups a write touched (its commit metadata's write stats), read once per process."""
         with self._lock:
-            for instant in timeline.completed():
-                if instant.timestamp not in self._indexed and instant.timestamp <= upto:
-                    for stat in write_stats_of(timeline.read_metadata(instant)):
-                        if stat.get("fileId"):
-                            partition = stat.get("partitionPath") or ""
-                            key = f"{partition}/{stat['fileId']}" if partition else stat["fileId"]
-                            bisect.insort(self._touched.setdefault(key, []), instant.timestamp)
-                    self._indexed.add(instant.timestamp)
-            touches = self._touched.get(group, [])
-            at = bisect.bisect_right(touches, upto)
-            return touches[at - 1] if at else ""
+            found = self._groups.get(instant.timestamp)
+        if found is None:
+            found = frozenset(f"{s.get('partitionPath')}/{s['fileId']}" if s.get("partitionPath") else s["fileId"]
+                              for s in write_stats_of(state.table.timeline.read_metadata(instant)) if s.get("fileId"))
+            with self._lock:
+                self._groups[instant.timestamp] = found
+        return found
+
+    def _latest_touch(self, state: TableState, group: str, upto: str) -> str:
+        """The latest write up to ``upto`` that touched ``group``, among the writes the state's timeline holds
+        completed (a write rolled back since touches nothing)."""
+        touches = [i.timestamp for i in state.table.timeline.completed_writes_upto(upto)
+                   if group in self._groups_of(state, i)]
+        return touches[-1] if touches else ""
 
     def snapshot(self, state: TableState, version: int) -> list[FileEntry]:
         """The files of the table as of ``version``: planned once per state, merged slices looked up (and made

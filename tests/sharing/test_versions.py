@@ -1,0 +1,69 @@
+"""Versions across table changes that move the timeline: a rolled-back write takes its version away and its records
+with it, even where the server had merged a slice with them."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import requests
+
+from hoodie_datasource.hoodie_table import HoodieTable
+from tests.sharing.conftest import config_of, rows, table_options
+
+QUERY = "/shares/share/schemas/default/tables/trips/query"
+
+
+def _served(server) -> tuple[int, pa.Table]:
+    response = server.post(QUERY, json={})
+    assert response.status_code == 200, response.text
+    urls = [json.loads(line)["file"]["url"] for line in response.text.splitlines()[2:]]
+    tables = [pq.read_table(pa.BufferReader(requests.get(u, timeout=30).content)).select(["id", "note"]) for u in urls]
+    return int(response.headers["Delta-Table-Version"]), pa.concat_tables(tables).sort_by("id")
+
+
+def test_rolled_back_write_leaves_no_record_in_merged_slices(tmp_path, serve):
+    path = str(tmp_path / "trips")
+    opts = table_options("MERGE_ON_READ", True)
+    table = HoodieTable(path)
+    table.write(rows(list(range(10)), 0), **opts)
+    server = serve(config_of({"trips": path}))
+    bad = table.write(rows([1], 1, "bad"), **opts)  # a log file on the group of partition sf
+    version, served = _served(server)
+    assert version == 1 and "bad1@1" in served.column("note").to_pylist()
+    table.rollback(bad)
+    table.write(rows([20], 2, "new"), **opts)  # touches only partition nyc
+    version, served = _served(server)
+    expected = HoodieTable(path).scan().select(["id", "note"]).sort_by("id")
+    assert version == 1 and served.equals(expected)
+    assert "bad1@1" not in served.column("note").to_pylist() and "new20@2" in served.column("note").to_pylist()
+
+
+def test_timestamps_map_to_the_latest_version_at_or_before_them():
+    from hoodie_datasource.errors import SharingRequestError
+    from hoodie_datasource.sharing.versions import TableVersions, parse_timestamp
+
+    instants = ("20260101000000000", "20260101000001500", "20260102000000000")
+    versions = TableVersions(instants, tuple(parse_timestamp(t) for t in (
+        "2026-01-01T00:00:00Z", "2026-01-01T00:00:01.500Z", "2026-01-02T00:00:00Z")))
+    assert versions.at_or_before("2026-01-01T00:00:01.499Z") == 0
+    assert versions.at_or_before("2026-01-01T00:00:01.500Z") == 1
+    assert versions.at_or_before("2026-01-01T01:00:01+01:00") == 0  # offsets honoured
+    assert versions.at_or_before("2027-01-01T00:00:00Z") == 2
+    assert versions.at_or_after("2026-01-01T00:00:00.001Z") == 1
+    for bad in ("2025-12-31T23:59:59Z", "not a time"):
+        try:
+            versions.at_or_before(bad)
+        except SharingRequestError:
+            continue
+        raise AssertionError(bad)
+    assert "versions are 0 to 2" in _message(lambda: versions.instant(3))
+
+
+def _message(call) -> str:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the message is what is checked
+        return str(exc)
+    raise AssertionError("no error")
