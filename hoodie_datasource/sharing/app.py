@@ -299,8 +299,7 @@ def create_app(config: SharingConfig) -> FastAPI:
         service = server.service(shared)
         state = service.state()
         if body.startingVersion is not None:
-            raise SharingRequestError("Queries with startingVersion (streaming) are not supported by this server; "
-                                      "read the change feed (/changes) instead")
+            return _data_changes(server, request, shared, service, state, body)
         if body.version is not None and body.timestamp is not None:
             raise SharingRequestError("Give version or timestamp, not both")
         pinned = body.version is not None or body.timestamp is not None
@@ -363,6 +362,32 @@ def create_app(config: SharingConfig) -> FastAPI:
 
     app.add_middleware(AccessLogMiddleware)
     return app
+
+
+def _data_changes(server: SharingServer, request: Request, table: SharedTable, service: TableService,
+                  state: TableState, body: QueryRequest) -> Response:
+    """A query with ``startingVersion`` (the streaming sources' request): for each version from it to
+    ``endingVersion`` (the latest by default), ``add`` the files the version's snapshot has that the one before
+    it had not, and ``remove`` those it no longer has, as Delta's add and remove actions; replaying them over the
+    snapshot before ``startingVersion`` gives each version's snapshot."""
+    _check_history(table, "startingVersion")
+    if body.version is not None or body.timestamp is not None:
+        raise SharingRequestError("Give startingVersion without version or timestamp")
+    start = _shared_version(table, body.startingVersion, state)
+    end = _shared_version(table, _latest(state, table) if body.endingVersion is None else body.endingVersion, state)
+    if end < start:
+        raise SharingRequestError(f"endingVersion {end} is before startingVersion {start}")
+    lines = [PROTOCOL_LINE, _metadata(table, state, state.versions.latest)]
+    before = {f.rel: f for f in service.snapshot(state, start - 1)} if start else {}
+    for version in range(start, end + 1):
+        now = {f.rel: f for f in service.snapshot(state, version)}
+        stamp = state.versions.timestamp_ms(version)
+        lines += [server.file_line(request, table, service, "add", now[rel], version, stamp)
+                  for rel in now.keys() - before.keys()]
+        lines += [server.file_line(request, table, service, "remove", before[rel], version, stamp)
+                  for rel in before.keys() - now.keys()]
+        before = now
+    return _ndjson(lines, start)
 
 
 def _latest(state: TableState, table: SharedTable) -> int:

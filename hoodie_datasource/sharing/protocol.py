@@ -67,7 +67,8 @@ class FileEntry:
 
     def line(self, kind: str, url: str, expiration_ms: int, version: int | None = None,
              timestamp_ms: int | None = None) -> str:
-        """The response line: ``kind`` is ``file`` (a snapshot's file) or ``cdf`` (a change file)."""
+        """The response line: ``kind`` is ``file`` (a snapshot's file), ``add`` or ``remove`` (a version's data
+        change) or ``cdf`` (a change file)."""
         extra = "" if version is None else f',"version":{version}'
         extra += "" if timestamp_ms is None else f',"timestamp":{timestamp_ms}'
         return (f'{{"{kind}":{{"url":{_ENCODER.encode(url)},{self.members},'
