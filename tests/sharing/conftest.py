@@ -57,6 +57,26 @@ def write_versions(path: str, table_type: str, partitioned: bool, count: int) ->
     return instants
 
 
+def new_table(path: str, table_type: str, ids: list[int]) -> tuple[HoodieTable, dict[str, str]]:
+    """A partitioned table at ``path`` with the rows ``ids`` (version 0), and its write options."""
+    opts = table_options(table_type, True)
+    table = HoodieTable(path)
+    table.write(rows(ids, 0), **opts)
+    return table, opts
+
+
+def file_urls(response: requests.Response, kind: str = "file") -> list[str]:
+    """The file URLs of a query's answer (after its protocol and metaData lines)."""
+    assert response.status_code == 200, response.text
+    return [json.loads(line)[kind]["url"] for line in response.text.splitlines()[2:]]
+
+
+def read_served(urls: list[str], columns: list[str]) -> pa.Table:
+    """The rows of the files at ``urls``, as a recipient reads them, sorted by id."""
+    tables = [pq.read_table(pa.BufferReader(requests.get(u, timeout=30).content)).select(columns) for u in urls]
+    return pa.concat_tables(tables).sort_by("id")
+
+
 def config_of(tables: dict[str, str], **extra: Any) -> dict[str, Any]:
     """A configuration sharing ``tables`` (name -> location) in share ``share``, schema ``default``."""
     return {"version": 1, "shares": [{"name": "share", "schemas": [{"name": "default", "tables": [

@@ -15,7 +15,16 @@ import requests
 
 from hoodie_datasource.hoodie_table import HoodieTable
 from hoodie_datasource.sharing.file_tokens import FileGrant, FileTokens
-from tests.sharing.conftest import TOKEN, config_of, rows, table_options, write_versions
+from tests.sharing.conftest import (
+    TOKEN,
+    config_of,
+    file_urls,
+    new_table,
+    read_served,
+    rows,
+    table_options,
+    write_versions,
+)
 
 QUERY = "/shares/share/schemas/default/tables/trips/query"
 
@@ -25,11 +34,6 @@ def table(tmp_path) -> str:
     path = str(tmp_path / "trips")
     write_versions(path, "COPY_ON_WRITE", True, 3)
     return path
-
-
-def _file_urls(response: requests.Response) -> list[str]:
-    assert response.status_code == 200, response.text
-    return [json.loads(line)["file"]["url"] for line in response.text.splitlines()[2:]]
 
 
 def _error(response: requests.Response, status: int, code: str) -> str:
@@ -84,7 +88,7 @@ def test_recipient_never_sees_a_share_not_granted(table, serve):
 def test_file_url_carries_no_bearer_token_and_logs_hold_no_token(table, serve, caplog):
     server = serve(config_of({"trips": table}))
     with caplog.at_level(logging.INFO, logger="hoodie_datasource.sharing.access"):
-        urls = _file_urls(server.post(QUERY, json={}))
+        urls = file_urls(server.post(QUERY, json={}))
         assert all(requests.get(url, timeout=30).status_code == 200 for url in urls)
     assert urls and not any(TOKEN in url for url in urls)
     access = [json.loads(r.getMessage()) for r in caplog.records if r.name == "hoodie_datasource.sharing.access"]
@@ -96,7 +100,7 @@ def test_file_url_carries_no_bearer_token_and_logs_hold_no_token(table, serve, c
 
 def test_file_url_supports_head_and_range_get(table, serve):
     server = serve(config_of({"trips": table}))
-    url = _file_urls(server.post(QUERY, json={}))[0]
+    url = file_urls(server.post(QUERY, json={}))[0]
     head = requests.head(url, timeout=30)
     size = int(head.headers["content-length"])
     assert head.status_code == 200 and size > 8 and head.headers["accept-ranges"] == "bytes"
@@ -106,7 +110,7 @@ def test_file_url_supports_head_and_range_get(table, serve):
 
 def test_forged_or_altered_file_token_is_403(table, serve):
     server = serve(config_of({"trips": table}))
-    url = _file_urls(server.post(QUERY, json={}))[0]
+    url = file_urls(server.post(QUERY, json={}))[0]
     token = url.rsplit("/", 1)[1]
     payload, mac = token.split(".")
     flipped = payload[:-2] + ("A" if payload[-2] != "A" else "B") + payload[-1]
@@ -135,7 +139,7 @@ def test_no_file_outside_the_shared_table_is_served(table, serve, tmp_path):
                else os.path.join(table, "sf", "link.parquet"))
     raw = config_of({"trips": table})
     server = serve(raw)
-    url = _file_urls(server.post(QUERY, json={}))[0]
+    url = file_urls(server.post(QUERY, json={}))[0]
     table_id = server.get("/shares/share/all-tables").json()["items"][0]["id"]
     tokens = FileTokens(raw["fileTokenSecret"].encode())
     later = int(time.time() * 1000) + 60_000
@@ -223,14 +227,12 @@ def test_version_the_cleaner_reached_fails_clearly_and_versions_survive_archival
     message = _error(server.post(QUERY, json={"version": 1}), 400, "INVALID_PARAMETER_VALUE")
     assert "cleaner" in message and "earliest instant" in message
     response = server.post(QUERY, json={"version": 7})
-    assert response.headers["Delta-Table-Version"] == "7" and len(_file_urls(response)) == 1
+    assert response.headers["Delta-Table-Version"] == "7" and len(file_urls(response)) == 1
 
 
 def test_table_written_while_read_is_served_at_one_version(tmp_path, serve):
     path = str(tmp_path / "trips")
-    opts = table_options("MERGE_ON_READ", True)
-    table = HoodieTable(path)
-    table.write(rows(list(range(20)), 0), **opts)
+    _, opts = new_table(path, "MERGE_ON_READ", list(range(20)))
     server = serve(config_of({"trips": path}))
     stop = threading.Event()
 
@@ -248,14 +250,10 @@ def test_table_written_while_read_is_served_at_one_version(tmp_path, serve):
             response = server.post(QUERY, json={})
             version = int(response.headers["Delta-Table-Version"])
             seen.add(version)
-            import pyarrow as pa  # noqa: PLC0415 - reading the served files back
-            import pyarrow.parquet as pq  # noqa: PLC0415
-
-            got = pa.concat_tables([pq.read_table(pa.BufferReader(requests.get(u, timeout=30).content))
-                                    .select(["id", "ts"]) for u in _file_urls(response)])
+            got = read_served(file_urls(response), ["id", "ts"])
             instant = HoodieTable(path).completed_commits()[version]
             expected = HoodieTable(path).scan(**{"as.of.instant": instant}).select(["id", "ts"])
-            assert got.sort_by("id").equals(expected.sort_by("id")), version
+            assert got.equals(expected.sort_by("id")), version
     finally:
         stop.set()
         thread.join()

@@ -6,28 +6,21 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-import requests
 
 from hoodie_datasource.hoodie_table import HoodieTable
-from tests.sharing.conftest import config_of, rows, table_options
+from tests.sharing.conftest import config_of, file_urls, new_table, read_served, rows, write_versions
 
 QUERY = "/shares/share/schemas/default/tables/trips/query"
 
 
 def _served(server) -> tuple[int, pa.Table]:
     response = server.post(QUERY, json={})
-    assert response.status_code == 200, response.text
-    urls = [json.loads(line)["file"]["url"] for line in response.text.splitlines()[2:]]
-    tables = [pq.read_table(pa.BufferReader(requests.get(u, timeout=30).content)).select(["id", "note"]) for u in urls]
-    return int(response.headers["Delta-Table-Version"]), pa.concat_tables(tables).sort_by("id")
+    return int(response.headers["Delta-Table-Version"]), read_served(file_urls(response), ["id", "note"])
 
 
 def test_rolled_back_write_leaves_no_record_in_merged_slices(tmp_path, serve):
     path = str(tmp_path / "trips")
-    opts = table_options("MERGE_ON_READ", True)
-    table = HoodieTable(path)
-    table.write(rows(list(range(10)), 0), **opts)
+    table, opts = new_table(path, "MERGE_ON_READ", list(range(10)))
     server = serve(config_of({"trips": path}))
     bad = table.write(rows([1], 1, "bad"), **opts)  # a log file on the group of partition sf
     version, served = _served(server)
@@ -70,8 +63,6 @@ def _message(call) -> str:
 
 
 def test_starting_version_query_replays_each_version_from_adds_and_removes(tmp_path, serve):
-    from tests.sharing.conftest import write_versions
-
     path = str(tmp_path / "trips")
     instants = write_versions(path, "MERGE_ON_READ", True, 6)
     server = serve(config_of({"trips": path}))
@@ -88,7 +79,6 @@ def test_starting_version_query_replays_each_version_from_adds_and_removes(tmp_p
                 files[body["id"]] = body["url"]
             else:
                 del files[body["id"]]
-        got = pa.concat_tables([pq.read_table(pa.BufferReader(requests.get(u, timeout=30).content))
-                                .select(["id", "note"]) for u in files.values()]).sort_by("id")
+        got = read_served(list(files.values()), ["id", "note"])
         expected = HoodieTable(path).scan(**{"as.of.instant": instants[version]}).select(["id", "note"]).sort_by("id")
         assert got.equals(expected), version
