@@ -1,6 +1,9 @@
 """An Arrow schema as Spark's ``StructType`` JSON, the protocol's ``schemaString`` (PROTOCOL.md "Schema Object"),
 without pyspark: the server needs no JVM. The mapping is the one ``spark.types.spark_type`` makes with pyspark's
-types, so a table shared reads with the schema a Spark read of it has."""
+types, so a table shared reads with the schema a Spark read of it has, but for timestamps without a time zone
+(Avro's ``local-timestamp-micros``): they are shared as ``timestamp``, since the protocol's primitive types have no
+``timestamp_ntz`` (it is a Delta table feature) and the Python client refuses a schema naming it
+(``delta_sharing.converter.to_converter``); the files keep their values as written."""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ def spark_type_json(arrow: pa.DataType) -> Any:
     if pa.types.is_decimal(arrow):
         return f"decimal({arrow.precision},{arrow.scale})"
     if pa.types.is_timestamp(arrow):
-        return "timestamp" if arrow.tz is not None else "timestamp_ntz"
+        return "timestamp"
     if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
         return {"type": "array", "elementType": spark_type_json(arrow.value_type), "containsNull": True}
     if pa.types.is_map(arrow):
