@@ -23,9 +23,12 @@ from hoodie_datasource.storage.storage import Storage
 MAX_CACHED = 100_000
 
 
-def _json_value(value: Any) -> Any:
-    """A statistic as the protocol's JSON writes it (Delta's ``JsonUtils`` of the column's value)."""
+def _json_value(value: Any, up: bool = False) -> Any:
+    """A statistic as the protocol's JSON writes it (Delta's ``JsonUtils`` of the column's value). Timestamps are
+    written in milliseconds: a maximum (``up``) is rounded up to the next one, so it still bounds the column."""
     if isinstance(value, dt.datetime):
+        if up and value.microsecond % 1000:
+            value += dt.timedelta(microseconds=1000 - value.microsecond % 1000)
         text = value.isoformat(timespec="milliseconds")
         return text.replace("+00:00", "Z") if value.tzinfo else text
     if isinstance(value, dt.date):
@@ -58,7 +61,7 @@ def footer_stats(metadata: pq.FileMetaData, columns: frozenset[str]) -> dict[str
             count += stats.null_count
             if stats.has_min_max:
                 lows.append(_json_value(stats.min))
-                highs.append(_json_value(stats.max))
+                highs.append(_json_value(stats.max, up=True))
         if not complete:
             continue
         nulls[path] = count
