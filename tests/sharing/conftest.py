@@ -43,10 +43,11 @@ def rows(ids: list[int], ts: int, value: str = "v") -> pa.Table:
                      "note": pa.array([f"{value}{i}@{ts}" for i in ids])})
 
 
-def write_versions(path: str, table_type: str, partitioned: bool, count: int) -> list[str]:
-    """``count`` versions: inserts, updates, a delete; returns the instants, version 0 first."""
+def write_versions(path: str, table_type: str, partitioned: bool, count: int, **extra: str) -> list[str]:
+    """``count`` versions: inserts, updates, a delete; returns the instants, version 0 first. ``extra``: more
+    write options."""
     table = HoodieTable(path)
-    opts = table_options(table_type, partitioned)
+    opts = {**table_options(table_type, partitioned), **extra}
     instants = [table.write(rows(list(range(10)), 0), **opts)]
     for n in range(1, count):
         if n % 4 == 3:

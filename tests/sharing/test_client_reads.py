@@ -70,10 +70,13 @@ def test_client_reads_latest_version_and_timestamp(tmp_path, serve, client, tabl
     assert bool(merged) == (table_type == "MERGE_ON_READ")  # slices with log files were served merged
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_client_reads_change_feed_over_ten_versions(tmp_path, serve, client, table_type):
+@pytest.mark.parametrize("table_type, cdc_logs", [("COPY_ON_WRITE", False), ("MERGE_ON_READ", False),
+                                                  ("COPY_ON_WRITE", True)], ids=["cow", "mor", "cow-cdc-logs"])
+def test_client_reads_change_feed_over_ten_versions(tmp_path, serve, client, table_type, cdc_logs):
+    """Tables with and without Hudi's CDC log files (``hoodie.table.cdc.enabled``) answer the same."""
     path = str(tmp_path / "trips")
-    instants = write_versions(path, table_type, True, 10)
+    instants = write_versions(path, table_type, True, 10, **{"hoodie.table.cdc.enabled": str(cdc_logs).lower()})
+    assert bool(list((tmp_path / "trips").rglob("*.cdc"))) == cdc_logs
     server = serve(config_of({"trips": path}))
     url = f"{server.profile(tmp_path)}#share.default.trips"
     changes = client("load_table_changes_as_pandas", url=url, starting_version=0, ending_version=9)
