@@ -152,6 +152,8 @@ def client(client_python: Path, tmp_path: Path) -> Callable[..., Any]:
                               text=True, timeout=300, env=env)
         if done.returncode != 0:
             raise AssertionError(f"the official client failed: {done.stderr[-3000:]}")
-        return pq.read_table(out) if body.get("out") else json.loads(done.stdout.strip().splitlines()[-1])
+        if not body.get("out"):
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        return json.loads(out.read_text()) if request.get("as_json") else pq.read_table(out)
 
     return run
