@@ -17,7 +17,7 @@ java-check:  ## Spark needs Java 17 or newer
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,docs]'
+	$(PY) -m pip install -q -e '.[test,docs,sharing]'
 	touch $(STAMP)
 
 SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
