@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.log.cdc_block import AFTER, BEFORE, DELETE, INSERT, OP
@@ -54,3 +55,25 @@ def change_rows(cdc: pa.Table, schema: pa.Schema) -> pa.Table:
     columns = [_column([image.get(f.name) for image in images], f.type) for f in schema]
     return pa.Table.from_arrays([*columns, pa.array(kinds, pa.string())],
                                 schema=schema.append(pa.field(CHANGE_TYPE, pa.string())))
+
+
+def _as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A partition column's values as the protocol writes them (``partitions.partition_values``): strings, numbers
+    and dates as text, booleans ``true``/``false``, null as the empty string."""
+    return pc.fill_null(pc.cast(column, pa.string()), "")
+
+
+def partition_parts(rows: pa.Table, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    """The partition values of ``rows`` (each distinct combination of ``columns`` once), in a stable order."""
+    texts = pa.table({name: _as_text(rows.column(name)) for name in columns})
+    return sorted(({k: v for k, v in row.items()} for row in texts.group_by(list(columns)).aggregate([]).to_pylist()),
+                  key=lambda part: [part[name] for name in columns])
+
+
+def rows_of_part(rows: pa.Table, part: dict[str, str]) -> pa.Table:
+    """The rows of ``rows`` in the partition ``part``."""
+    mask = None
+    for name, value in part.items():
+        match = pc.equal(_as_text(rows.column(name)), value)
+        mask = match if mask is None else pc.and_(mask, match)
+    return rows.filter(mask) if mask is not None else rows

@@ -36,7 +36,7 @@ _FREE = threading.Lock()
 class _Entry:
     rel: str
     size: int
-    group: str | None  # the file group a slice belongs to (None: a change file)
+    group: str | None  # the file group a slice belongs to (None: a change file; "": a file earlier runs left)
     served_ms: int
 
 
@@ -87,7 +87,7 @@ class FileCache:
                                 (time.monotonic() - started) * 1000)
                 entry = _Entry(rel, info.size, group, 0)
             with self._lock:
-                entry.group = group if group is not None else entry.group
+                entry.group = group
                 entry.served_ms = _now_ms()
                 self._entries[key] = entry
                 if group is not None and latest:

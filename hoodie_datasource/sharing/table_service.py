@@ -30,13 +30,14 @@ from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.read.cdc_reader import read_cdc
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import ReadPlan, plan_read
-from hoodie_datasource.sharing.change_rows import change_rows
+from hoodie_datasource.sharing.change_rows import change_rows, partition_parts, rows_of_part
 from hoodie_datasource.sharing.config import SharedTable
 from hoodie_datasource.sharing.file_cache import FileCache
 from hoodie_datasource.sharing.file_stats import FooterStats
 from hoodie_datasource.sharing.partitions import partition_columns, partition_values
 from hoodie_datasource.sharing.protocol import FileEntry
 from hoodie_datasource.sharing.versions import TableVersions
+from hoodie_datasource.storage.parquet import read_parquet
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import META_COLUMNS
@@ -156,22 +157,42 @@ class TableService:
         return _MergedSlice(key, make, file_slice.group, latest, values)
 
     def changes(self, state: TableState, start: int, end: int) -> list[tuple[int, FileEntry]]:
-        """The change file of each version in [start, end] that changed rows, with its version."""
+        """The change files of each version in [start, end] that changed rows, with their version: one a version,
+        or, for a table with partition columns, one a partition the version changed, with its partition values.
+        Which partitions a version changed is kept beside its files (``<key>-parts``), so a server that finds them
+        cached reads no CDC again."""
         schema = state.data_schema(state.versions.latest)
-        names = frozenset(schema.names)
+        columns = partition_columns(state.table.config, schema)
         out = []
         for version in range(start, end + 1):
             instant = state.versions.instant(version)
             begin = state.versions.instant(version - 1) if version else "0"
             key = hashlib.sha256(f"{instant}|{schema.to_string()}".encode()).hexdigest()[:40]
-
-            def make(begin: str = begin, instant: str = instant) -> pa.Table:
-                cfg = ReadConfig(query_type="incremental", incremental_format="cdc", begin_instant=begin,
-                                 end_instant=instant)
-                return change_rows(read_cdc(state.table, cfg), schema)
-
-            rel, size = self.cache.get("changes", key, make)
-            stats = self._stats.of(self.storage, rel, size, names)
-            if json.loads(stats)["numRecords"]:
-                out.append((version, FileEntry.of(self.shared.id, rel, size, {}, None)))
+            rows = _Once(lambda begin=begin, instant=instant: change_rows(read_cdc(state.table, ReadConfig(
+                query_type="incremental", incremental_format="cdc", begin_instant=begin, end_instant=instant)), schema))
+            if columns:
+                rel, _ = self.cache.get("changes", f"{key}-parts", lambda rows=rows: pa.table(
+                    {"part": [json.dumps(p) for p in partition_parts(rows(), columns)]}))
+                parts = [json.loads(p) for p in read_parquet(self.storage, rel).column("part").to_pylist()]
+            else:
+                parts = [{}]
+            for part in parts:
+                part_key = hashlib.sha256(f"{key}|{json.dumps(part)}".encode()).hexdigest()[:40] if part else key
+                rel, size = self.cache.get("changes", part_key, lambda rows=rows, part=part: rows_of_part(rows(), part))
+                stats = self._stats.of(self.storage, rel, size, frozenset())
+                if json.loads(stats)["numRecords"]:
+                    out.append((version, FileEntry.of(self.shared.id, rel, size, part, None)))
         return out
+
+
+class _Once:
+    """A value made on first call, then kept: a version's change rows, which each of its files is cut from."""
+
+    def __init__(self, make: Callable[[], pa.Table]) -> None:
+        self._make = make
+        self._value: pa.Table | None = None
+
+    def __call__(self) -> pa.Table:
+        if self._value is None:
+            self._value = self._make()
+        return self._value

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +18,7 @@ from hoodie_datasource.sharing.versions import TableVersions
 from hoodie_datasource.table.meta_columns import META_COLUMNS
 from hoodie_datasource.table.table import Table
 from tests.conftest import require_module
-from tests.sharing.conftest import config_of, write_versions
+from tests.sharing.conftest import config_of, read_served, write_versions
 
 DATA = ["id", "ts", "city", "fare", "note"]
 
@@ -80,6 +81,10 @@ def test_client_reads_change_feed_over_ten_versions(tmp_path, serve, client, tab
     server = serve(config_of({"trips": path}))
     url = f"{server.profile(tmp_path)}#share.default.trips"
     changes = client("load_table_changes_as_pandas", url=url, starting_version=0, ending_version=9)
+    cdf = server.get("/shares/share/schemas/default/tables/trips/changes", params={"startingVersion": 0})
+    for action in (json.loads(line)["cdf"] for line in cdf.text.splitlines()[2:]):  # a file a partition
+        cities = read_served([action["url"]], ["id", "city"]).column("city").to_pylist()
+        assert set(cities) == {action["partitionValues"]["city"]}
     assert changes.column_names == [*DATA, "_change_type", "_commit_version", "_commit_timestamp"]
     versions = TableVersions.of(Table.load(path))
     assert sorted(set(changes.column("_commit_version").to_pylist())) == list(range(10))
