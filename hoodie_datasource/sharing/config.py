@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import secrets
 from collections.abc import Mapping
@@ -27,6 +28,8 @@ from typing import Any
 import yaml
 
 from hoodie_datasource.errors import SharingConfigError
+
+logger = logging.getLogger(__name__)
 
 SECRET_ENV = "HOODIE_SHARING_SECRET"
 DEFAULT_RECIPIENT = "default"
@@ -205,6 +208,8 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     if timeout <= 0:
         raise SharingConfigError(f"'preSignedUrlTimeoutSeconds' is {timeout}: give a positive number of seconds")
     secret = str(raw.get("fileTokenSecret") or environ.get(SECRET_ENV) or "")
+    if not secret:
+        logger.warning("No fileTokenSecret (nor %s): file URLs of local tables hold for this process only", SECRET_ENV)
     cache = raw.get("cache") or {}
     return SharingConfig(
         shares=shares, recipients=_recipients(raw, shares), host=str(raw.get("host") or "localhost"),
