@@ -277,7 +277,8 @@ def _data_changes(server: SharingServer, request: Request, table: SharedTable, s
     """A query with ``startingVersion`` (the streaming sources' request): for each version from it to
     ``endingVersion`` (the latest by default), ``add`` the files the version's snapshot has that the one before
     it had not, and ``remove`` those it no longer has, as Delta's add and remove actions; replaying them over the
-    snapshot before ``startingVersion`` gives each version's snapshot."""
+    snapshot before ``startingVersion`` gives each version's snapshot. A version that changed no row (a compaction,
+    a clustering) gives none, as Delta leaves out actions with ``dataChange=false``: a stream reads no row twice."""
     _check_history(table, "startingVersion")
     if body.version is not None or body.timestamp is not None:
         raise SharingRequestError("Give startingVersion without version or timestamp")
@@ -289,6 +290,9 @@ def _data_changes(server: SharingServer, request: Request, table: SharedTable, s
     before = {f.rel: f for f in service.snapshot(state, start - 1)} if start else {}
     for version in range(start, end + 1):
         now = {f.rel: f for f in service.snapshot(state, version)}
+        if not state.changes_data(version):
+            before = now
+            continue
         stamp = state.versions.timestamp_ms(version)
         lines += [server.file_line(request, table, service, "add", now[rel], version, stamp)
                   for rel in now.keys() - before.keys()]

@@ -28,6 +28,7 @@ import pyarrow as pa
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.read.cdc_reader import read_cdc
+from hoodie_datasource.read.cdc_splits import DATA_CHANGE_OPERATIONS
 from hoodie_datasource.read.file_reader import read_file_slice
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.sharing.change_rows import change_rows, partition_parts, rows_of_part
@@ -67,6 +68,14 @@ class TableState:
     planned: dict[int, list[FileEntry | _MergedSlice]] = field(default_factory=dict, compare=False, repr=False)
 
     schemas: dict[int, pa.Schema] = field(default_factory=dict, compare=False, repr=False)
+
+    def changes_data(self, version: int) -> bool:
+        """Whether ``version``'s write changed rows (Hudi's ``WriteOperationType.isDataChange``): a compaction or a
+        clustering rewrites files, not rows, as a Delta ``OPTIMIZE`` (``dataChange=false``) does. A write that
+        names no operation counts as changing rows."""
+        instant = self.table.timeline.find(self.versions.instant(version))
+        operation = str(self.table.timeline.read_metadata(instant).get("operationType") or "").upper()
+        return not operation or operation in DATA_CHANGE_OPERATIONS
 
     def data_schema(self, version: int) -> pa.Schema:
         """The data columns (no ``_hoodie_*`` meta column) as of ``version``."""
