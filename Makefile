@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws kafka test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,7 @@ java-check:  ## Spark needs Java 17 or newer
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,docs]'
+	$(PY) -m pip install -q -e '.[test,docs,sharing]'
 	touch $(STAMP)
 
 SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
@@ -102,7 +102,41 @@ $(SPARK_KAFKA_STAMP):
 
 kafka: java-check $(KAFKA_SERVER_STAMP) $(SPARK_KAFKA_STAMP)  ## Apache Kafka's broker and Spark's Kafka connector (Maven) into .tools/kafka/, for the kafka tests
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; Kafka
+
+# The official Delta Sharing client (PyPI delta-sharing, pinned) in an environment of its own: it pins pyarrow<=23.0.1
+# and an older fsspec, so it never enters .venv; tests/sharing run it as a subprocess (tests/sharing/client_worker.py).
+SHARING_CLIENT_VERSION := 1.4.2
+SHARING_CLIENT_VENV := .tools/sharing-client/venv
+SHARING_CLIENT_STAMP := $(SHARING_CLIENT_VENV)/.installed-$(SHARING_CLIENT_VERSION)
+
+$(SHARING_CLIENT_STAMP):
+	rm -rf $(SHARING_CLIENT_VENV)
+	$(PYTHON) -m venv $(SHARING_CLIENT_VENV)
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q 'delta-sharing==$(SHARING_CLIENT_VERSION)'
+	touch $@
+
+sharing-client: $(SHARING_CLIENT_STAMP)  ## the official delta-sharing client in its own venv under .tools/, for tests/sharing
+
+# The oldest pyarrow setup.cfg admits, in a venv of its own layered over .venv (its own site-packages first, then
+# .venv's), so the unit tests run on it too: the floor is what is tested.
+PYARROW_FLOOR := 23.0.1
+FLOOR_VENV := .tools/pyarrow-floor/venv
+FLOOR_STAMP := $(FLOOR_VENV)/.installed-pyarrow-$(PYARROW_FLOOR)
+
+$(FLOOR_STAMP): $(STAMP)
+	rm -rf $(FLOOR_VENV)
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install -q 'pyarrow==$(PYARROW_FLOOR)'
+	echo "import site; site.addsitedir('$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")')" \
+	  > "$$($(FLOOR_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-hoodie-venv.pth"
+	touch $@
+
+test-pyarrow-floor: $(FLOOR_STAMP)  ## the unit tests on the oldest pyarrow setup.cfg admits
+	$(FLOOR_VENV)/bin/python -c "import pyarrow; assert pyarrow.__version__ == '$(PYARROW_FLOOR)', pyarrow.__version__"
+	$(FLOOR_VENV)/bin/python -m pytest -q --durations=5 tests/unit
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
@@ -125,6 +159,7 @@ test-lane-services: install
 	$(PY) -m pytest -q --durations=5 -m property tests/property
 	$(PY) -m pytest -q --durations=5 -m kafka tests/kafka
 	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
+	$(MAKE) --no-print-directory test-pyarrow-floor
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit
