@@ -33,6 +33,7 @@ def _small_writes(path: str, opts: dict) -> list[str]:
     return instants
 
 
+@pytest.mark.one_version_per_table_type
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_hudi_reads_our_clustered_table(hudi, tmp_path, table_type):
     path = str(tmp_path / "trips")
@@ -49,6 +50,7 @@ def test_hudi_reads_our_clustered_table(hudi, tmp_path, table_type):
     assert HoodieTable(path).validate_metadata() == []
 
 
+@pytest.mark.one_version_per_table_type
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_we_read_hudis_clustering_of_our_table_and_run_hudis_plan(hudi, tmp_path, table_type):
     path = str(tmp_path / "trips")
@@ -103,6 +105,7 @@ def test_hudi_reads_our_archived_clustering_and_shows_our_plans(hudi, tmp_path):
     assert [(p["timestamp"], p["input_group_size"]) for p in plans] == [(pending, 3)]
 
 
+@pytest.mark.one_version_per_table_type
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_hudi_runs_our_plan(hudi, tmp_path, table_type):
     """Our ``HoodieRequestedReplaceMetadata``, its slices named by full path as Hudi's are, executed by Hudi

@@ -59,6 +59,7 @@ def our_savepointed_table(path: str, table_type: str) -> tuple[str, list[tuple]]
     return kept, at_savepoint
 
 
+@pytest.mark.one_version_per_table_type
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_hudi_reads_our_savepoint_and_our_restore(hudi: HudiOracle, tmp_path, table_type):
     path = str(tmp_path / "trips")
