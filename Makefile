@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws hbase test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -74,7 +74,22 @@ hadoop-aws: java-check $(STAMP)  ## hadoop-aws matching pyspark's Hadoop and its
 	     -DincludeScope=runtime -DoutputDirectory="$$dir" && touch "$$dir/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws
+# HBase 2.x (HMaster in local mode: master, region server and embedded ZooKeeper in one JVM) and its Thrift gateway,
+# from Maven Central into .tools/hbase/<version> (tests/hbase.pom.xml): tests/hbase_server.py starts them for the HBase
+# index's tests (tests/hbase). The version is also in tests/hbase_server.py. 2.6 is the newest line whose Thrift
+# gateway Maven Central serves.
+HBASE_VERSION := 2.6.1
+HBASE_DIR := .tools/hbase/$(HBASE_VERSION)
+
+hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the HBase index's tests
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the HBase index tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 if [ ! -f "$(HBASE_DIR)/.complete" ]; then \
+	   rm -rf "$(HBASE_DIR)" && mvn -q -B -f tests/hbase.pom.xml -Dhbase.version=$(HBASE_VERSION) \
+	     org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
+	 fi
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane

@@ -179,6 +179,9 @@ class WriteSession:
             and not self.config.dedupes
 
     def context(self) -> WriteContext:
+        """What every write task shares; the tasks collect the keys each file adds and removes when the metadata
+        table keeps a record index or the index is kept outside the table (``Index.tracks_written_keys``)."""
+        tracking = index_tracking(self.table.config, self.metadata)
         return WriteContext(
             storage=self.table.storage,
             instant=self.instant_time,
@@ -194,7 +197,7 @@ class WriteSession:
             table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
             cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
-            **index_tracking(self.table.config, self.metadata),
+            **{**tracking, "tracks_record_keys": tracking["tracks_record_keys"] or self.index.tracks_written_keys},
         )
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
@@ -286,6 +289,11 @@ class WriteSession:
             raise
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
+        if self.index.tracks_written_keys:
+            # an index kept outside the table learns where the keys went, before the commit point (Hudi's
+            # ``updateIndex`` in ``BaseCommitActionExecutor``): a failure here rolls the write back
+            self.index.update_location(stats, self.instant_time)
+            timer.lap("index")
         written = {s.path for s in stats if s.path} | {p for s in stats for p in s.cdcStats or ()}
         if not single_attempt:
             self._reconcile_markers(written)
@@ -397,7 +405,7 @@ class WriteSession:
         try:
             if self.owns_instant:
                 # its record in the metadata table is made under the table lock, as every change there
-                rollback_pending(self.table, self.instant, tx.locked)
+                rollback_pending(self.table, self.instant, tx.locked, self.index)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
         finally:
@@ -518,7 +526,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = checked.table.refresh() if concurrency.is_occ else checked.table
         table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
-            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
+            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
             table = table.refresh()
         table = build_metadata_table(table, metadata)
         run_metadata_table_services(table, metadata, services)
