@@ -118,8 +118,20 @@ class HBaseServer:
         """Freeze the master and region server (a server that stopped answering: requests hang)."""
         os.kill(self.master.pid, signal.SIGSTOP)
 
-    def resume(self) -> None:
+    def resume(self, timeout: float = 120.0) -> None:
+        """Thaw the master and region server, and wait until a read goes through the gateway again."""
         os.kill(self.master.pid, signal.SIGCONT)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                connection = self.connection(10_000)
+                connection.table("hoodie_ready").row(b"probe")
+                connection.close()
+                return
+            except Exception:  # the region server is still catching up
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"HBase did not answer again within {timeout:.0f}s: {self.log_tail()}") from None
+                time.sleep(0.5)
 
     def stop(self) -> None:
         self.stop_thrift()

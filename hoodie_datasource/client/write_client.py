@@ -49,6 +49,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import (
     CommitConflictError,
     FileGroupWrittenTwiceError,
+    HoodieError,
     HoodieWriteConflictError,
     InvalidTablePathError,
     SchemaMismatchError,
@@ -320,6 +321,8 @@ class WriteSession:
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
         fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.table.storage, instant=self.instant_time)
         table = self._complete(metadata, touched)
+        if self.index.tracks_written_keys:
+            self._forget_removed(stats)
         # an attempt that found the instant pending after the first reconciliation wrote its files before
         # the commit point, and its markers are listed now (``write.task_attempt``)
         if not single_attempt:
@@ -328,6 +331,16 @@ class WriteSession:
         result = CommitResult.of(self.instant_time, table, stats)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, result.summary())
         return result
+
+    def _forget_removed(self, stats: list[WriteStat]) -> None:
+        """The index kept outside the table drops the keys the commit removed, after the commit point: a failure
+        leaves entries naming file groups that no longer hold those keys, which an upsert of them writes into
+        (once), so it is logged, not raised."""
+        try:
+            self.index.forget_removed(stats, self.instant_time)
+        except HoodieError:
+            logger.warning("Committed %s, but the index did not drop the keys it deleted", self.instant_time,
+                           exc_info=True)
 
     def _reconcile_markers(self, written: set[str]) -> None:
         """Delete the marked files that are not in the write stats: files of task attempts that failed or

@@ -9,10 +9,16 @@ overwrite replaced is new, not an update of a file group no reader sees). The in
 another partition moves there with ``hoodie.hbase.index.update.partition.path`` (``routing.partition_changes``).
 
 After the data files are written and before the commit completes (``update_location``, Hudi's ``updateLocation``),
-every key a file added is put with the commit's instant, its file group and partition, and every key removed (and
-not added again, as a moved key is) is deleted: Hudi puts only the records that had no location, and deletes the
-deleted ones. The puts go from the driver, at ``put.batch.size`` a second (or the autocomputed rate,
-``HBaseIndexConfig.put_rate``, for one putting process); Hudi puts from a task per file group with inserts.
+every key a file added is put with the commit's instant, its file group and partition (Hudi puts the records that
+had no location). Every key removed (and not added again, as a moved key is) is deleted once the commit completed
+(``forget_removed``); Hudi deletes them with the puts, so a write that failed after its deletes leaves keys the
+table still holds without an entry, and their next upsert stores them twice. A failed write's puts, which may
+cover an older entry (a key it moved), are read past: tagging takes the newest version of a completed instant
+(the table keeps ``VERSIONS => 2`` or more), where Hudi, without ``rollback.sync``, takes the key for new and
+stores it twice. An entry left by a commit whose deletes did not go through names a file group that no longer
+holds the key: an upsert of it writes it there, once. The mutations go from the driver, at ``put.batch.size`` a
+second (or the autocomputed rate, ``HBaseIndexConfig.put_rate``, for one putting process); Hudi puts from a task
+per file group with inserts.
 
 A rollback with ``hoodie.index.hbase.rollback.sync`` restores each entry written since the rolled-back instant
 began to its previous version, or deletes it when it has none (Hudi's ``rollbackCommit``); without it nothing is
@@ -31,7 +37,7 @@ from hoodie_datasource.config.hbase_index_config import HBaseIndexConfig
 from hoodie_datasource.index.hbase_table import ENTRY_SCHEMA, HBaseIndexTable
 from hoodie_datasource.index.index import Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
-from hoodie_datasource.index.location_validity import valid_locations
+from hoodie_datasource.index.location_validity import committed_instants, valid_locations
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -81,23 +87,43 @@ class HBaseIndex(Index):
         if len(unique) == 0 or not files:
             return ENTRY_SCHEMA.empty_table()
         assert self.timeline is not None, "HBaseIndex.for_table(table) binds the index before it tags"
-        found = HBaseIndexTable(self.hbase).entries(unique.to_pylist())
+        table = HBaseIndexTable(self.hbase)
+        found = table.entries(unique.to_pylist())
         whole = pc.and_(pc.and_(pc.is_valid(found.column("commit_ts")), pc.is_valid(found.column("file_name"))),
                         pc.is_valid(found.column("partition_path")))
         found = found.filter(whole)
+        committed = self._committed(found.column("commit_ts"))
+        if not pc.all(committed).as_py():
+            # a failed write put these entries over older ones: the newest of a completed instant counts
+            earlier = table.earlier_entries(found.filter(pc.invert(committed)).column("key").to_pylist(),
+                                            lambda instants: committed_instants(self.timeline, instants))
+            found = pa.concat_tables([found.filter(committed), earlier])
         return found.filter(valid_locations(found.column("commit_ts"), found.column("partition_path"),
                                             found.column("file_name"), self.timeline, files))
 
+    def _committed(self, instants: pa.ChunkedArray) -> pa.Array:
+        assert self.timeline is not None
+        encoded = pc.dictionary_encode(instants.combine_chunks())
+        flags = committed_instants(self.timeline, encoded.dictionary.to_pylist())
+        return pa.array(flags[encoded.indices.to_numpy(zero_copy_only=False)], pa.bool_())
+
     def update_location(self, stats: Sequence[WriteStat], instant: str) -> None:
-        added, removed = written_keys(stats)
-        if not added.num_rows and not len(removed):
-            return
-        puts = pa.Table.from_arrays(
-            [added.column("key"), pa.array([instant] * added.num_rows, pa.string()), added.column("file_id"),
-             added.column("partition")], schema=ENTRY_SCHEMA)
+        added, _ = written_keys(stats)
+        if added.num_rows:
+            puts = pa.Table.from_arrays(
+                [added.column("key"), pa.array([instant] * added.num_rows, pa.string()), added.column("file_id"),
+                 added.column("partition")], schema=ENTRY_SCHEMA)
+            self._mutate(puts, [])
+
+    def forget_removed(self, stats: Sequence[WriteStat], instant: str) -> None:
+        _, removed = written_keys(stats)
+        if len(removed):
+            self._mutate(ENTRY_SCHEMA.empty_table(), removed.to_pylist())
+
+    def _mutate(self, puts: pa.Table, deletes: list[str]) -> None:
         table = HBaseIndexTable(self.hbase)
         servers = table.region_servers() if self.hbase.put_batch_size_autocompute else 1
-        table.mutate(puts, removed.to_pylist(), self.hbase.put_rate(servers, tasks=1))
+        table.mutate(puts, deletes, self.hbase.put_rate(servers, tasks=1))
 
     def rollback_commit(self, instant: str) -> None:
         if not self.hbase.rollback_sync:

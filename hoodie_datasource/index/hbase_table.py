@@ -20,6 +20,7 @@ import socket
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
 import pyarrow as pa
 
 from hoodie_datasource.config.hbase_index_config import HBaseIndexConfig
@@ -38,7 +39,9 @@ ENTRY_SCHEMA = pa.schema([("key", pa.string()), ("commit_ts", pa.string()), ("fi
                           ("partition_path", pa.string())])
 GETS_PER_BATCH_INTERVAL = 10  # Hudi: "multiGetBatchSize is intended to be a batch per 100ms"
 
+VERSIONS_READ = 10  # the most versions of an entry read when its latest names a failed write
 _connections: dict[tuple[str, int], Any] = {}  # this process's connection to each gateway
+_tables_seen: set[tuple[str, int, str]] = set()  # tables this process found on each gateway
 T = TypeVar("T")
 
 
@@ -100,15 +103,12 @@ class HBaseIndexTable:
         _, thrift_error = _happybase()
         for attempt in (1, 2):
             try:
-                return request(self._connection().table(self.config.table))
+                connection = self._connection()
+                self._check_table(connection)
+                return request(connection.table(self.config.table))
             except (thrift_error, OSError, EOFError) as exc:
                 self._drop()
                 message = str(getattr(exc, "message", "") or exc)[:500]
-                if "TableNotFoundException" in message:
-                    raise HoodieIndexError(
-                        f"{self.config.where} has no table {self.config.table!r}: create it with column family "
-                        f"'_s' (HBase shell: create '{self.config.table}', {{NAME => '_s', VERSIONS => 2}}); "
-                        "Apache Hudi does not create it either") from None
                 timed_out = isinstance(exc, socket.timeout) or "timed out" in message
                 if attempt == 2 or timed_out:
                     raise HBaseIndexUnavailableError(
@@ -116,6 +116,19 @@ class HBaseIndexTable:
                         f"{f' within {self.config.timeout_ms} ms' if timed_out else ''} "
                         f"(hoodie.index.hbase.zk.connection_timeout_ms): {type(exc).__name__}: {message}") from None
         raise AssertionError("unreachable")
+
+    def _check_table(self, connection: Any) -> None:
+        """The table exists (once per process): the gateway's own client would retry a missing table's region
+        lookups until the request times out."""
+        seen = (self.config.thrift_host, self.config.thrift_port, self.config.table)
+        if seen in _tables_seen:
+            return
+        if self.config.table.encode() not in connection.tables():
+            raise HoodieIndexError(
+                f"{self.config.where} has no table {self.config.table!r}: create it with column family '_s' "
+                f"(HBase shell: create '{self.config.table}', {{NAME => '_s', VERSIONS => 2}}); Apache Hudi does "
+                "not create it either")
+        _tables_seen.add(seen)
 
     # -- what the index does with it
 
@@ -131,15 +144,34 @@ class HBaseIndexTable:
             parts.append(_entries(rows))
         return pa.concat_tables(parts)
 
+    def earlier_entries(self, keys: list[str], valid: Callable[[list[str]], np.ndarray]) -> pa.Table:
+        """For each of ``keys``, its newest entry whose ``commit_ts`` is ``valid`` among the versions the table
+        keeps (two calls per key: for the keys whose latest entry a failed write put)."""
+        rows = []
+        for key in keys:
+            row = key.encode()
+            versions = self._call("Reading an HBase index entry's versions", lambda t, r=row: t.cells(
+                r, COMMIT_TS, versions=VERSIONS_READ, include_timestamp=True))
+            ok = valid([v.decode() for v, _ in versions]) if versions else []
+            cell_time = next((ts for (_, ts), good in zip(versions, ok) if good), None)
+            if cell_time is not None:  # the entry's three cells were put together, at one cell time
+                cells = self._call("Reading an HBase index entry", lambda t, r=row, at=cell_time: t.row(
+                    r, columns=COLUMNS, timestamp=at + 1))
+                rows.append((row, cells))
+        return _entries(rows)
+
     def mutate(self, puts: pa.Table, deletes: list[str], per_second: int) -> None:
         """Write ``puts`` (``ENTRY_SCHEMA`` rows) and delete the rows of ``deletes``, ``per_second`` mutations
         a batch and a second (Hudi's ``doMutations``)."""
         limiter = RateLimiter(per_second)
-        mutations: list[tuple[bytes, dict[bytes, bytes] | None]] = [(k.encode(), None) for k in deletes]
-        columns = [puts.column(n).to_pylist() for n in ENTRY_SCHEMA.names]
-        mutations += [(key.encode(), {COMMIT_TS: ts.encode(), FILE_NAME: name.encode(), PARTITION_PATH: path.encode()})
-                      for key, ts, name, path in zip(*columns)]
-        for batch in _chunks(mutations, per_second):
+        for keys in _chunks(deletes, per_second):
+            limiter.acquire(len(keys))
+            batch = [(k.encode(), None) for k in keys]
+            self._call("Updating the HBase index", lambda t, b=batch: self._send(t, b))
+        for start in range(0, puts.num_rows, per_second):  # a slice at a time: a large commit's keys stay in Arrow
+            rows = zip(*(puts.column(n).slice(start, per_second).to_pylist() for n in ENTRY_SCHEMA.names))
+            batch = [(key.encode(), {COMMIT_TS: ts.encode(), FILE_NAME: name.encode(), PARTITION_PATH: path.encode()})
+                     for key, ts, name, path in rows]
             limiter.acquire(len(batch))
             self._call("Updating the HBase index", lambda t, b=batch: self._send(t, b))
 

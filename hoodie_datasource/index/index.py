@@ -18,9 +18,10 @@ of index it is. An index tells what it can do, as Hudi's does:
     tags_records          the keys are looked up in a store outside the table (HBase), by ``tag`` in the task that
                           holds the records, as Hudi's ``HoodieIndex.isImplicitWithStorage`` false says: no
                           candidates step, no shuffle
-    tracks_written_keys   the index is updated after the data files are written and before the commit completes
-                          (``update_location``, Hudi's ``updateLocation``), from the keys each file added and
-                          removed, which the write stats then carry; a rollback undoes it (``rollback_commit``)
+    tracks_written_keys   the index learns the keys each file added after the data files are written and before
+                          the commit completes (``update_location``, Hudi's ``updateLocation``), and forgets the
+                          keys the commit removed once it completed (``forget_removed``), from the write stats,
+                          which then carry them; a rollback undoes the first (``rollback_commit``)
 
 and does (``Index``):
 
@@ -161,6 +162,10 @@ class Index(ABC):
     def update_location(self, stats: Sequence[WriteStat], instant: str) -> None:
         """Record where the commit at ``instant`` put its keys, before it completes (Hudi's ``updateLocation``):
         nothing for an index kept with the table's files."""
+        return None
+
+    def forget_removed(self, stats: Sequence[WriteStat], instant: str) -> None:
+        """After the commit at ``instant`` completed: drop the keys it removed (nothing here)."""
         return None
 
     def rollback_commit(self, instant: str) -> None:
