@@ -4,7 +4,8 @@ copies its jars into ``.tools/hbase/<version>``), run standalone with java.
 Two JVMs on free loopback ports: ``HMaster start`` in local mode (the master, a region server and an embedded
 ZooKeeper in one process, its root on the local file system in a temp folder), and the Thrift gateway
 (``ThriftServer``), which this library's client speaks to while Java Hudi's HBase client reaches the same cluster
-through the ZooKeeper port. Heaps are small (512 MB and 256 MB). The server is ready when a table can be created
+through the ZooKeeper port (the server's class path has ``hbase/codec_alias``, which Hudi's relocated client needs).
+Heaps are small (512 MB and 256 MB). The server is ready when a table can be created
 through the gateway. A missing install or java skips the tests locally and fails them under ``CI=true``.
 """
 
@@ -27,6 +28,7 @@ from tests.server_process import log_tail, stop_process
 
 HBASE_VERSION = "2.6.1"  # also in the Makefile (HBASE_VERSION)
 HBASE_JARS = REPO / ".tools" / "hbase" / HBASE_VERSION
+CODEC_ALIAS = Path(__file__).parent / "hbase" / "codec_alias" / "KeyValueCodec.java"
 # what HBase's own bin/hbase adds on Java 17
 JAVA_OPTIONS = [
     "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
@@ -76,7 +78,7 @@ class HBaseServer:
     host = "127.0.0.1"
 
     def _java(self, main: list[str], heap: str, log: str) -> subprocess.Popen:
-        classpath = f"{self.work / 'conf'}{os.pathsep}{HBASE_JARS}/*"
+        classpath = os.pathsep.join([str(self.work / "conf"), str(self.work / "classes"), f"{HBASE_JARS}/*"])
         with open(self.work / log, "ab") as out:
             return subprocess.Popen([shutil.which("java") or "java", f"-Xmx{heap}", *JAVA_OPTIONS, "-cp", classpath,
                                      *main], stdout=out, stderr=subprocess.STDOUT, cwd=self.work)
@@ -154,11 +156,22 @@ class HBaseServer:
                 "hoodie.index.hbase.thrift.address": f"{self.host}:{self.thrift_port}", **more}
 
 
+def _compile_codec_alias(classes: Path) -> None:
+    """``codec_alias/KeyValueCodec.java`` onto the server's class path, so that Java Hudi's relocated HBase client
+    can talk to it (what the file says); a JDK's javac compiles it."""
+    javac = shutil.which("javac")
+    if javac is None:
+        _missing("javac is missing (apt-get install openjdk-17-jdk-headless): the test HBase needs the codec alias")
+    subprocess.run([javac, "-nowarn", "-cp", f"{HBASE_JARS}/*", "-d", str(classes), str(CODEC_ALIAS)], check=True,
+                   capture_output=True)
+
+
 def start_hbase(work: Path) -> HBaseServer:
     if not (HBASE_JARS / ".complete").is_file() or shutil.which("java") is None:
         _missing(f"HBase is not installed ({HBASE_JARS} or java missing): make hbase")
     require_module("happybase")
     (work / "conf").mkdir(parents=True, exist_ok=True)
+    _compile_codec_alias(work / "classes")
     zk_port = free_port()
     (work / "conf" / "hbase-site.xml").write_text(_site(work, zk_port))
     (work / "conf" / "log4j.properties").write_text(LOG4J)

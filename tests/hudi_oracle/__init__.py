@@ -59,10 +59,9 @@ def require_oracle(version: str) -> Path:
 class HudiOracle:
     """One Java Hudi process (``driver.py``): a local[2] Spark 3.5 session with the Hudi ``version`` bundle.
 
-    Hudi options are passed as Hudi names them (``hoodie.datasource.query.type``, ...). ``classpath``: a folder
-    of resources put ahead of the bundle's (``spark.driver.extraClassPath``)."""
+    Hudi options are passed as Hudi names them (``hoodie.datasource.query.type``, ...)."""
 
-    def __init__(self, version: str, workdir: Path, classpath: Path | None = None):
+    def __init__(self, version: str, workdir: Path):
         self.version = version
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -75,8 +74,7 @@ class HudiOracle:
         env.pop("SPARK_HOME", None)
         with open(self.log_path, "w") as stderr:
             self.process = subprocess.Popen(
-                [str(ORACLE_PYTHON), str(DRIVER), "--bundle", str(jar), "--warehouse", str(workdir / "warehouse"),
-                 *(["--classpath", str(classpath)] if classpath else [])],
+                [str(ORACLE_PYTHON), str(DRIVER), "--bundle", str(jar), "--warehouse", str(workdir / "warehouse")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=workdir)
         self.info = self._answer(START_TIMEOUT)
         log.info("Hudi oracle %s (Spark %s) started in %.1f s", version, self.info["spark"],

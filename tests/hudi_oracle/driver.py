@@ -48,7 +48,7 @@ COMMANDS = {"read", "write", "compact", "clean", "sql", "partition_paths"}
 COMPLETED = re.compile(r"^(\d+)\.(commit|deltacommit|replacecommit|clean|rollback|savepoint|restore)$")
 
 
-def session(bundle: str, warehouse: str, classpath: str | None = None):
+def session(bundle: str, warehouse: str):
     from pyspark.sql import SparkSession
 
     builder = (
@@ -67,8 +67,6 @@ def session(bundle: str, warehouse: str, classpath: str | None = None):
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.sql.warehouse.dir", warehouse)
     )
-    if classpath:  # resources ahead of the bundle's (an hbase-site.xml for the HBase index's client)
-        builder = builder.config("spark.driver.extraClassPath", classpath)
     for key, value in HUDI_SESSION_CONF.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -165,14 +163,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True, help="the hudi-spark3.5-bundle jar")
     parser.add_argument("--warehouse", required=True, help="spark.sql.warehouse.dir (a scratch folder)")
-    parser.add_argument("--classpath", help="spark.driver.extraClassPath: folders of resources Java Hudi reads")
     args = parser.parse_args()
 
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
 
-    spark = session(args.bundle, args.warehouse, args.classpath)
+    spark = session(args.bundle, args.warehouse)
     ready = {"ok": True, "ready": True, "spark": spark.version, "bundle": os.path.basename(args.bundle)}
     answers.write(json.dumps(ready) + "\n")
     oracle = Oracle(spark)
