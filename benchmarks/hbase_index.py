@@ -45,6 +45,7 @@ INCOMING = 1_000_000
 UPSERT_ROWS = 100_000
 GET_BATCH_SIZE = 1000
 PUT_BATCH_SIZE = 100_000
+HBASE_HEAP = "2g"  # the master and region server's: a 5M-key table's memstore
 BLOOM = {"hoodie.index.type": "BLOOM", "hoodie.metadata.record.index.enable": "true"}  # keeps the record index
 INDEXES = {  # case: (table, label)
     "bloom": ("lookup", "BLOOM"),
@@ -115,8 +116,8 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
               "HBASE: batched gets through HBase's Thrift gateway in the tasks holding the records, "
               f"`hoodie.index.hbase.get.batch.size={get_batch}` (Hudi's rate limiter: at most "
               f"{get_batch * 10:,} keys a second per task; Hudi's default of 100 allows 1,000). HBase 2.6.1 "
-              "standalone (master, region server and ZooKeeper in one 512 MB JVM, a 256 MB gateway) on the same "
-              "2 cores. local[2]; medians after one warm-up round; cases interleaved.", ""]
+              f"standalone (master, region server and ZooKeeper in one JVM of {HBASE_HEAP} heap, a 256 MB "
+              "gateway) on the same 2 cores. local[2]; medians after one warm-up round; cases interleaved.", ""]
     for r in results:
         lines += [f"## {r.rows:,} rows, {r.incoming:,} incoming keys", "",
                   "| index | tag s | keys found | vs HBASE |", "|---|---|---|---|"]
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(name).setLevel(logging.INFO)
     started, began, load_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic(), load_average()
     shutil.rmtree(args.work, ignore_errors=True)
-    server = start_hbase(args.work / "hbase-server")
+    server = start_hbase(args.work / "hbase-server", HBASE_HEAP)
     try:
         spark = spark_session.start()
         java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")

@@ -166,7 +166,7 @@ def _compile_codec_alias(classes: Path) -> None:
                    capture_output=True)
 
 
-def start_hbase(work: Path) -> HBaseServer:
+def start_hbase(work: Path, heap: str = "512m") -> HBaseServer:
     if not (HBASE_JARS / ".complete").is_file() or shutil.which("java") is None:
         _missing(f"HBase is not installed ({HBASE_JARS} or java missing): make hbase")
     require_module("happybase")
@@ -176,7 +176,7 @@ def start_hbase(work: Path) -> HBaseServer:
     (work / "conf" / "hbase-site.xml").write_text(_site(work, zk_port))
     (work / "conf" / "log4j.properties").write_text(LOG4J)
     server = HBaseServer(work, zk_port, free_port(), master=None)  # type: ignore[arg-type]
-    server.master = server._java(["org.apache.hadoop.hbase.master.HMaster", "start"], "512m", "master.log")
+    server.master = server._java(["org.apache.hadoop.hbase.master.HMaster", "start"], heap, "master.log")
     server.start_thrift()
     return server
 

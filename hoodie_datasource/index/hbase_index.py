@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.hbase_index_config import HBaseIndexConfig
+from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.index.hbase_table import ENTRY_SCHEMA, HBaseIndexTable
 from hoodie_datasource.index.index import Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
@@ -43,7 +44,8 @@ from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.table import Table
-from hoodie_datasource.timeline.commit_metadata import WriteStat
+from hoodie_datasource.timeline.commit_metadata import WriteStat, write_stats_of
+from hoodie_datasource.timeline.instant import DELTA_COMMIT
 from hoodie_datasource.timeline.instant_time import parse_instant
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.written_keys import written_keys
@@ -64,6 +66,8 @@ class HBaseIndex(Index):
         return self.config.hbase
 
     def for_table(self, table: Table) -> Index:
+        if table.config.is_mor:
+            _refuse_log_only_groups(table)
         return replace(self, timeline=table.timeline)
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
@@ -136,3 +140,20 @@ class HBaseIndex(Index):
         previous = table.entries_before(keys, since - 1)
         gone = pc.invert(pc.is_in(pa.array(keys, pa.string()), value_set=previous.column("key")))
         table.mutate(previous, pa.array(keys, pa.string()).filter(gone).to_pylist(), self.hbase.put_batch_size)
+
+
+def _refuse_log_only_groups(table: Table) -> None:
+    """Refuse a merge-on-read table holding a file group of log files only: Java Hudi writes them for inserts under
+    an index that locates keys in log files (``HoodieIndex.canIndexLogFiles``, HBase's true: ``BaseSparkDeltaCommit
+    ActionExecutor.handleInsert``), and this library's file-system view reads only slices with a base file, so the
+    group's keys would be taken for new and stored twice. A compaction gives the group its base file."""
+    log_only = {(s.get("partitionPath") or "", s.get("fileId")) for instant in table.timeline.completed((DELTA_COMMIT,))
+                for s in write_stats_of(table.timeline.read_metadata(instant)) if s.get("baseFile") == ""}
+    if not log_only:
+        return
+    with_base = {(s.partition_path, s.file_id) for s in table.file_system_view().latest_file_slices()}
+    if missing := sorted(log_only - with_base):
+        raise UnsupportedTableError(
+            f"{table.uri} has file groups of log files only (e.g. {missing[0][1]} in partition {missing[0][0]!r}), "
+            "which Java Hudi's merge-on-read inserts under the HBase index write and this library does not read "
+            "yet: compact the table with Java Hudi first (hoodie.compact.inline=true), then write with HBASE here")

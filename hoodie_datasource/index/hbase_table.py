@@ -38,6 +38,9 @@ COLUMNS = [COMMIT_TS, FILE_NAME, PARTITION_PATH]
 ENTRY_SCHEMA = pa.schema([("key", pa.string()), ("commit_ts", pa.string()), ("file_name", pa.string()),
                           ("partition_path", pa.string())])
 GETS_PER_BATCH_INTERVAL = 10  # Hudi: "multiGetBatchSize is intended to be a batch per 100ms"
+# mutations in one request: a second's worth of a large put rate is sent in parts, as Hudi's BufferedMutator sends
+# its buffer in parts (hbase.client.write.buffer, 2 MB), so that no request outlasts the timeout
+MUTATIONS_PER_REQUEST = 2000
 
 VERSIONS_READ = 10  # the most versions of an entry read when its latest names a failed write
 _connections: dict[tuple[str, int], Any] = {}  # this process's connection to each gateway
@@ -164,12 +167,13 @@ class HBaseIndexTable:
         """Write ``puts`` (``ENTRY_SCHEMA`` rows) and delete the rows of ``deletes``, ``per_second`` mutations
         a batch and a second (Hudi's ``doMutations``)."""
         limiter = RateLimiter(per_second)
-        for keys in _chunks(deletes, per_second):
+        step = min(per_second, MUTATIONS_PER_REQUEST)
+        for keys in _chunks(deletes, step):
             limiter.acquire(len(keys))
             batch = [(k.encode(), None) for k in keys]
             self._call("Updating the HBase index", lambda t, b=batch: self._send(t, b))
-        for start in range(0, puts.num_rows, per_second):  # a slice at a time: a large commit's keys stay in Arrow
-            rows = zip(*(puts.column(n).slice(start, per_second).to_pylist() for n in ENTRY_SCHEMA.names))
+        for start in range(0, puts.num_rows, step):  # a slice at a time: a large commit's keys stay in Arrow
+            rows = zip(*(puts.column(n).slice(start, step).to_pylist() for n in ENTRY_SCHEMA.names))
             batch = [(key.encode(), {COMMIT_TS: ts.encode(), FILE_NAME: name.encode(), PARTITION_PATH: path.encode()})
                      for key, ts, name, path in rows]
             limiter.acquire(len(batch))

@@ -1,11 +1,12 @@
 """``hoodie.index.type=HBASE`` between Apache Hudi 0.15 (its bundle's ``SparkHoodieHBaseIndex``, reaching HBase
-through ZooKeeper) and us (through the Thrift gateway), on one HBase table, both ways (a table type each, to keep
-the suite short; the Spark tests run both):
+through ZooKeeper) and us (through the Thrift gateway), on one HBase table, both ways, on copy-on-write tables
+(the Spark tests run merge-on-read ones too):
 
-* we write a copy-on-write table tagging through HBase; Java upserts the same keys and new ones through the
-  entries we put (its updates land in our file groups, no key stored twice); we upsert again through Java's;
-* Java writes a merge-on-read table with its HBase index; we upsert it through Java's entries, and Java reads what
-  we wrote.
+* we write a table tagging through HBase; Java upserts the same keys and new ones through the entries we put (its
+  updates land in our file groups, no key stored twice); we upsert again through Java's;
+* Java writes a table with its HBase index; we upsert it through Java's entries, and Java reads what we wrote;
+* Java's merge-on-read inserts under the HBase index go to file groups of log files only, which this library does
+  not read: our write refuses such a table before it writes anything.
 
 After each write HBase holds exactly the table's keys, at their file groups and partitions. Java's bundle relocates
 the HBase client, which names its cell codec by the relocated class name: the test server has an alias of that name
@@ -16,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.table_reader import read_table
 from tests.hbase.test_hbase_index import hbase_entries
 from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
@@ -74,7 +76,7 @@ def test_java_upserts_through_our_hbase_entries_and_we_through_javas(hudi, hbase
     assert_hbase_holds(hbase, table, path)
 
 
-def test_we_upsert_through_javas_hbase_entries(hudi, hbase, tmp_path, table_type="MERGE_ON_READ"):
+def test_we_upsert_through_javas_hbase_entries(hudi, hbase, tmp_path, table_type="COPY_ON_WRITE"):
     path, table = str(tmp_path / "trips"), hbase.create_table(f"java_first_{table_type.lower()}")
     opts = _options(hbase, table, table_type)
     hudi.write(path, rows([f"k{i}" for i in range(9)], [1] * 9, ["sf", "nyc", "la"] * 3, [1.0] * 9), _java(opts))
@@ -88,3 +90,15 @@ def test_we_upsert_through_javas_hbase_entries(hudi, hbase, tmp_path, table_type
     assert unique_keys(hudi, path) == sorted({*before, "m1"})
     assert_same_table(hudi.read(path), read_table(path))
     assert_hbase_holds(hbase, table, path)
+
+
+def test_we_refuse_javas_log_only_file_groups(hudi, hbase, tmp_path):
+    path, table = str(tmp_path / "trips"), hbase.create_table("java_mor")
+    opts = _options(hbase, table, "MERGE_ON_READ")
+    hudi.write(path, rows(["k0", "k1"], [1, 1], ["sf", "nyc"], [1.0, 1.0]), _java(opts))
+    entries = hbase_entries(hbase, table)
+    assert set(entries) == {"k0", "k1"}
+    with pytest.raises(UnsupportedTableError, match="file groups of log files only"):
+        write_local(path, rows(["k0", "n1"], [2, 2], ["sf", "la"], [2.0, 2.0]), opts)
+    assert hbase_entries(hbase, table) == entries
+    assert unique_keys(hudi, path) == ["k0", "k1"]
