@@ -38,7 +38,7 @@ from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.index.hbase_table import ENTRY_SCHEMA, HBaseIndexTable
 from hoodie_datasource.index.index import Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
-from hoodie_datasource.index.location_validity import committed_instants, valid_locations
+from hoodie_datasource.index.location_validity import committed_instants, committed_mask, valid_locations
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -96,7 +96,7 @@ class HBaseIndex(Index):
         whole = pc.and_(pc.and_(pc.is_valid(found.column("commit_ts")), pc.is_valid(found.column("file_name"))),
                         pc.is_valid(found.column("partition_path")))
         found = found.filter(whole)
-        committed = self._committed(found.column("commit_ts"))
+        committed = committed_mask(found.column("commit_ts"), self.timeline)
         if not pc.all(committed).as_py():
             # a failed write put these entries over older ones: the newest of a completed instant counts
             earlier = table.earlier_entries(found.filter(pc.invert(committed)).column("key").to_pylist(),
@@ -104,12 +104,6 @@ class HBaseIndex(Index):
             found = pa.concat_tables([found.filter(committed), earlier])
         return found.filter(valid_locations(found.column("commit_ts"), found.column("partition_path"),
                                             found.column("file_name"), self.timeline, files))
-
-    def _committed(self, instants: pa.ChunkedArray) -> pa.Array:
-        assert self.timeline is not None
-        encoded = pc.dictionary_encode(instants.combine_chunks())
-        flags = committed_instants(self.timeline, encoded.dictionary.to_pylist())
-        return pa.array(flags[encoded.indices.to_numpy(zero_copy_only=False)], pa.bool_())
 
     def update_location(self, stats: Sequence[WriteStat], instant: str) -> None:
         added, _ = written_keys(stats)

@@ -26,14 +26,19 @@ def committed_instants(timeline: Timeline, instants: list[str]) -> np.ndarray:
                      for t in instants], dtype=bool)
 
 
-def valid_locations(instants: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray,
-                    file_ids: pa.Array | pa.ChunkedArray, timeline: Timeline, files: Sequence[FileKeyRange]
-                    ) -> pa.Array:
-    """Per location (its commit's instant, partition and file group), whether it counts."""
+def committed_mask(instants: pa.Array | pa.ChunkedArray, timeline: Timeline) -> pa.Array:
+    """``committed_instants`` of each of ``instants`` (non-null), each distinct one decided once."""
     if isinstance(instants, pa.ChunkedArray):
         instants = instants.combine_chunks()
     encoded = pc.dictionary_encode(instants)
     committed = committed_instants(timeline, encoded.dictionary.to_pylist())
+    return pa.array(committed[encoded.indices.to_numpy(zero_copy_only=False)], pa.bool_())
+
+
+def valid_locations(instants: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray,
+                    file_ids: pa.Array | pa.ChunkedArray, timeline: Timeline, files: Sequence[FileKeyRange]
+                    ) -> pa.Array:
+    """Per location (its commit's instant, partition and file group), whether it counts."""
     live = pa.array(sorted({f"{f.partition}\x00{f.file_id}" for f in files}), pa.string())
     in_live = pc.is_in(pc.binary_join_element_wise(partitions, file_ids, "\x00"), value_set=live)
-    return pc.and_(pa.array(committed[encoded.indices.to_numpy(zero_copy_only=False)]), pc.fill_null(in_live, False))
+    return pc.and_(committed_mask(instants, timeline), pc.fill_null(in_live, False))
