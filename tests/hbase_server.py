@@ -116,13 +116,16 @@ class HBaseServer:
             stop_process(self.thrift)
             self.thrift = None
 
-    def pause(self) -> None:
-        """Freeze the master and region server (a server that stopped answering: requests hang)."""
-        os.kill(self.master.pid, signal.SIGSTOP)
+    def freeze_gateway(self) -> None:
+        """Stop the gateway's process (SIGSTOP): it still accepts connections, but answers nothing. (Freezing the
+        master instead outlasts its region server's ZooKeeper session on a busy machine, which then aborts.)"""
+        assert self.thrift is not None
+        os.kill(self.thrift.pid, signal.SIGSTOP)
 
-    def resume(self, timeout: float = 120.0) -> None:
-        """Thaw the master and region server, and wait until a read goes through the gateway again."""
-        os.kill(self.master.pid, signal.SIGCONT)
+    def thaw_gateway(self, timeout: float = 120.0) -> None:
+        """Let the gateway go on, and wait until a read goes through it again."""
+        assert self.thrift is not None
+        os.kill(self.thrift.pid, signal.SIGCONT)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -130,7 +133,7 @@ class HBaseServer:
                 connection.table("hoodie_ready").row(b"probe")
                 connection.close()
                 return
-            except Exception:  # the region server is still catching up
+            except Exception:  # still catching up
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"HBase did not answer again within {timeout:.0f}s: {self.log_tail()}") from None
                 time.sleep(0.5)

@@ -2,8 +2,8 @@
 moving partition both ways of ``hoodie.hbase.index.update.partition.path``, on copy-on-write and merge-on-read
 tables, against a model; after each write HBase holds exactly the table's keys, each at its file group, partition
 and the commit that placed it. A failed write's entries are ignored (its instant is not completed), or undone with
-``hoodie.index.hbase.rollback.sync``; a gateway that is down or frozen fails the write with
-``HBaseIndexUnavailableError`` naming the quorum within the timeout, and the table keeps its rows."""
+``hoodie.index.hbase.rollback.sync``; a gateway that is down or frozen (it accepts, answers nothing) fails the write
+with ``HBaseIndexUnavailableError`` naming the quorum within the timeout, and the table keeps its rows."""
 
 from __future__ import annotations
 
@@ -132,13 +132,13 @@ def test_a_gateway_down_or_frozen_fails_the_write_naming_the_quorum(spark, tmp_p
     finally:
         hbase.start_thrift()
     assert snapshot(path) == before
-    hbase.pause()
+    hbase.freeze_gateway()
     started = time.monotonic()
     try:
         with pytest.raises(HBaseIndexUnavailableError, match=f"{quorum}.*within 3000 ms"):
             _write(spark, path, opts, [("k1", 2, "x", -1), ("n1", 2, "x", 1)])
     finally:
-        hbase.resume()
+        hbase.thaw_gateway()
     assert time.monotonic() - started < 30
     assert snapshot(path) == before
     _write(spark, path, opts, [("k1", 2, "x", -1), ("n1", 2, "x", 1)])
