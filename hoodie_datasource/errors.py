@@ -62,6 +62,16 @@ class TimelineError(HoodieError):
     ``CALL delete_savepoint`` before rolling its commit back."""
 
 
+class SavepointError(TimelineError):
+    """A savepoint cannot be created, deleted or restored: the instant is not a completed commit on the active
+    timeline, the cleaner already passed it (its files may be gone), it is savepointed already, no savepoint
+    of that time exists, or a restore to it would roll back a later savepoint, an archived commit
+    (``hoodie.archive.beyond.savepoint``) or the instant of a writer still at work.
+
+    What to do: list the commits (``CALL show_commits``) and savepoints (``CALL show_savepoints``) and name one
+    of them; delete later savepoints first; wait for running writers to finish (or their heartbeats to expire)."""
+
+
 class CommitConflictError(TimelineError):
     """An instant file that must be created exactly once already exists: another writer took the
     same instant or committed first.
@@ -84,6 +94,16 @@ class HoodieWriteConflictError(HoodieError):
 
     What to do: retry it, or let ``hoodie.write.num.retries.on.conflict`` retry it; in ``single_writer`` mode a
     second writer was not expected: use optimistic concurrency control."""
+
+
+class ClusteringUpdateError(HoodieError):
+    """A write updates or deletes records of file groups a pending clustering will rewrite, and the update
+    strategy rejects that (Hudi's default ``SparkRejectUpdateStrategy``, its ``HoodieClusteringUpdateException``);
+    the message names the file groups and the clustering instant. Nothing is written.
+
+    What to do: run the clustering first (``HoodieTable.cluster()``, ``CALL run_clustering``), or write with
+    ``hoodie.clustering.updates.strategy=SparkAllowUpdateStrategy`` (the clustering then fails, or with
+    ``hoodie.clustering.rollback.pending.replacecommit.on.conflict=true`` is rolled back by the write)."""
 
 
 class WriteLayoutError(HoodieError):

@@ -29,10 +29,16 @@ Points, in the order a write reaches them (context in brackets; ``storage`` is t
                               point passed), before its creator learns so: a failure here is a lost answer
                               to the create, for writes and table services alike [storage, path]
     mid_compaction            a compaction wrote one of its base files [storage, instant, path]
+    after_clustering_scheduled  a clustering plan's ``T.replacecommit.requested`` exists [storage, instant]
+    mid_clustering            a clustering wrote one of its base files [storage, instant, path]
     mid_clean                 a clean deleted one of the files it planned [storage, instant, path]
     mid_rollback              a rollback deleted one of the data files of the instant it undoes
                               [storage, instant, path]
     mid_archival              archival moved one instant off the active timeline [storage, instant]
+    after_savepoint_inflight  ``T.savepoint.inflight`` exists, before the completed savepoint [storage, instant]
+    after_restore_requested   a restore's plan (``R.restore.requested``) exists, before anything is rolled back
+                              [storage, instant]
+    mid_restore               a restore rolled back one instant of its plan [storage, instant, rolled_back]
     after_stream_batch_committed  the streaming sink committed a micro-batch, before it returns to Spark
                               (which then records the batch in its own checkpoint) [path (the table),
                               batch_id, instant]
@@ -58,13 +64,19 @@ METADATA_BEFORE_COMMIT = "metadata_before_commit"
 METADATA_AFTER_COMMIT = "metadata_after_commit"
 METADATA_INITIALIZED = "metadata_initialized"
 MID_COMPACTION = "mid_compaction"
+AFTER_CLUSTERING_SCHEDULED = "after_clustering_scheduled"
+MID_CLUSTERING = "mid_clustering"
 MID_CLEAN = "mid_clean"
 MID_ROLLBACK = "mid_rollback"
 MID_ARCHIVAL = "mid_archival"
 AFTER_STREAM_BATCH_COMMITTED = "after_stream_batch_committed"
+AFTER_SAVEPOINT_INFLIGHT = "after_savepoint_inflight"
+AFTER_RESTORE_REQUESTED = "after_restore_requested"
+MID_RESTORE = "mid_restore"
 POINTS = (AFTER_REQUESTED, AFTER_INFLIGHT, AFTER_DATA_FILE_WRITTEN, BEFORE_COMMIT, WHILE_HOLDING_LOCK,
           METADATA_BEFORE_COMMIT, METADATA_AFTER_COMMIT, METADATA_INITIALIZED, AFTER_COMPLETED_CREATE, MID_COMPACTION,
-          MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL, AFTER_STREAM_BATCH_COMMITTED)
+          AFTER_CLUSTERING_SCHEDULED, MID_CLUSTERING, MID_CLEAN, MID_ROLLBACK, MID_ARCHIVAL,
+          AFTER_STREAM_BATCH_COMMITTED, AFTER_SAVEPOINT_INFLIGHT, AFTER_RESTORE_REQUESTED, MID_RESTORE)
 
 
 def reach(point: str, **context) -> None:

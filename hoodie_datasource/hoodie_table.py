@@ -1,9 +1,9 @@
 """``HoodieTable(path)``: the table from Python, without Spark: its timeline and commit metadata, reads
 (``scan``, and by key through the index: ``read_keys``, ``filter_exists``) and writes (``write``) in this process,
-and the table services (compaction, cleaning, archival, rollback); and its metadata table: what it lists
-(``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that listing checked
-against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
-``delete_metadata_table``).
+and the table services (compaction, cleaning, archival, rollback, savepoints and restore); and its metadata table:
+what it lists (``metadata_partitions``, ``metadata_files``, ``metadata_column_stats``, ``metadata_stats``), that
+listing checked against storage (``validate_metadata``), and building or deleting it (``create_metadata_table``,
+``delete_metadata_table``); and the whole table checked against its timeline (``validate``).
 
 It holds the table handle (``table.table.Table``: ``hoodie.properties`` and one listing of the timeline),
 loaded once, the first time something asks for it; what it shows is the table as of that listing, until
@@ -26,20 +26,33 @@ from hoodie_datasource.config.concurrency_config import resolve_concurrency_conf
 from hoodie_datasource.config.keys import METADATA_ENABLE
 from hoodie_datasource.config.metadata_config import resolve_metadata_config
 from hoodie_datasource.config.read_config import resolve_read_config
-from hoodie_datasource.config.services_config import resolve_services_config
+from hoodie_datasource.config.services_config import ServicesConfig, resolve_services_config
 from hoodie_datasource.config.table_config import TableConfig
+from hoodie_datasource.config.write_config import resolve_write_config
 from hoodie_datasource.errors import MetadataTableError, MetadataTableNotReadyError, TimelineError
 from hoodie_datasource.metadata.reader import MetadataTableReader, planning_from_metadata
 from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
 from hoodie_datasource.metadata.validation import FileListingDifference, compare_file_listings
 from hoodie_datasource.read.key_lookup import KeyLookup
 from hoodie_datasource.read.table_reader import read_query
+from hoodie_datasource.services import restore, savepoint
 from hoodie_datasource.services.archival import archive
-from hoodie_datasource.services.cleaner import clean
-from hoodie_datasource.services.compaction import Guard, execute_compaction, schedule_compaction
+from hoodie_datasource.services.cleaner import clean, files_to_clean
+from hoodie_datasource.services.clustering import (
+    ClusteringPlanInfo,
+    GroupRunner,
+    commits_since_last_clustering,
+    execute_clustering,
+    pending_clustering_info,
+    run_here,
+    schedule_clustering,
+)
+from hoodie_datasource.services.compaction import execute_compaction, schedule_compaction
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
+from hoodie_datasource.services.service_execution import Guard
 from hoodie_datasource.services.service_run import ServiceRun
-from hoodie_datasource.services.table_services import compact_now
+from hoodie_datasource.services.table_services import cluster_now, compact_now
+from hoodie_datasource.services.table_validation import Progress, TableProblem, validate_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.metadata_table import metadata_partitions, ready_partitions
@@ -209,9 +222,10 @@ class HoodieTable:
     def rollback(self, instant_time: str | None = None, **options: str) -> list[str]:
         """Roll back ``instant_time`` (pending, or the latest completed write); with no argument,
         every failed write (pending, its heartbeat expired: ``hoodie.client.heartbeat.*`` options).
-        Returns the instants rolled back."""
+        A restore that died midway is finished first. Returns the instants rolled back."""
         with self._table_lock(options) as guard, (guard or nullcontext)():
-            rolled = self._rollback(self._to_change(options), instant_time, options)
+            table = restore.finish_pending_restores(self._to_change(options))  # one that died midway goes first
+            rolled = self._rollback(table, instant_time, options)
             self.refresh()
         return rolled
 
@@ -312,3 +326,96 @@ class HoodieTable:
             off = resolve_metadata_config({**options, METADATA_ENABLE.key: "false"})
             self._table = prepare_metadata_table(before, off)
         return bool(metadata_partitions(before.config)) or before.timeline.metadata_folder
+
+    # ---- savepoints and restore (services.savepoint, services.restore)
+
+    def create_savepoint(self, instant_time: str | None = None, user: str = "", comments: str = "",
+                         **options: str) -> str:
+        """Savepoint the completed commit ``instant_time`` (the latest when None), recording ``user`` and
+        ``comments``: the cleaner keeps its files and ``rollback_to_savepoint`` can return the table to it.
+        Returns the savepointed commit. ``SavepointError`` for an unknown, pending, cleaned or savepointed one."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            return self._after(savepoint.create_savepoint(self._to_change(options), instant_time, user, comments))[0]
+
+    def show_savepoints(self) -> list[savepoint.SavepointInfo]:
+        """The savepoints, oldest first."""
+        return savepoint.show_savepoints(self.timeline())
+
+    def delete_savepoint(self, instant_time: str, **options: str) -> None:
+        """Delete the savepoint of ``instant_time``; the cleaner may remove its files from then on."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            self._table = savepoint.delete_savepoint(self._to_change(options), instant_time)
+
+    def rollback_to_savepoint(self, instant_time: str, **options: str) -> str:
+        """Restore the table to the savepoint ``instant_time``: every write, compaction and clustering after it is
+        rolled back (``services.restore``), and the metadata table, deleted first, is built again from storage with
+        the partitions it had (when ``hoodie.metadata.enable``, its default, and nothing older is pending). Returns
+        the restore instant.
+        Under optimistic concurrency control it holds the table lock throughout; it refuses while a writer of a
+        later instant is at work."""
+        cfg = resolve_metadata_config(options)
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            run = restore.restore_to_savepoint(self.refresh().table, instant_time,
+                                               resolve_concurrency_config(options).heartbeat_expiry_ms, cfg,
+                                               resolve_services_config(options).archive.beyond_savepoint)
+            self._table = planning_from_metadata(run.table, cfg.enabled)
+        return run.instants[0]
+
+    # ---- clustering
+
+    def schedule_clustering(self, **options: str) -> str | None:
+        """Plan a clustering (``hoodie.clustering.plan.strategy.*`` options) without running it; returns its instant,
+        or None when no file slice is worth clustering (or, with ``hoodie.clustering.inline`` or
+        ``hoodie.clustering.async.enabled`` set, fewer commits than their ``max.commits`` followed the last one)."""
+        with self._table_lock(options) as guard, (guard or nullcontext)():
+            table = self._to_change(options)
+            services = self._clustering_services(options)
+            gated = services.inline_cluster or services.async_cluster or services.schedule_cluster_inline
+            if gated and commits_since_last_clustering(table.timeline) < services.cluster_max_commits:
+                return None
+            scheduled = self._after(schedule_clustering(table, services.clustering))
+        return scheduled[0] if scheduled else None
+
+    def run_clustering(self, instant_time: str, *, runner: GroupRunner = run_here, **options: str) -> str:
+        """Run the planned clustering ``instant_time`` (from ``schedule_clustering``, maybe in another process).
+        ``runner`` runs its groups: in this process by default (``spark.clustering`` runs them on Spark)."""
+        with self._table_lock(options) as guard:
+            with (guard or nullcontext)():
+                table = self._to_change(options)
+            run = execute_clustering(table, instant_time, self._clustering_services(options).clustering,
+                                     guard or nullcontext, runner)
+        return self._after(run)[0]
+
+    def cluster(self, *, runner: GroupRunner = run_here, **options: str) -> list[str]:
+        """Schedule a clustering when none is pending, then run every pending one; returns the clustering instants
+        completed. Options: the ``hoodie.clustering.*`` and ``hoodie.layout.optimize.*`` keys (and, beside other
+        writers, the concurrency ones); ``runner`` as for ``run_clustering``."""
+        with self._table_lock(options) as guard:
+            with (guard or nullcontext)():
+                table = self._to_change(options)
+            return self._after(cluster_now(table, self._clustering_services(options), guard, runner))
+
+    def _clustering_services(self, options: Mapping[str, str]) -> ServicesConfig:
+        """The services' settings, the files a clustering writes made as the table's writes make them (the index's
+        bloom filter, the compression) from the same options."""
+        write = resolve_write_config(options, self.config)
+        return resolve_services_config(options, write.index, write.sizing.compression)
+
+    def pending_clustering(self) -> list[ClusteringPlanInfo]:
+        """The pending clusterings (requested or inflight), oldest first."""
+        return pending_clustering_info(self.table)
+
+    # ---- the command line's questions: a clean planned, the whole table checked
+
+    def clean_plan(self, **options: str) -> tuple[dict[str, list[str]], str]:
+        """What ``clean(**options)`` would delete now, per partition (file names), and the earliest instant it
+        would retain, with nothing deleted: the cleaner's plan (``CleanPlanner``) on the table as it is now.
+        A pending clean or failed write ``clean`` would finish or roll back first is left as it is."""
+        return files_to_clean(self.refresh().table, resolve_services_config(options).clean)
+
+    def validate(self, progress: Progress | None = None) -> list[TableProblem]:
+        """Every problem of the table as it is now (its timeline listed again), none when it is sound: files of
+        completed writes missing, orphan data files, leftover markers, unreadable base files and log blocks, the
+        metadata table out of step with storage (``services.table_validation``). ``progress`` is told
+        ``(files read, files to read)``."""
+        return validate_table(self.refresh().table, progress)

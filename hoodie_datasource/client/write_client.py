@@ -59,8 +59,10 @@ from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.clustering import GroupRunner, run_here
 from hoodie_datasource.services.metadata_lifecycle import build_metadata_table, prepare_metadata_table
 from hoodie_datasource.services.metadata_table_services import run_metadata_table_services
+from hoodie_datasource.services.restore import finish_pending_restores
 from hoodie_datasource.services.table_services import run_inline_services
 from hoodie_datasource.storage.storage import FileInfo, Listing, Storage
 from hoodie_datasource.table.file_names import BaseFileName
@@ -156,6 +158,7 @@ class WriteSession:
     extra_metadata: Mapping[str, str] = field(default_factory=dict)  # the commit's, besides the schema
     measured_record_size: int | None = None  # bytes a record of this write's input takes, measured on a sample
     metadata: MetadataConfig = field(default_factory=MetadataConfig)  # hoodie.metadata.* of this write
+    group_runner: GroupRunner = run_here  # runs an inline clustering's groups (the engine's: Spark tasks on Spark)
 
     @property
     def instant_time(self) -> str:
@@ -206,6 +209,7 @@ class WriteSession:
         instant files every task's file-system view asks about are read here, once, and travel with
         the timeline, instead of once per task; so does ``listed``, the table's files, when given."""
         self.table.timeline.replaced_file_ids()
+        self.table.timeline.pending_clustering()
         if self.config.is_mor:
             self.table.timeline.pending_compactions()
         scope = self.index.scope(self.table, self.instant_time, self.operation, self.data_schema)
@@ -363,7 +367,7 @@ class WriteSession:
         completed = None
         try:
             with tx.locked():
-                now = self.table.refresh()
+                now = self._roll_back_clustering_in_the_way(self.table.refresh(), touched)
                 try:
                     check_conflicts(self.table.timeline, now.timeline, self.instant_time, touched)
                 except HoodieWriteConflictError as exc:
@@ -390,6 +394,21 @@ class WriteSession:
         tx.stop_heartbeat()
         return completed
 
+    def _roll_back_clustering_in_the_way(self, now: Table, touched: set[FileGroup]) -> Table:
+        """With ``SparkAllowUpdateStrategy`` and ``hoodie.clustering.rollback.pending.replacecommit.on.conflict``, the
+        pending clusterings of file groups this write changed are rolled back before it commits (Hudi's
+        ``BaseSparkCommitActionExecutor.clusteringHandleUpdate``); the table after them."""
+        cfg = self.services.clustering
+        if cfg.rejects_updates or not cfg.rollback_pending_on_conflict:
+            return now
+        held = now.timeline.pending_clustering()
+        in_the_way = sorted({held[g] for g in touched if g in held})
+        for instant_time in in_the_way:
+            logger.info("Rolling back pending clustering %s: write %s updates its file groups", instant_time,
+                        self.instant_time)
+            rollback_pending(now, now.timeline.find(instant_time))
+        return now.refresh() if in_the_way else now
+
     def _transactions(self) -> TransactionManager:
         if self.transactions is None:
             self.transactions = TransactionManager(self.table.storage, self.concurrency)
@@ -402,7 +421,8 @@ class WriteSession:
         next write (the table is then returned as the commit left it). Frees the table lock's provider."""
         tx = self._transactions()
         try:
-            return run_inline_services(table, self.services, tx.locked if self.concurrency.is_occ else None)
+            return run_inline_services(table, self.services, tx.locked if self.concurrency.is_occ else None,
+                                       self.group_runner)
         except Exception:
             logger.exception("A table service failed after commit %s; the next write retries it", self.instant_time)
             return table
@@ -521,9 +541,9 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     options and schema are known to be good, so a bad call leaves the table unchanged. The commit will
     carry ``extra_metadata`` in its ``extraMetadata`` (the streaming sink's checkpoint).
 
-    Failed writes (pending, their heartbeat expired) are rolled back first; the heartbeat of the new
-    instant starts before its requested file exists. Under optimistic concurrency control both happen
-    under the table lock, which makes instant times unique and increasing across writers."""
+    A restore that died midway is finished and failed writes (pending, their heartbeat expired) are rolled back
+    first; the heartbeat of the new instant starts before its requested file exists. Under optimistic concurrency
+    control both happen under the table lock, which makes instant times unique and increasing across writers."""
     checked = _check_write(storage, options, incoming_schema)
     config, data_schema = checked.config, checked.data_schema
     services = resolve_services_config(options, config.index, config.sizing.compression)
@@ -539,6 +559,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             table = checked.table.refresh() if concurrency.is_occ else checked.table
         table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+            table = finish_pending_restores(table)  # a restore that died midway first: its plan is the newest writes
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
             table = table.refresh()
         table = build_metadata_table(table, metadata)

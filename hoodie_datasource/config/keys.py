@@ -445,9 +445,12 @@ AUTO_CLEAN = ConfigProperty(
     doc="Clean after each commit (the cleaner policy below decides what goes).",
 )
 CLEANER_POLICY = ConfigProperty(
-    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+    "hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
+    choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"),
     doc=("KEEP_LATEST_COMMITS: keep the file versions the last `hoodie.cleaner.commits.retained` commits need. "
-         "KEEP_LATEST_FILE_VERSIONS: keep `hoodie.cleaner.fileversions.retained` versions of each file group."),
+         "KEEP_LATEST_FILE_VERSIONS: keep `hoodie.cleaner.fileversions.retained` versions of each file group. "
+         "KEEP_LATEST_BY_HOURS: keep the file versions the commits of the last `hoodie.cleaner.hours.retained` "
+         "hours need. Under every policy the files of a savepoint stay."),
 )
 COMMITS_RETAINED = ConfigProperty(
     "hoodie.cleaner.commits.retained", 10, parser=parse_int,
@@ -456,6 +459,10 @@ COMMITS_RETAINED = ConfigProperty(
 FILE_VERSIONS_RETAINED = ConfigProperty(
     "hoodie.cleaner.fileversions.retained", 3, parser=parse_int,
     doc="KEEP_LATEST_FILE_VERSIONS: file versions kept per file group.",
+)
+HOURS_RETAINED = ConfigProperty(
+    "hoodie.cleaner.hours.retained", 24, parser=parse_int,
+    doc="KEEP_LATEST_BY_HOURS: how many hours of commits stay readable by time travel and incremental reads.",
 )
 AUTO_ARCHIVE = ConfigProperty(
     "hoodie.archive.automatic", True, parser=parse_bool,
@@ -469,9 +476,166 @@ KEEP_MAX_COMMITS = ConfigProperty(
     "hoodie.keep.max.commits", 30, parser=parse_int,
     doc="Archival starts once the active timeline holds more commits than this.",
 )
+ARCHIVE_BEYOND_SAVEPOINT = ConfigProperty(
+    "hoodie.archive.beyond.savepoint", False, parser=parse_bool,
+    doc=("Archive commits older and newer than a savepoint, keeping the savepointed commits themselves; off, "
+         "archival stops at the earliest savepoint. A table archived beyond a savepoint cannot be restored to it."),
+)
+# Clustering (Hudi's HoodieClusteringConfig, 0.15 names and defaults)
+CLUSTERING_PLAN_STRATEGIES = (
+    "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy",
+    "org.apache.hudi.client.clustering.plan.strategy.JavaSizeBasedClusteringPlanStrategy",
+)
+CLUSTERING_EXECUTION_STRATEGIES = (
+    "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy",
+    "org.apache.hudi.client.clustering.run.strategy.JavaSortAndSizeExecutionStrategy",
+)
+CLUSTERING_UPDATE_STRATEGIES = (
+    "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+)
+CLUSTERING_PARTITION_FILTER_MODES = ("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING")
+LAYOUT_OPTIMIZE_STRATEGIES = ("linear", "z-order", "hilbert")
+CURVE_BUILD_METHODS = ("direct", "sample")
+
+
+def _short_class_names(classes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((c.rsplit(".", 1)[-1], c) for c in classes)
+
+
+CLUSTERING_INLINE = ConfigProperty(
+    "hoodie.clustering.inline", False, ("hoodie.datasource.clustering.inline.enable",), parser=parse_bool,
+    doc=("Schedule and run a clustering in the writing job after every `hoodie.clustering.inline.max.commits` "
+         "commits."),
+)
+CLUSTERING_INLINE_MAX_COMMITS = ConfigProperty(
+    "hoodie.clustering.inline.max.commits", 4, parser=parse_int,
+    doc="Commits since the last clustering before inline clustering schedules another.",
+)
+CLUSTERING_ASYNC = ConfigProperty(
+    "hoodie.clustering.async.enabled", False, ("hoodie.datasource.clustering.async.enable",), parser=parse_bool,
+    doc=("Clustering runs apart from the writers (another process calls `run_clustering`); scheduling then waits "
+         "for `hoodie.clustering.async.max.commits` commits since the last clustering."),
+)
+CLUSTERING_ASYNC_MAX_COMMITS = ConfigProperty(
+    "hoodie.clustering.async.max.commits", 4, parser=parse_int,
+    doc="Async clustering: commits since the last clustering before another is scheduled.",
+)
+CLUSTERING_SCHEDULE_INLINE = ConfigProperty(
+    "hoodie.clustering.schedule.inline", False, parser=parse_bool,
+    doc=("Writers schedule clustering plans (as `hoodie.clustering.inline.max.commits` says) but do not run them: "
+         "another process executes them (`run_clustering`)."),
+)
+CLUSTERING_PLAN_STRATEGY = ConfigProperty(
+    "hoodie.clustering.plan.strategy.class", CLUSTERING_PLAN_STRATEGIES[0], choices=CLUSTERING_PLAN_STRATEGIES,
+    value_aliases=_short_class_names(CLUSTERING_PLAN_STRATEGIES),
+    doc="Which file slices a clustering plan takes: the size-based strategy (small base files, grouped by size).",
+)
+CLUSTERING_EXECUTION_STRATEGY = ConfigProperty(
+    "hoodie.clustering.execution.strategy.class", CLUSTERING_EXECUTION_STRATEGIES[0],
+    choices=CLUSTERING_EXECUTION_STRATEGIES, value_aliases=_short_class_names(CLUSTERING_EXECUTION_STRATEGIES),
+    doc="How a plan runs: sort each group's records (the sort columns, the layout strategy) and write files of the "
+        "target size.",
+)
+CLUSTERING_SMALL_FILE_LIMIT = ConfigProperty(
+    "hoodie.clustering.plan.strategy.small.file.limit", 300 * MB, parser=parse_int,
+    doc="Only file slices whose base file is smaller than this many bytes are clustered.",
+)
+CLUSTERING_TARGET_FILE_MAX_BYTES = ConfigProperty(
+    "hoodie.clustering.plan.strategy.target.file.max.bytes", 1024 * MB, parser=parse_int,
+    doc="The size of the files clustering writes.",
+)
+CLUSTERING_MAX_BYTES_PER_GROUP = ConfigProperty(
+    "hoodie.clustering.plan.strategy.max.bytes.per.group", 2048 * MB, parser=parse_int,
+    doc="The most bytes of base files one clustering group takes (a group is one task).",
+)
+CLUSTERING_MAX_NUM_GROUPS = ConfigProperty(
+    "hoodie.clustering.plan.strategy.max.num.groups", 30, parser=parse_int,
+    doc="The most clustering groups one plan holds.",
+)
+CLUSTERING_SORT_COLUMNS = ConfigProperty(
+    "hoodie.clustering.plan.strategy.sort.columns", (), parser=parse_field_list,
+    doc="The columns clustering sorts each group's records by (comma separated), in the layout strategy's order.",
+)
+CLUSTERING_SINGLE_GROUP = ConfigProperty(
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled", True, parser=parse_bool,
+    doc=("false: a partition's last group is left out of the plan when it holds a single file slice (unless sort "
+         "columns are set)."),
+)
+CLUSTERING_PARTITION_FILTER_MODE = ConfigProperty(
+    "hoodie.clustering.plan.partition.filter.mode", "NONE", choices=CLUSTERING_PARTITION_FILTER_MODES,
+    doc=("Which partitions a plan looks at: NONE (all), RECENT_DAYS (the latest "
+         "`hoodie.clustering.plan.strategy.daybased.lookback.partitions`, sorted by name, after skipping "
+         "`...skipfromlatest.partitions`), SELECTED_PARTITIONS (between `...cluster.begin.partition` and "
+         "`...cluster.end.partition`), DAY_ROLLING (every 24th partition, by the hour of the day)."),
+)
+CLUSTERING_LOOKBACK_PARTITIONS = ConfigProperty(
+    "hoodie.clustering.plan.strategy.daybased.lookback.partitions", 2, parser=parse_int,
+    doc="RECENT_DAYS: how many of the latest partitions a plan looks at.",
+)
+CLUSTERING_SKIP_LATEST_PARTITIONS = ConfigProperty(
+    "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions", 0, parser=parse_int,
+    doc="RECENT_DAYS: how many of the latest partitions are skipped first.",
+)
+CLUSTERING_BEGIN_PARTITION = ConfigProperty(
+    "hoodie.clustering.plan.strategy.cluster.begin.partition", None,
+    doc="SELECTED_PARTITIONS: the first partition path (inclusive, by name).",
+)
+CLUSTERING_END_PARTITION = ConfigProperty(
+    "hoodie.clustering.plan.strategy.cluster.end.partition", None,
+    doc="SELECTED_PARTITIONS: the last partition path (inclusive, by name).",
+)
+CLUSTERING_PARTITIONS_SELECTED = ConfigProperty(
+    "hoodie.clustering.plan.strategy.partition.selected", (), parser=parse_path_list,
+    doc="The partition paths (comma separated) a plan looks at, instead of every partition.",
+)
+CLUSTERING_PARTITION_REGEX = ConfigProperty(
+    "hoodie.clustering.plan.strategy.partition.regex.pattern", None,
+    doc="Only partitions whose path matches this regular expression (whole) are clustered.",
+)
+CLUSTERING_UPDATES_STRATEGY = ConfigProperty(
+    "hoodie.clustering.updates.strategy", CLUSTERING_UPDATE_STRATEGIES[0], choices=CLUSTERING_UPDATE_STRATEGIES,
+    value_aliases=_short_class_names(CLUSTERING_UPDATE_STRATEGIES),
+    doc=("What a write does with updates to file groups a pending clustering will rewrite: "
+         "`SparkRejectUpdateStrategy` fails the write (`ClusteringUpdateError`), nothing written; "
+         "`SparkAllowUpdateStrategy` writes them, and the clustering then fails its commit (or is rolled back first, "
+         "with `hoodie.clustering.rollback.pending.replacecommit.on.conflict`)."),
+)
+CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT = ConfigProperty(
+    "hoodie.clustering.rollback.pending.replacecommit.on.conflict", False, parser=parse_bool,
+    doc=("`SparkAllowUpdateStrategy`: a write updating file groups of a pending clustering rolls that clustering "
+         "back before it commits."),
+)
+LAYOUT_OPTIMIZE_STRATEGY = ConfigProperty(
+    "hoodie.layout.optimize.strategy", "linear", choices=LAYOUT_OPTIMIZE_STRATEGIES,
+    value_aliases=(("zorder", "z-order"),),
+    doc=("How clustering orders records by the sort columns: `linear` (lexicographic), `z-order` or `hilbert` "
+         "(space-filling curves over all sort columns, so that a filter on any of them skips files)."),
+)
+LAYOUT_CURVE_BUILD_METHOD = ConfigProperty(
+    "hoodie.layout.optimize.curve.build.method", "direct", choices=CURVE_BUILD_METHODS,
+    doc=("`direct`: curve coordinates from the values themselves; `sample`: from their ranks among a sample of "
+         "`hoodie.layout.optimize.build.curve.sample.size` values (columns of very different ranges)."),
+)
+LAYOUT_CURVE_SAMPLE_SIZE = ConfigProperty(
+    "hoodie.layout.optimize.build.curve.sample.size", 200_000, parser=parse_int,
+    doc="`sample`: the values sampled per column to rank the others by.",
+)
+CLUSTERING_PROPERTIES = (
+    CLUSTERING_INLINE, CLUSTERING_INLINE_MAX_COMMITS, CLUSTERING_ASYNC, CLUSTERING_ASYNC_MAX_COMMITS,
+    CLUSTERING_SCHEDULE_INLINE, CLUSTERING_PLAN_STRATEGY, CLUSTERING_EXECUTION_STRATEGY, CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_TARGET_FILE_MAX_BYTES, CLUSTERING_MAX_BYTES_PER_GROUP, CLUSTERING_MAX_NUM_GROUPS,
+    CLUSTERING_SORT_COLUMNS, CLUSTERING_SINGLE_GROUP, CLUSTERING_PARTITION_FILTER_MODE, CLUSTERING_LOOKBACK_PARTITIONS,
+    CLUSTERING_SKIP_LATEST_PARTITIONS, CLUSTERING_BEGIN_PARTITION, CLUSTERING_END_PARTITION,
+    CLUSTERING_PARTITIONS_SELECTED, CLUSTERING_PARTITION_REGEX, CLUSTERING_UPDATES_STRATEGY,
+    CLUSTERING_ROLLBACK_PENDING_ON_CONFLICT, LAYOUT_OPTIMIZE_STRATEGY, LAYOUT_CURVE_BUILD_METHOD,
+    LAYOUT_CURVE_SAMPLE_SIZE,
+)
 SERVICE_PROPERTIES = (
     INLINE_COMPACT, MAX_DELTA_COMMITS, COMPACTION_STRATEGY, DAYBASED_PARTITIONS, TARGET_IO, AUTO_CLEAN,
     CLEANER_POLICY, COMMITS_RETAINED, FILE_VERSIONS_RETAINED, AUTO_ARCHIVE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS,
+    HOURS_RETAINED, ARCHIVE_BEYOND_SAVEPOINT,
+    *CLUSTERING_PROPERTIES,
 )
 
 # The metadata table (Hudi's HoodieMetadataConfig, 0.15 names and defaults)

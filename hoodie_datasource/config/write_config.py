@@ -97,6 +97,8 @@ class WriteConfig:
     bulk_insert_sort_mode: str | None = None  # None (unset): the size-balanced layout (write.bulk_insert_layout)
     static_overwrite_partitions: tuple[str, ...] = ()  # insert_overwrite: replaced even when no record is written there
     keygen_options: tuple[tuple[str, str], ...] = ()  # what a new table records of the key generator's options
+    # hoodie.clustering.updates.strategy: SparkRejectUpdateStrategy (updates to a pending clustering fail the write)
+    clustering_rejects_updates: bool = True
 
     @property
     def is_mor(self) -> bool:
@@ -303,6 +305,7 @@ def resolve_write_config(options: Mapping[str, str], existing: TableConfig | Non
         cdc_logging_mode=cdc_mode or CDC_DEFAULT_MODE,
         bulk_insert_sort_mode=get(k.BULK_INSERT_SORT_MODE),
         static_overwrite_partitions=static_partitions,
+        clustering_rejects_updates=get(k.CLUSTERING_UPDATES_STRATEGY) == k.CLUSTERING_UPDATE_STRATEGIES[0],
     )
 
 

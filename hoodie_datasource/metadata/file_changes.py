@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hoodie_datasource.table.file_names import BaseFileName, LogFileName
+from hoodie_datasource.table.file_names import data_file_instant
 from hoodie_datasource.table.fs_view import list_table_files, partitions_of
 from hoodie_datasource.table.table import Table
 
@@ -90,12 +90,6 @@ def of_deleted(paths: Iterable[str]) -> FileChanges:
     return FileChanges({p: PartitionFiles(deleted=tuple(sorted(names))) for p, names in by_partition.items()})
 
 
-def _instant_of(name: str) -> str | None:
-    """The instant that decides whether a data file is committed: a base file's, a log file's slice's."""
-    parsed = BaseFileName.parse(name) or LogFileName.parse(name) or LogFileName.parse_cdc(name)
-    return None if parsed is None else parsed.instant_time
-
-
 def of_listing(table: Table) -> FileChanges:
     """Every partition of the table and its committed data files, from one listing, as files added."""
     by_dir = list_table_files(table.storage)
@@ -105,7 +99,7 @@ def of_listing(table: Table) -> FileChanges:
     for partition in partitions:
         files = {}
         for info in by_dir.get(partition, ()):
-            instant = _instant_of(info.name)
+            instant = data_file_instant(info.name)
             if instant is not None and committed(instant):
                 files[info.name] = info.size
         changes[partition] = PartitionFiles(files)

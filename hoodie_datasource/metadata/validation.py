@@ -54,11 +54,11 @@ def storage_listing(table: Table) -> dict[str, dict[str, int]]:
     return {p: {f.name: f.size for f in by_dir.get(p, ()) if is_data_file(f.name)} for p in partitions}
 
 
-def compare_file_listings(table: Table, reader: MetadataTableReader, verbose: bool = False
-                          ) -> list[FileListingDifference]:
+def compare_file_listings(table: Table, reader: MetadataTableReader, verbose: bool = False,
+                          in_storage: dict[str, dict[str, int]] | None = None) -> list[FileListingDifference]:
     """Every file of every partition either side lists whose listing differs (``verbose``: every file), sorted
-    by partition and name."""
-    in_storage = storage_listing(table)
+    by partition and name. ``in_storage``: ``storage_listing(table)`` when the caller has it already."""
+    in_storage = storage_listing(table) if in_storage is None else in_storage
     metadata_partitions = reader.all_partitions()
     in_metadata = reader.partition_files(metadata_partitions)
     rows = []

@@ -2,8 +2,8 @@
 that runs it over a ``HoodieTable``, and the binding of a ``CALL``'s arguments to those parameters.
 
 Kept apart from the registry, which imports the procedures (``timeline_procedures``, ``fs_procedures``,
-``metadata_procedures``), which import this: the imports point one way. An unknown, repeated, missing or
-unsupported argument gets a clear error naming the procedure's valid arguments.
+``metadata_procedures``, ``savepoint_procedures``), which import this: the imports point one way. An unknown,
+repeated, missing or unsupported argument gets a clear error naming the procedure's valid arguments.
 """
 
 from __future__ import annotations

@@ -35,27 +35,29 @@ def _stats(metadata: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _completed_commits(timeline: Timeline, limit: int) -> list:
-    """Completed writes and compactions, newest first (Hudi's commits timeline)."""
-    return sorted(timeline.completed(), key=lambda i: i.timestamp, reverse=True)[:limit]
+    """Completed writes and compactions of the active timeline, newest first (Hudi's ``getCommitsTimeline``
+    of the active timeline; the archived ones are ``show_archived_commits``')."""
+    active = [i for i in timeline.completed() if i.timestamp not in timeline.archived]
+    return sorted(active, key=lambda i: i.timestamp, reverse=True)[:limit]
 
 
-def _show_commits(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
-    timeline = table.timeline()
-    rows = []
-    for instant in _completed_commits(timeline, args["limit"]):
-        metadata = timeline.read_metadata(instant)
-        stats = _stats(metadata)
-        rows.append((
-            instant.timestamp, instant.completion, instant.action,
-            sum(s.get("totalWriteBytes") or 0 for s in stats),
+def commit_totals(metadata: dict[str, Any]) -> tuple[int, ...]:
+    """A commit's totals as Hudi's ``HoodieCommitMetadata.fetchTotal*`` add them up: bytes written, files added
+    (no previous commit), files updated, partitions written, records written, updates written, errors."""
+    stats = _stats(metadata)
+    return (sum(s.get("totalWriteBytes") or 0 for s in stats),
             sum(1 for s in stats if str(s.get("prevCommit")) == "null"),
             sum(1 for s in stats if str(s.get("prevCommit")) != "null"),
             len(metadata.get("partitionToWriteStats") or {}),
             sum(s.get("numWrites") or 0 for s in stats),
             sum(s.get("numUpdateWrites") or 0 for s in stats),
-            sum(s.get("totalWriteErrors") or 0 for s in stats),
-        ))
-    return rows
+            sum(s.get("totalWriteErrors") or 0 for s in stats))
+
+
+def _show_commits(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
+    timeline = table.timeline()
+    return [(i.timestamp, i.completion, i.action, *commit_totals(timeline.read_metadata(i)))
+            for i in _completed_commits(timeline, args["limit"])]
 
 
 def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
@@ -74,10 +76,11 @@ def _show_commits_metadata(table: HoodieTable, args: dict[str, Any], conf: dict[
 
 
 def _run_clean(table: HoodieTable, args: dict[str, Any], conf: dict[str, str]) -> Rows:
-    refuse_unsupported(table, "run_clean", args, hours_retained=None, trigger_strategy=None, trigger_max_commits=None)
+    refuse_unsupported(table, "run_clean", args, trigger_strategy=None, trigger_max_commits=None)
     options = {**conf, **parse_options(args["options"])}
     for key, arg in (("hoodie.cleaner.policy", "clean_policy"), ("hoodie.cleaner.commits.retained", "retain_commits"),
-                     ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
+                     ("hoodie.cleaner.fileversions.retained", "file_versions_retained"),
+                     ("hoodie.cleaner.hours.retained", "hours_retained")):
         if args[arg] is not None:
             options[key] = str(args[arg])
     instant_time = table.clean(**options)
@@ -172,7 +175,8 @@ _COMPACTIONS = pa.schema([("timestamp", pa.string()), ("operation_size", pa.int3
 
 TIMELINE_PROCEDURES = (
     Procedure("show_commits", (TABLE, LIMIT), _COMMITS, _show_commits,
-              doc="The latest completed commits (writes and compactions), newest first, with their write counts."),
+              doc="The latest completed commits (writes and compactions) of the active timeline, newest first, with their "
+                  "write counts; `show_archived_commits` lists the archived ones."),
     Procedure("show_commits_metadata", (TABLE, LIMIT), _COMMITS_METADATA, _show_commits_metadata,
               doc="One row per file written by the latest completed commits: its partition, file id and counts."),
     Procedure("run_clean", (
@@ -184,8 +188,8 @@ TIMELINE_PROCEDURES = (
     ), pa.schema([("start_clean_time", pa.string()), ("time_taken_in_millis", pa.int64()),
                   ("total_files_deleted", pa.int32()), ("earliest_commit_to_retain", pa.string()),
                   ("bootstrap_part_metadata", pa.string()), ("version", pa.int32())]), _run_clean,
-              doc="Clean now with the given policy (`clean_policy`, `retain_commits`, `file_versions_retained`, or "
-                  "`options`); `hours_retained` and the trigger arguments are refused."),
+              doc="Clean now with the given policy (`clean_policy`, `retain_commits`, `file_versions_retained`, "
+                  "`hours_retained`, or `options`); the trigger arguments are refused."),
     Procedure("run_compaction", (
         Parameter("op", required=True), Parameter("table"), Parameter("path"), Parameter("timestamp", parse=parse_int),
         Parameter("options"), Parameter("instants"), Parameter("limit", parse=parse_int),

@@ -8,7 +8,9 @@ Archived instants are written to Hudi's archive log (``timeline.archive_log``), 
 instant (requested, inflight, completed) one record, then deleted from the active timeline. Never
 archived: a write at or after the earliest pending instant (a running write or compaction), the
 cleaner's earliest retained instant or the first savepoint (a restore rolls back to it, as Hudi's
-``HoodieTimelineArchiver`` with ``hoodie.archive.beyond.savepoint`` false, its default), nor a
+``HoodieTimelineArchiver`` with ``hoodie.archive.beyond.savepoint`` false, its default; set true, commits before
+and between savepoints are archived, the savepointed commits themselves never, and the table can no longer
+be restored to those savepoints), nor a
 replacecommit whose replaced file groups no completed clean has removed yet (readers, hudi-rs too, learn
 from it which file groups to skip: archived early, its replaced files would be read again beside the rows
 that replaced them); nor actions other than writes (compactions complete as commits), cleans and
@@ -80,10 +82,14 @@ def archive(table: Table, cfg: ArchiveConfig, earliest_retained: str | None = No
         return ServiceRun((), table)
     cutoff = completed[len(completed) - cfg.min_commits].timestamp
     bounds = [i.timestamp for i in active if not i.is_completed][:1]
-    bounds += [p.timestamp for p in timeline.savepoints[:1]]
+    savepointed = {p.timestamp for p in timeline.savepoints}
+    if not cfg.beyond_savepoint:
+        bounds += [p.timestamp for p in timeline.savepoints[:1]]
     bounds += [b for b in (earliest_retained, _oldest_replace_to_keep(timeline)) if b]
     cutoff = min([cutoff, *bounds])
-    doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in WRITE_ACTIONS]
+    # beyond savepoints, the savepointed commits themselves stay (HoodieTimelineArchiver.getCommitInstantsToArchive)
+    doomed = [i for i in active if i.timestamp < cutoff and i.is_completed and i.action in WRITE_ACTIONS
+              and i.timestamp not in savepointed]
     for action in (CLEAN, ROLLBACK):
         done = [i for i in active if i.action == action and i.is_completed]
         if len(done) > cfg.max_commits:

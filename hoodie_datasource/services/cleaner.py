@@ -7,6 +7,9 @@ Policies (``hoodie.cleaner.policy``):
   within that window keep working.
 * ``KEEP_LATEST_FILE_VERSIONS``: keep the latest ``hoodie.cleaner.fileversions.retained`` (default 3)
   slices of each file group.
+* ``KEEP_LATEST_BY_HOURS``: as ``KEEP_LATEST_COMMITS``, the earliest retained write being the first of the
+  last ``hoodie.cleaner.hours.retained`` (default 24) hours (Hudi's ``CleanPlanner.getEarliestCommitToRetain``),
+  or the latest write when none is that recent.
 
 Never removed: the latest slice of a live file group, any slice a pending compaction reads, files
 of pending instants, a slice a savepoint holds (its base file or a log file is among the savepoint's
@@ -23,6 +26,7 @@ import logging
 import posixpath
 import time
 from collections import defaultdict
+from datetime import timedelta
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CleanConfig
@@ -32,7 +36,7 @@ from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, encode
 from hoodie_datasource.timeline.instant import CLEAN, WRITE_ACTIONS, Instant, State
-from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.timeline.instant_time import format_instant, new_instant_time, utc_now
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.write.rollback import rollback_failed_writes
@@ -42,12 +46,18 @@ logger = logging.getLogger(__name__)
 # CleanPlanner.SAVEPOINTED_TIMESTAMPS: the plan's and the clean's extraMetadata key listing the savepoints
 # the clean kept; Hudi's incremental cleaner rescans the partitions of those deleted since
 SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
+BY_VERSIONS, BY_HOURS = "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"
 
 
 def earliest_retained(timeline: Timeline, cfg: CleanConfig) -> str:
     """The earliest completed write the cleaner retains ("" on a table without one)."""
     completed = timeline.completed()
-    return completed[max(0, len(completed) - cfg.commits_retained)].timestamp if completed else ""
+    if not completed:
+        return ""
+    if cfg.policy == BY_HOURS:
+        window_start = format_instant(utc_now() - timedelta(hours=cfg.hours_retained))
+        return next((i.timestamp for i in completed if i.timestamp >= window_start), completed[-1].timestamp)
+    return completed[max(0, len(completed) - cfg.commits_retained)].timestamp
 
 
 def savepointed_files(timeline: Timeline) -> frozenset[str]:
@@ -63,7 +73,7 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
     timeline = table.timeline
     completed = timeline.completed()
     retained_from = earliest_retained(timeline, cfg)
-    if not completed or (cfg.policy == "KEEP_LATEST_COMMITS" and retained_from == completed[0].timestamp):
+    if not completed or (cfg.policy != BY_VERSIONS and retained_from == completed[0].timestamp):
         # every committed file version and replacement is at or after the first retained write:
         # nothing to delete, and no listing of the table to find that out
         return {}, retained_from
@@ -85,11 +95,11 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
         if key in replaced_at:
             # Hudi's CleanPlanner.getReplacedFilesEligibleToClean: a replaced file group goes once its
             # replacement is out of the retained commits, or at once when versions, not commits, are kept
-            if cfg.policy == "KEEP_LATEST_FILE_VERSIONS" or replaced_at[key] < retained_from:
+            if cfg.policy == BY_VERSIONS or replaced_at[key] < retained_from:
                 keep = set()
             else:
                 continue
-        elif cfg.policy == "KEEP_LATEST_FILE_VERSIONS":
+        elif cfg.policy == BY_VERSIONS:
             keep = {b.instant_time for b in bases[-cfg.file_versions_retained:]}
         else:
             older = [b for b in bases if b.instant_time < retained_from]
@@ -129,7 +139,7 @@ def clean(table: Table, cfg: CleanConfig, instant_time: str | None = None) -> Se
     doomed, retained_from = files_to_clean(table, cfg)
     if not any(doomed.values()):
         return ServiceRun((), table)
-    by_versions = cfg.policy == "KEEP_LATEST_FILE_VERSIONS"
+    by_versions = cfg.policy == BY_VERSIONS
     storage, timeline = table.storage, table.timeline
     instant_time = instant_time or new_instant_time(timeline.last_instant_time())
     last = timeline.last_completed_write()

@@ -23,17 +23,17 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 
 import pyarrow as pa
 
 from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import CompactionConfig
-from hoodie_datasource.errors import CommitConflictError, HoodieConfigError, TimelineError
+from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
+from hoodie_datasource.services.service_execution import Guard, run_each, run_planned
 from hoodie_datasource.services.service_run import ServiceRun
 from hoodie_datasource.storage.storage import join
 from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
@@ -43,19 +43,14 @@ from hoodie_datasource.table.meta_columns import FILE_NAME_COLUMN, RECORD_KEY_CO
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import COMPACTION_PLAN, encode
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat
-from hoodie_datasource.timeline.heartbeat import Heartbeat, is_heartbeat_expired
 from hoodie_datasource.timeline.instant import COMPACTION, DELTA_COMMIT, Instant, State
 from hoodie_datasource.timeline.instant_time import new_instant_time
 from hoodie_datasource.timeline.timeline import Timeline, instant_path
-from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
+from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed
 from hoodie_datasource.write.base_file_writer import footer_metadata, new_filter_for, write_base_file_with_footer
 from hoodie_datasource.write.index_entries import base_file_entries
-from hoodie_datasource.write.rollback import delete_instant_data_files
 
 logger = logging.getLogger(__name__)
-
-# what a service holds while it changes the timeline: the table lock under OCC, nothing otherwise
-Guard = Callable[[], AbstractContextManager[object]]
 
 
 def delta_commits_since_last_compaction(timeline: Timeline) -> int:
@@ -69,7 +64,9 @@ def delta_commits_since_last_compaction(timeline: Timeline) -> int:
 
 
 def _pending_writes(timeline: Timeline) -> list[str]:
-    return [i.timestamp for i in timeline.pending() if i.action in (DELTA_COMMIT, "commit", "replacecommit")]
+    """Pending writes; a pending clustering is none (it appends no log, and its file groups are left out)."""
+    return [i.timestamp for i in timeline.pending() if i.action in (DELTA_COMMIT, "commit", "replacecommit")
+            and timeline.clustering_plan(i) is None]
 
 
 def _select(slices: list[FileSlice], cfg: CompactionConfig) -> list[FileSlice]:
@@ -97,7 +94,7 @@ def schedule_compaction(table: Table, cfg: CompactionConfig) -> ServiceRun:
     if _pending_writes(timeline):
         logger.info("Not scheduling compaction: writes %s are in flight", _pending_writes(timeline))
         return ServiceRun((), table)
-    pending = timeline.pending_compactions()
+    pending = timeline.pending_compactions().keys() | timeline.pending_clustering().keys()
     candidates = [s for s in table.fs_view.latest_file_slices() if (s.partition_path, s.file_id) not in pending]
     selected = _select(candidates, cfg)
     if not selected:
@@ -132,39 +129,15 @@ def schedule_compaction(table: Table, cfg: CompactionConfig) -> ServiceRun:
 
 def execute_compaction(table: Table, instant_time: str, cfg: CompactionConfig, guard: Guard = nullcontext
                        ) -> ServiceRun:
-    """Run a scheduled compaction; its completion happens inside ``guard()`` (the table lock under
-    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it). Returns it, and the table
-    as listed inside ``guard()`` with the compaction completed.
+    """Run a scheduled compaction (``services.service_execution.run_planned``: started once, heartbeat while it
+    runs, started over when it died midway); its completion happens inside ``guard()`` (the table lock under
+    optimistic concurrency control, as Hudi's ``completeCompaction`` takes it). Returns it, and the table as listed
+    inside ``guard()`` with the compaction completed."""
+    def execute(current: Table, instant: Instant) -> ServiceRun:
+        return ServiceRun((instant_time,), current.with_instant(_execute(current, instant, cfg, guard)))
 
-    While it runs, the compaction beats a heartbeat of its instant, so that another process, finding it
-    inflight, leaves it alone instead of deleting its files and starting it over (the approach of Hudi's
-    RFC-79, HUDI-7946: table service executions heartbeat like writers). Whether it may start is decided
-    inside ``guard()``, on a timeline listed there: with the table lock, two processes never both run one
-    compaction; without it (a single writer), only one process should run compactions."""
-    storage = table.storage
-    heartbeat = None
-    try:
-        with guard():
-            table = table.refresh()
-            instant = table.timeline.find(instant_time)
-            if instant is None or instant.action != COMPACTION:
-                raise TimelineError(f"No pending compaction {instant_time}")
-            if instant.is_completed:
-                raise CommitConflictError(f"Compaction {instant_time} was completed by another run meanwhile")
-            if instant.state is State.INFLIGHT and not is_heartbeat_expired(storage, instant_time,
-                                                                            cfg.heartbeat_expiry_ms):
-                raise CommitConflictError(f"Compaction {instant_time} is being run by another process (its "
-                                          f"heartbeat is alive); it is resumed only once that heartbeat expired")
-            heartbeat = Heartbeat(storage, instant_time, cfg.heartbeat_interval_ms).start()
-        if instant.state is State.INFLIGHT:  # a compaction that died midway: start it over cleanly
-            delete_instant_data_files(table, instant)
-        else:
-            instant = transition_to_inflight(table, instant)
-        completed = _execute(table, instant, cfg, guard)
-    finally:
-        if heartbeat is not None:  # also when leaving the lock failed after the heartbeat started
-            heartbeat.stop()
-    return ServiceRun((instant_time,), table.with_instant(completed))
+    return run_planned(table, instant_time, "compaction", lambda _, i: i.action == COMPACTION, guard,
+                       cfg.heartbeat_interval_ms, cfg.heartbeat_expiry_ms, execute)
 
 
 def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard) -> Instant:
@@ -243,14 +216,5 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
 
 def run_pending_compactions(table: Table, cfg: CompactionConfig, guard: Guard = nullcontext) -> ServiceRun:
     """Run every pending compaction but those another process is running (inflight, heartbeat alive)."""
-    done: list[str] = []
-    for instant in table.timeline.instants:
-        if instant.action == COMPACTION and not instant.is_completed:
-            try:
-                run = execute_compaction(table, instant.timestamp, cfg, guard)
-            except CommitConflictError as exc:
-                logger.info("Skipped: %s", exc)
-                continue
-            done += run.instants
-            table = run.table
-    return ServiceRun(tuple(done), table)
+    pending = [i.timestamp for i in table.timeline.instants if i.action == COMPACTION and not i.is_completed]
+    return run_each(table, pending, lambda current, instant_time: execute_compaction(current, instant_time, cfg, guard))

@@ -43,7 +43,7 @@ INSTANTS_BEFORE_CLEAN = 3  # cleanIfNecessary: completed instants after the late
 def metadata_clean_config(data: CleanConfig) -> CleanConfig:
     """The metadata table's cleaner: the data table's policy, retaining more (``createMetadataWriteConfig``)."""
     return CleanConfig(data.policy, max(METADATA_CLEANER_COMMITS_RETAINED, int(data.commits_retained * 1.2)),
-                       math.ceil(data.file_versions_retained * 1.2))
+                       math.ceil(data.file_versions_retained * 1.2), data.hours_retained)
 
 
 def _archival_bound(table: Table) -> str | None:

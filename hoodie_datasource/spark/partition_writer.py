@@ -22,9 +22,9 @@ from hoodie_datasource.client.write_client import WriteSession, start_write
 from hoodie_datasource.config.write_config import WriteConfig
 from hoodie_datasource.errors import WriteLayoutError
 from hoodie_datasource.index.registry import index_for
+from hoodie_datasource.spark.arrow_steps import task_token
 from hoodie_datasource.spark.shim_options import CLUSTERED_OPTION, is_set
 from hoodie_datasource.spark.types import spark_arrow_schema
-from hoodie_datasource.spark.write_dag import task_token
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.keygen import DEFAULT_PARTITION
 from hoodie_datasource.timeline.commit_metadata import WriteStat

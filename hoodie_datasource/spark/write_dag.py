@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel, TaskContext
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -57,8 +57,9 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_COLUMNS, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
-from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task
+from hoodie_datasource.spark.arrow_steps import Step, per_batch, per_task, task_token
 from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
+from hoodie_datasource.spark.clustering import spark_group_runner
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string, task_keys
@@ -67,7 +68,6 @@ from hoodie_datasource.spark.planned_input import planned_once
 from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.storage.storage import FileInfo
-from hoodie_datasource.table.file_names import write_token
 from hoodie_datasource.table.fs_view import partitions_of
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -158,13 +158,6 @@ def _collected(session: WriteSession, rows: Sequence, stages: Sequence[str] = ()
     return [WriteStat.from_dict(json.loads(r[0])) for r in rows if r[0] is not None]
 
 
-def task_token() -> tuple[str, int]:
-    task = TaskContext.get()
-    if task is None:
-        return "0-0-0", 0
-    return write_token(task.partitionId(), task.stageId(), task.taskAttemptId()), task.partitionId()
-
-
 def _schema_with(schema: T.StructType, *fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType(list(schema.fields) + [T.StructField(n, t, True) for n, t in fields])
 
@@ -213,6 +206,7 @@ def write_dataframe(df: DataFrame, path: str, options: Mapping[str, str],
 
 def _run(session: WriteSession, df: DataFrame, persisted: list[DataFrame]) -> CommitResult:
     """The write's pipeline, its records shuffled where the operation and the index's capabilities allow."""
+    session.group_runner = spark_group_runner(df.sparkSession)  # an inline clustering's groups: Spark tasks
     cfg, index = session.config, session.index
     keyed_schema = _schema_with(
         df.schema, (RECORD_KEY_COLUMN, T.StringType()), (PARTITION_PATH_COLUMN, T.StringType()),
@@ -481,6 +475,8 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         placed = _Batches(located, located_schema)
         writing = f"writing file groups ({sum(counts.values())} inserts)"
 
+    if writer.table.timeline.pending_clustering():  # updates of file groups a clustering will rewrite fail here
+        placed = placed.then(writer.refuse_clustered_updates, located_schema)
     plan = writer.insert_plan(counts, files)
     session.mark_inflight({p: {"inserts": n} for p, n in counts.items()})
     targets = writer.targets(files, plan)

@@ -64,3 +64,10 @@ class LogFileName:
 
     def name(self) -> str:
         return f".{self.file_id}_{self.instant_time}.log.{self.version}_{self.write_token}"
+
+
+def data_file_instant(name: str) -> str | None:
+    """The instant that decides whether a data file is committed: a base file's own, a log file's slice's (Hudi's
+    ``FSUtils.getCommitTime``); None for a name that is neither."""
+    parsed = BaseFileName.parse(name) or LogFileName.parse(name) or LogFileName.parse_cdc(name)
+    return None if parsed is None else parsed.instant_time

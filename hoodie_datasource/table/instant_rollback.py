@@ -22,7 +22,8 @@ from hoodie_datasource.table.markers import delete_marker_dir, marked_files
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode
 from hoodie_datasource.timeline.heartbeat import delete_heartbeat
-from hoodie_datasource.timeline.instant import ROLLBACK, Instant, State
+from hoodie_datasource.timeline.instant import COMPACTION, ROLLBACK, Instant, State
+from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.transitions import (
     create_requested,
     delete_pending_files,
@@ -66,6 +67,7 @@ def rollback_files(table: Table, target: Instant, files: list[str], rollback_tim
         storage.delete(timeline.path_of(target))  # readers stop seeing the instant here
     partition_metadata = _delete_planned(storage, rollback_time, by_partition, absent_is_deleted=False)
     delete_pending_files(table, target)
+    _delete_compaction_plan(table, timeline, target.timestamp, target.action)
     # a task attempt that found the instant still pending wrote its files before the line above, so
     # their markers are listed now; one ending later finds it gone and removes its own (``write.task_attempt``)
     for late in set(marked_files(storage, target.timestamp)) - set(files):
@@ -105,6 +107,14 @@ def _complete(table: Table, inflight: Instant, target: dict[str, str], partition
                 inflight.timestamp, metadata["totalFilesDeleted"])
 
 
+def _delete_compaction_plan(table: Table, timeline: Timeline, instant_time: str, action: str) -> None:
+    """A compaction's ``T.compaction.requested`` and ``.inflight``, beside the ``T.commit`` it completed as:
+    the rollback of the commit removes them too, as Hudi's ``revertToInflight`` of a compaction commit does,
+    or the compaction would stand pending again."""
+    if action != COMPACTION and timeline.is_compaction(Instant(instant_time, action, State.COMPLETED)):
+        delete_pending_files(table, Instant(instant_time, COMPACTION, State.REQUESTED))
+
+
 def _delete(storage: Storage, rollback_time: str, relative: str) -> bool:
     deleted = storage.delete(relative)
     fault_points.reach(fault_points.MID_ROLLBACK, storage=storage, instant=rollback_time, path=relative)
@@ -129,6 +139,7 @@ def finish_rollback(table: Table, instant: Instant, before_complete: BeforeCompl
     for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         action = target["action"]
         storage.delete(timeline.path_of(Instant(target["commitTime"], action, state)))
+    _delete_compaction_plan(table, timeline, target["commitTime"], target["action"])
     if before_complete is not None:
         before_complete(instant.timestamp, target["commitTime"],
                         [join(p, name) for p, names in by_partition.items() for name in names])

@@ -38,19 +38,21 @@ def metadata_partitions(config: TableConfig) -> list[str]:
     return ready_partitions(config) + _listed(config, INFLIGHT_KEY)
 
 
-def drop_metadata_table(storage: Storage, config: TableConfig, folder_present: bool) -> TableConfig:
+SWITCHED_OFF = ("this change runs with hoodie.metadata.enable=false: the metadata table is deleted first, as Apache "
+                "Hudi does, so no reader takes a stale file list from it. A later write with the metadata table on "
+                "builds it again from storage")
+
+
+def drop_metadata_table(storage: Storage, config: TableConfig, folder_present: bool, why: str = SWITCHED_OFF,
+                        level: int = logging.WARNING) -> TableConfig:
     """Clear and delete the metadata table when ``hoodie.properties`` lists partitions of it or its folder is
     there (``folder_present``); returns the table config as it is after. Call it under the table lock, before
-    the change's first instant."""
+    the change's first instant. ``why`` is logged at ``level``."""
     listed = metadata_partitions(config)
     if not listed and not folder_present:
         return config
     if listed:
-        logger.warning(
-            "Table %s has a metadata table (partitions %s) and this change runs with hoodie.metadata.enable=false: "
-            "the metadata table is deleted first, as Apache Hudi does, so no reader takes a stale file list from "
-            "it. A later write with the metadata table on builds it again from storage", storage.uri,
-            ",".join(listed))
+        logger.log(level, "Table %s has a metadata table (partitions %s) and %s", storage.uri, ",".join(listed), why)
         config = update_table_properties(storage, {PARTITIONS_KEY: "", INFLIGHT_KEY: ""})
     removed = storage.delete_tree(METADATA_TABLE)
     logger.info("Deleted %d files of the metadata table of %s", removed, storage.uri)

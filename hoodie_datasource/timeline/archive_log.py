@@ -14,9 +14,9 @@ A record (J: ``MetadataConversionUtils.createMetaWrapper``) carries ``commitTime
 action in the file's name: a compaction's completed file is a ``commit``), ``actionState``,
 ``stateTransitionTime`` (the file's modification time, as Hudi 0.15 gives it) and the file's content in
 the field of its kind: the Avro form of commit metadata for commits and delta commits (any state), a
-replacecommit's completed and inflight metadata, a compaction's plan (requested), a clean's plan
-(requested, inflight) and metadata (completed), a rollback's metadata (completed). An empty file has no
-content. Only these actions are archived (Hudi's converter refuses the others).
+replacecommit's completed and inflight metadata and a clustering's plan (requested), a compaction's plan
+(requested), a clean's plan (requested, inflight) and metadata (completed), a rollback's metadata (completed).
+An empty file has no content. Only these actions are archived (Hudi's converter refuses the others).
 
 Archive files never change once written, so what a file decodes to is kept per process, by its URI and size.
 """
@@ -42,6 +42,7 @@ from hoodie_datasource.timeline.avro_metadata import (
     COMPACTION_PLAN,
     NAMESPACE,
     REPLACE_COMMIT_METADATA,
+    REQUESTED_REPLACE_METADATA,
     ROLLBACK_METADATA,
 )
 from hoodie_datasource.timeline.instant import (
@@ -109,6 +110,7 @@ ARCHIVED_META_ENTRY = _java_strings({
         {"name": "HoodieInflightReplaceMetadata", "type": _opt(f"{NAMESPACE}.HoodieCommitMetadata"),
          "default": None},
         {"name": "stateTransitionTime", "type": _opt("string"), "default": None},
+        {"name": "hoodieRequestedReplaceMetadata", "type": _opt(REQUESTED_REPLACE_METADATA), "default": None},
     ],
 })
 _SCHEMA_TEXT = json.dumps(ARCHIVED_META_ENTRY, separators=(",", ":"))
@@ -133,8 +135,8 @@ def _content_field(instant: Instant) -> str | None:
     if action in (COMMIT, DELTA_COMMIT):
         return "hoodieCommitMetadata"
     if action == REPLACE_COMMIT:
-        return {State.COMPLETED: "hoodieReplaceCommitMetadata", State.INFLIGHT: "HoodieInflightReplaceMetadata"}.get(
-            state)  # a requested replacecommit's clustering plan is not kept
+        return {State.COMPLETED: "hoodieReplaceCommitMetadata", State.INFLIGHT: "HoodieInflightReplaceMetadata",
+                State.REQUESTED: "hoodieRequestedReplaceMetadata"}[state]  # requested: a clustering's plan
     if action in (COMPACTION, LOG_COMPACTION):
         return "hoodieCompactionPlan" if state is State.REQUESTED else None
     if action == CLEAN:

@@ -1,5 +1,5 @@
-"""Avro-encoded instant contents (compaction plans, clean plans and clean metadata), and the Avro form of
-commit metadata that Hudi's archived timeline stores.
+"""Avro-encoded instant contents (compaction and clustering plans, clean, rollback and restore plans, their
+metadata, savepoints), and the Avro form of commit metadata that Hudi's archived timeline stores.
 
 Hudi stores table-service plans and results as Avro object container files with one record,
 whatever the table version. These writer schemas carry the fields Hudi's readers resolve by name
@@ -92,6 +92,54 @@ CLEAN_METADATA = {
     ],
 }
 
+# A pending clustering (Hudi 0.15's HoodieRequestedReplaceMetadata holding a HoodieClusteringPlan), as
+# ``<t>.replacecommit.requested`` stores it
+SLICE_INFO = {
+    "type": "record", "name": "HoodieSliceInfo", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "dataFilePath", "type": _opt("string"), "default": None},
+        {"name": "deltaFilePaths", "type": _opt({"type": "array", "items": "string"}), "default": None},
+        {"name": "fileId", "type": _opt("string")},
+        {"name": "partitionPath", "type": _opt("string"), "default": None},
+        {"name": "bootstrapFilePath", "type": _opt("string"), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLUSTERING_GROUP = {
+    "type": "record", "name": "HoodieClusteringGroup", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "slices", "type": _opt({"type": "array", "items": SLICE_INFO}), "default": None},
+        {"name": "metrics", "type": _opt({"type": "map", "values": "double"}), "default": None},
+        {"name": "numOutputFileGroups", "type": ["int", "null"], "default": 1},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLUSTERING_PLAN = {
+    "type": "record", "name": "HoodieClusteringPlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "inputGroups", "type": _opt({"type": "array", "items": CLUSTERING_GROUP}), "default": None},
+        {"name": "strategy", "type": _opt({
+            "type": "record", "name": "HoodieClusteringStrategy", "namespace": NAMESPACE,
+            "fields": [
+                {"name": "strategyClassName", "type": _opt("string"), "default": None},
+                {"name": "strategyParams", "type": _opt({"type": "map", "values": "string"}), "default": None},
+                {"name": "version", "type": ["int", "null"], "default": 1},
+            ]}), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "preserveHoodieMetadata", "type": _opt("boolean"), "default": None},
+    ],
+}
+REQUESTED_REPLACE_METADATA = {
+    "type": "record", "name": "HoodieRequestedReplaceMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "operationType", "type": _opt("string"), "default": None},
+        {"name": "clusteringPlan", "type": _opt(CLUSTERING_PLAN), "default": None},
+        {"name": "extraMetadata", "type": _opt({"type": "map", "values": "string"}), "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
 
 INSTANT_INFO = {
     "type": "record", "name": "HoodieInstantInfo", "namespace": NAMESPACE,
@@ -132,6 +180,44 @@ ROLLBACK_METADATA = {
             ]}}},
         {"name": "version", "type": ["int", "null"], "default": 1},
         {"name": "instantsRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+    ],
+}
+
+# Savepoint and restore (hudi-common's HoodieSavePointMetadata.avsc, HoodieRestorePlan.avsc,
+# HoodieRestoreMetadata.avsc): what SavepointActionExecutor and BaseRestoreActionExecutor write
+SAVEPOINT_METADATA = {
+    "type": "record", "name": "HoodieSavepointMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "savepointedBy", "type": "string"},
+        {"name": "savepointedAt", "type": "long"},
+        {"name": "comments", "type": "string"},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieSavepointPartitionMetadata", "namespace": NAMESPACE,
+            "fields": [{"name": "partitionPath", "type": "string"},
+                       {"name": "savepointDataFile", "type": {"type": "array", "items": "string"}}]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+RESTORE_PLAN = {
+    "type": "record", "name": "HoodieRestorePlan", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "instantsToRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "savepointToRestoreTimestamp", "type": ["string", "null"], "default": None},
+    ],
+}
+# ROLLBACK_METADATA defines HoodieInstantInfo, so the restore metadata names it afterwards
+RESTORE_METADATA = {
+    "type": "record", "name": "HoodieRestoreMetadata", "namespace": NAMESPACE,
+    "fields": [
+        {"name": "startRestoreTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "instantsToRollback", "type": {"type": "array", "items": "string"}},
+        {"name": "hoodieRestoreMetadata", "type": {"type": "map", "values": {
+            "type": "array", "items": ["null", ROLLBACK_METADATA]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "restoreInstantInfo", "type": {"type": "array", "items": f"{NAMESPACE}.HoodieInstantInfo"},
+         "default": []},
     ],
 }
 

@@ -43,6 +43,7 @@ from hoodie_datasource.timeline.instant import (
     State,
 )
 
+CLUSTER_OPERATION = "CLUSTER"  # WriteOperationType.CLUSTER, as a clustering's plan and commit name it
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 AVRO_MAGIC = b"Obj\x01"
 HUDI_HISTORY_FOLDER = "history"  # layout 2: Hudi's LSM archived timeline (hoodie.timeline.history.path)
@@ -222,6 +223,34 @@ class Timeline:
                 continue
             for op in plan.get("operations") or ():
                 pending[(op.get("partitionPath") or "", op["fileId"])] = instant.timestamp
+        return pending
+
+    def clustering_plan(self, instant: Instant) -> dict[str, Any] | None:
+        """The ``HoodieClusteringPlan`` of a pending replacecommit (or 1.x ``clustering``) that clusters, or None:
+        an insert_overwrite's requested file holds no plan (Hudi's ``ClusteringUtils.getClusteringPlan``: the
+        requested ``HoodieRequestedReplaceMetadata`` with operation type ``CLUSTER``). None too when the plan was
+        withdrawn or completed after this timeline was listed."""
+        if instant.action not in (REPLACE_COMMIT, CLUSTERING):
+            return None
+        try:
+            requested = self.read_plan(instant.with_state(State.REQUESTED))
+        except FileNotFoundError:
+            return None
+        if str(requested.get("operationType") or "").upper() != CLUSTER_OPERATION:
+            return None
+        return requested.get("clusteringPlan")
+
+    def pending_clustering(self) -> dict[tuple[str, str], str]:
+        """(partition, fileId) -> instant time of a requested or running clustering that rewrites that file
+        group (Hudi's ``ClusteringUtils.getAllFileGroupsInPendingClusteringPlans``)."""
+        pending: dict[tuple[str, str], str] = {}
+        for instant in self.instants:
+            if instant.is_completed:
+                continue
+            plan = self.clustering_plan(instant)
+            for group in (plan or {}).get("inputGroups") or ():
+                for info in group.get("slices") or ():
+                    pending[(info.get("partitionPath") or "", info["fileId"])] = instant.timestamp
         return pending
 
     def read_plan(self, instant: Instant) -> dict[str, Any]:

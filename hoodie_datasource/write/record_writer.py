@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_config import WriteConfig
+from hoodie_datasource.errors import ClusteringUpdateError
 from hoodie_datasource.index.index import Index, TagScope, unlocated
 from hoodie_datasource.index.key_ranges import FileKeyRange
 from hoodie_datasource.index.lookup import IndexCounts
@@ -69,12 +70,36 @@ class RecordWriter:
     def _pending_compactions(self) -> dict[tuple[str, str], str]:
         return self.table.timeline.pending_compactions() if self.config.is_mor else {}
 
+    def refuse_clustered_updates(self, tagged: pa.Table) -> pa.Table:
+        """``tagged``, when none of its records is of a file group a pending clustering will rewrite; else Hudi's
+        ``SparkRejectUpdateStrategy`` (``hoodie.clustering.updates.strategy``'s default) fails the write before
+        anything is written."""
+        held = self.table.timeline.pending_clustering()
+        if not held or not self.config.clustering_rejects_updates:
+            return tagged
+        located = tagged.filter(pc.is_valid(tagged.column(FILE_ID_COLUMN)))
+        if located.num_rows == 0:
+            return tagged
+        groups = pc.unique(pc.binary_join_element_wise(located.column(PARTITION_PATH_COLUMN),
+                                                       located.column(FILE_ID_COLUMN), "\x00")).to_pylist()
+        hit = sorted(tuple(g.split("\x00")) for g in groups if tuple(g.split("\x00")) in held)
+        if hit:
+            names = ", ".join(f"{p or '<root>'}/{f}" for p, f in hit[:5]) + (" ..." if len(hit) > 5 else "")
+            instants = ", ".join(sorted({held[g] for g in hit}))
+            raise ClusteringUpdateError(
+                f"Not allowed to update the file groups {names} of {self.ctx.storage.uri}: pending clustering "
+                f"{instants} will rewrite them (hoodie.clustering.updates.strategy=SparkRejectUpdateStrategy). Run "
+                "the clustering first, or write with hoodie.clustering.updates.strategy=SparkAllowUpdateStrategy")
+        return tagged
+
     def insert_plan(self, insert_counts: Mapping[str, int], files: list[FileKeyRange]) -> InsertPlan:
         """Inserts fill small files (merge-on-read: only those without log files, and at most
         ``hoodie.merge.small.file.group.candidates.limit`` of them a partition), then new groups."""
         pending = self._pending_compactions()
+        clustering = self.table.timeline.pending_clustering()  # Hudi's UpsertPartitioner.filterSmallFilesInClustering
         packable = [] if not self.config.operation.packs_small_files else [
-            f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))]
+            f for f in files if not (self.config.is_mor and (f.has_logs or (f.partition, f.file_id) in pending))
+            and (f.partition, f.file_id) not in clustering]
         sizing = self.config.sizing
         return plan_inserts(insert_counts, packable, self.avg_record_size, sizing, self.ctx.instant,
                             candidates=sizing.small_file_candidates if self.config.is_mor else None)
@@ -107,7 +132,7 @@ class RecordWriter:
         if not self.index.requires_tagging(self.config.operation):
             return unlocated(records), files, None
         tagged, counts = self.index.tag(records, files, self.scope)
-        return routing.partition_changes(tagged, self.index), files, counts
+        return self.refuse_clustered_updates(routing.partition_changes(tagged, self.index)), files, counts
 
     def route(self, tagged: pa.Table, files: list[FileKeyRange]
               ) -> tuple[pa.Table, dict[tuple[str, str], WriteTarget], dict[str, int]]:

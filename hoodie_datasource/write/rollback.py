@@ -74,8 +74,8 @@ def rollback_pending(table: Table, instant: Instant, guard: Guard | None = None,
 
 
 def rollback_failed_writes(table: Table, heartbeat_expiry_ms: int, index: Index | None = None) -> list[str]:
-    """Roll back every failed write: a pending write instant whose writer's heartbeat is older than
-    ``heartbeat_expiry_ms`` (or absent), after finishing any rollback that itself died midway. A pending
+    """Roll back every failed write: a pending write instant (not a clustering) whose writer's heartbeat is older
+    than ``heartbeat_expiry_ms`` (or absent), after finishing any rollback that itself died midway. A pending
     write with a live heartbeat belongs to a writer still at work and is left alone, under either
     failed-writes policy. ``index``: the index of the write about to start, which undoes its entries of each.
     Returns the instants rolled back."""
@@ -89,7 +89,8 @@ def rollback_failed_writes(table: Table, heartbeat_expiry_ms: int, index: Index 
     if any(i.action == ROLLBACK for i in table.timeline.pending()):
         table = table.refresh()
     for instant in table.timeline.pending():
-        if instant.action not in WRITE_ACTIONS:
+        # a pending clustering is its executor's to start over (Hudi's getInflightTimelineExcludeCompactionAndClustering)
+        if instant.action not in WRITE_ACTIONS or table.timeline.clustering_plan(instant) is not None:
             continue
         if not is_heartbeat_expired(table.storage, instant.timestamp, heartbeat_expiry_ms):
             logger.info("Pending %s %s has a live heartbeat: its writer is at work", instant.action, instant.timestamp)

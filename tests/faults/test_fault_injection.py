@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from hoodie_datasource import fault_points as fp
+from hoodie_datasource.services.clustering import is_clustering_commit
 from tests.faults.harness import (
     OCC,
     Rows,
@@ -89,6 +90,14 @@ def _compact(table: Table) -> Prepared:
     return Prepared(spec, table.rows, table.rows, lambda: table.service().compact(**OCC))
 
 
+def _cluster(table: Table) -> Prepared:
+    """Two writes, then a clustering of every file group (each is small)."""
+    table.write(batch("first", BASE))
+    table.write(UPDATE)
+    spec = {"op": "cluster", "path": table.path, "options": OCC}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().cluster(**OCC))
+
+
 def _archive(table: Table) -> Prepared:
     _versions(table, 5, **COMPACT_METADATA)
     spec = {"op": "archive", "path": table.path, "options": ARCHIVE}
@@ -108,6 +117,30 @@ def _metadata_compaction(table: Table) -> Prepared:
     options = {**table.options, "hoodie.metadata.compact.max.delta.commits": "2"}
     spec = {"op": "upsert", "path": table.path, "options": options, "rows": UPDATE.to_pydict()}
     return Prepared(spec, table.rows, applied(table.rows, UPDATE))
+
+
+def _savepoint(table: Table) -> Prepared:
+    table.write(batch("first", BASE))
+    table.write(UPDATE)
+    instant = timeline(table.path).last_completed_write().timestamp
+    spec = {"op": "savepoint", "path": table.path, "options": OCC, "instant": instant}
+    return Prepared(spec, table.rows, table.rows, lambda: table.service().create_savepoint(instant, **OCC))
+
+
+def _restore(table: Table) -> Prepared:
+    """A restore rolling back one upsert: whatever it died at, the table reads as before or after it."""
+    table.write(batch("first", BASE))
+    kept = timeline(table.path).last_completed_write().timestamp
+    table.service().create_savepoint(kept, **OCC)
+    at_savepoint = table.rows
+    table.write(UPDATE)
+    spec = {"op": "restore", "path": table.path, "options": OCC, "instant": kept}
+
+    def again() -> None:  # finishes the restore, or does it whole when it died before its plan
+        table.service().rollback_to_savepoint(kept, **OCC)
+        table.rows = at_savepoint
+
+    return Prepared(spec, table.rows, at_savepoint, again)
 
 
 @dataclass(frozen=True)
@@ -134,7 +167,15 @@ POINTS = [
     Point(fp.MID_ROLLBACK, _rollback, "after", True),  # the completed instant goes first
     Point(fp.MID_CLEAN, _clean, "after", True),
     Point(fp.MID_COMPACTION, _compact, "after", False, (MOR,)),
+    Point(fp.AFTER_CLUSTERING_SCHEDULED, _cluster, "after", True),  # scheduled under the lock
+    Point(fp.MID_CLUSTERING, _cluster, "after", False),
+    Point(fp.BEFORE_COMMIT, _cluster, "after", False, (MOR,)),  # every file written, the lock not taken yet
     Point(fp.MID_ARCHIVAL, _archive, "after", True),
+    Point(fp.AFTER_SAVEPOINT_INFLIGHT, _savepoint, "before", True, (COW,)),
+    # a restore deletes the metadata table first and builds it again once done
+    Point(fp.AFTER_RESTORE_REQUESTED, _restore, "before", True, (COW,), metadata_ready=False),
+    Point(fp.MID_ROLLBACK, _restore, "after", True, (MOR,), metadata_ready=False),
+    Point(fp.MID_RESTORE, _restore, "after", True, metadata_ready=False),
 ]
 CASES = [pytest.param(p, mode, t, id=f"{p.name}-{p.prepare.__name__.strip('_')}-{mode}-{'cow' if t == COW else 'mor'}")
          for p in POINTS for mode in ("fail", "kill") for t in p.table_types]
@@ -164,5 +205,13 @@ def test_a_fault_leaves_the_table_before_or_after_and_it_recovers(tmp_path, poin
         assert files_before - data_files(table.storage()), "the clean removed nothing"
     if point.name == fp.MID_COMPACTION:
         assert any(timeline(table.path).is_compaction(i) for i in timeline(table.path).completed())
+    if prepared.spec["op"] == "cluster":
+        assert any(is_clustering_commit(timeline(table.path), i) for i in timeline(table.path).completed())
     if point.name == fp.MID_ARCHIVAL:
         assert timeline(table.path).archived, "nothing was archived"
+    if prepared.spec["op"] in ("savepoint", "restore"):
+        assert [s.timestamp for s in timeline(table.path).savepoints] == [prepared.spec["instant"]]
+    if prepared.spec["op"] == "restore":
+        assert [i.action for i in timeline(table.path).instants if i.is_completed][-2:] == ["restore", "commit"
+                                                                                            if table.table_type == COW
+                                                                                            else "deltacommit"]

@@ -4,8 +4,9 @@
 
 ``op`` is ``upsert`` (the local engine), ``spark_write`` (a local Spark session, the write DAG; ``operation``
 names the save mode, ``upsert`` unless given),
-``compact``, ``clean``, ``archive`` or ``rollback`` (``HoodieTable``'s services; ``instant`` names what
-to roll back). A failure prints ``FAILED <exception type>: <message>`` on stderr and exits with 3."""
+``compact``, ``clean``, ``archive``, ``rollback``, ``savepoint`` or ``restore`` (``HoodieTable``'s services;
+``instant`` names what to roll back, savepoint or restore to). A failure prints
+``FAILED <exception type>: <message>`` on stderr and exits with 3."""
 
 from __future__ import annotations
 
@@ -43,12 +44,18 @@ def run(spec: dict[str, Any]) -> None:
         _spark_write(path, pa.table(spec["rows"]), options, spec.get("operation", "upsert"))
     elif op == "compact":
         table.compact(**options)
+    elif op == "cluster":
+        table.cluster(**options)
     elif op == "clean":
         table.clean(**options)
     elif op == "archive":
         table.archive(**options)
     elif op == "rollback":
         table.rollback(spec["instant"], **options)
+    elif op == "savepoint":
+        table.create_savepoint(spec["instant"], **options)
+    elif op == "restore":
+        table.rollback_to_savepoint(spec["instant"], **options)
     else:
         raise ValueError(f"unknown op {op!r}")
 

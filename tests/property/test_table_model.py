@@ -2,14 +2,15 @@
 after every step against an in-memory model of what the table must hold.
 
 Each sequence mixes upserts (duplicate keys within a batch, nulls in the payload, keys moving partitions
-under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction, cleaning,
-rollback of the latest write and archival. After each step the snapshot, an incremental pull of the
-last write and a time travel to an earlier write must equal the model's, and the metadata table (on, compacting
-every two deltacommits, so its compaction, clean and archival run too) must list exactly the committed files and,
-in the sequences keeping its index partitions, hold each base file's footer statistics and bloom filter and
-index exactly the table's keys; at the end hudi-rs must read the same
-snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES`` sets the number of sequences
-(200 by default: CI; raise it for a longer run)."""
+under GLOBAL_BLOOM and GLOBAL_SIMPLE), inserts of new keys, deletes, insert_overwrite of partitions, compaction,
+clustering (sorted linear, z-order or hilbert), cleaning, rollback of the latest write, archival, and savepoints: one
+made of the latest write, the latest one deleted, or the table restored to it (the model then holds the rows of the
+savepointed write again). After each step the snapshot, an incremental pull of the last write and a time travel to
+an earlier write and to every savepoint must equal the model's, and the metadata table (on, compacting every two
+deltacommits, so its compaction, clean and archival run too) must list exactly the committed files and, in the
+sequences keeping its index partitions, hold each base file's footer statistics and bloom filter and index exactly
+the table's keys; at the end hudi-rs must read the same snapshot. Local engine, no JVM. ``HOODIE_PROPERTY_EXAMPLES``
+sets the number of sequences (200 by default: CI; raise it for a longer run)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.read_config import ReadConfig
-from hoodie_datasource.errors import MetadataTableError, ReadWindowError
+from hoodie_datasource.errors import MetadataTableError, ReadWindowError, SavepointError
 from hoodie_datasource.read.table_reader import read_table
 from tests.metadata_checks import (
     assert_bloom_filters_true,
@@ -63,6 +64,9 @@ class Model:
     history: list[tuple[str, dict[Key, tuple[Row, str]]]] = field(default_factory=list)
     next_ts: int = 1
     fresh: int = 0  # ids never written, for inserts
+    savepoints: list[str] = field(default_factory=list)
+    # the first write of ``history`` time travel reaches: a restore goes back past cleans that ran after it
+    reachable_from: int = 0
 
     def key(self, row: Row) -> Key:
         return (row[0],) if self.global_index else (row[0], row[1])
@@ -99,9 +103,13 @@ step = st.one_of(
                                           min_size=1, max_size=4)),
     st.tuples(st.just("insert_overwrite"), upsert_batch),
     st.tuples(st.just("compact"), st.none()),
+    st.tuples(st.just("cluster"), st.sampled_from(["linear", "z-order", "hilbert"])),
     st.tuples(st.just("clean"), st.none()),
     st.tuples(st.just("rollback"), st.none()),
     st.tuples(st.just("archive"), st.none()),
+    st.tuples(st.just("savepoint"), st.none()),
+    st.tuples(st.just("delete_savepoint"), st.none()),
+    st.tuples(st.just("restore"), st.none()),
 )
 
 
@@ -155,6 +163,11 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
         if table_type != "MERGE_ON_READ" or not model.history:
             return False
         HoodieTable(path).compact()
+    elif name == "cluster":
+        if not model.history:
+            return False
+        HoodieTable(path).cluster(**{"hoodie.clustering.plan.strategy.sort.columns": "v,id",
+                                     "hoodie.layout.optimize.strategy": arg})
     elif name == "clean":
         if not model.history:
             return False
@@ -170,6 +183,8 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
         latest = table.timeline().last_completed_write()
         if latest is None or not model.history or latest.timestamp != model.history[-1][0]:
             return False  # the latest completed write is a compaction, or there is none
+        if latest.timestamp in model.savepoints:
+            return False  # refused: tests/unit/test_savepoints.py
         try:
             table.rollback(latest.timestamp)
         except MetadataTableError:  # the record index's compaction holds it: refused before anything changed
@@ -178,6 +193,30 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
             return False
         model.history.pop()
         model.rows = dict(model.history[-1][1]) if model.history else {}
+        model.reachable_from = min(model.reachable_from, max(len(model.history) - 1, 0))
+    elif name == "savepoint":  # of the latest write (``arg``: another one, counted from the latest)
+        target = model.history[arg or -1][0] if model.history else None
+        if target is None or target in model.savepoints:
+            return False
+        try:
+            HoodieTable(path).create_savepoint(target)
+        except SavepointError as exc:  # the cleaner is past the write
+            assert "the cleaner retains commits from" in str(exc)
+            return False
+        model.savepoints.append(target)
+    elif name == "delete_savepoint":
+        if not model.savepoints:
+            return False
+        HoodieTable(path).delete_savepoint(model.savepoints.pop())
+    elif name == "restore":  # to the latest savepoint; without one, to the write before the latest, savepointed now
+        if not model.savepoints and not _apply(path, model, options, "savepoint", -min(len(model.history), 2),
+                                               table_type):
+            return False
+        HoodieTable(path).rollback_to_savepoint(model.savepoints[-1], **SERVICES)
+        kept = [instant for instant, _ in model.history].index(model.savepoints[-1])
+        model.history = model.history[:kept + 1]
+        model.rows = dict(model.history[-1][1])
+        model.reachable_from = kept
     return True
 
 
@@ -200,8 +239,12 @@ def _check(path: str, model: Model, indexes: bool) -> None:
         pulled = None  # the previous write was cleaned or archived out of the read window
     if pulled is not None:
         assert pulled == written, f"incremental ({begin}, {instant}]"
-    for past, past_rows in model.history[-RETAINED:-1]:  # within the cleaner's window
+    window = model.history[max(len(model.history) - RETAINED, model.reachable_from):-1]  # within the cleaner's
+    for past, past_rows in window:
         assert _read(path, as_of_instant=past) == model.snapshot(past_rows), f"as of {past}"
+    for past in model.savepoints:  # however far the cleaner ran
+        rows_then = next(rows for instant, rows in model.history if instant == past)
+        assert _read(path, as_of_instant=past) == model.snapshot(rows_then), f"as of the savepoint {past}"
 
 
 def _hudi_rs(path: str) -> list[Row]:
@@ -225,6 +268,7 @@ def test_random_sequences_match_the_model(table_type: str, index_type: str, step
         path = os.path.join(work, "t")
         for name, arg in steps:
             if _apply(path, model, options, name, arg, table_type):
+                event(name)  # pytest --hypothesis-show-statistics counts the steps run
                 _check(path, model, indexes)
         if model.history:
             assert _hudi_rs(path) == model.snapshot(), "hudi-rs"

@@ -8,7 +8,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from hoodie_datasource import HoodieTable
-from tests.sql.helpers import create_trips
+from tests.sql.helpers import create_trips, insert_trips
 
 pytestmark = pytest.mark.spark
 
@@ -71,8 +71,8 @@ def test_unknown_procedure_or_argument_lists_the_valid_ones(sql, name, location)
         sql.sql(f"CALL show_comits(table => '{name}')")
     with pytest.raises(AnalysisException, match="unknown argument 'limt'; its arguments are: table, limit"):
         sql.sql(f"CALL show_commits(table => '{name}', limt => 1)")
-    with pytest.raises(Exception, match="hours_retained are not supported"):  # never silently ignored
-        sql.sql(f"CALL run_clean(table => '{name}', hours_retained => 2)")
+    with pytest.raises(Exception, match="trigger_max_commits are not supported"):  # never silently ignored
+        sql.sql(f"CALL run_clean(table => '{name}', trigger_max_commits => 2)")
     with pytest.raises(AnalysisException, match="no table nope"):
         sql.sql("CALL show_commits(table => 'nope')")
 
@@ -170,3 +170,44 @@ def test_create_init_and_delete_metadata_table(sql, name, location):
     assert HoodieTable(location).validate_metadata() == []
     assert [r.partition for r in sql.sql(f"CALL show_metadata_table_partitions('{name}')").collect()] == \
         ["city=nyc", "city=sf"]
+
+
+def test_savepoint_procedures_create_show_restore_and_delete(sql, name, location):
+    create_trips(sql, name, location)
+    _writes(sql, name, 2)
+    kept = HoodieTable(location).latest_commit()
+    assert sql.sql(f"CALL create_savepoint(table => '{name}', commit_time => '{kept}', user => 'ops', "
+                   f"comments => 'before the backfill')").collect()[0].create_savepoint_result is True
+    assert [r.savepoint_time for r in sql.sql(f"CALL show_savepoints(table => '{name}')").collect()] == [kept]
+    [info] = HoodieTable(location).show_savepoints()
+    assert (info.instant_time, info.user, info.comments, info.partitions) == (kept, "ops", "before the backfill",
+                                                                            ("city=nyc", "city=sf"))
+    sql.sql(f"INSERT INTO {name} VALUES ('a', 9, 99.0, 'sf'), ('c', 9, 9.0, 'nyc')")
+    with pytest.raises(Exception, match="no savepoint 1 in"):
+        sql.sql(f"CALL rollback_to_savepoint(table => '{name}', instant_time => '1')").collect()
+    assert sql.sql(f"CALL rollback_to_savepoint(table => '{name}')").collect()[0].rollback_savepoint_result is True
+    assert sorted(tuple(r) for r in sql.sql(f"SELECT uuid, fare FROM {name}").collect()) == [("a", 20.0), ("b", 1.0)]
+    assert [i.action for i in HoodieTable(location).instants()][-1] == "restore"
+    assert sql.sql(f"CALL delete_savepoint(table => '{name}', instant_time => '{kept}')").collect()[0][0] is True
+    assert sql.sql(f"CALL show_savepoints(table => '{name}')").collect() == []
+
+
+def test_run_and_show_clustering(sql, name, location):
+    create_trips(sql, name, location)
+    insert_trips(sql, name)
+    sql.sql(f"INSERT INTO {name} VALUES ('d', 1, 40.0, 'nyc')")
+    scheduled = sql.sql(f"CALL run_clustering(table => '{name}', op => 'schedule', order => 'fare')").collect()
+    assert [(r.input_group_size, r.state, r.involved_partitions) for r in scheduled] == [(2, "REQUESTED", "*")]
+    instant = scheduled[0].timestamp
+    with pytest.raises(Exception, match=f"pending clustering {instant} will rewrite them"):  # nothing written
+        sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
+    ran = sql.sql(f"CALL run_clustering(table => '{name}', op => 'execute', show_involved_partition => true)")
+    assert [(r.timestamp, r.state, r.involved_partitions) for r in ran.collect()] == [
+        (instant, "COMPLETED", "city=nyc,city=sf")]
+    shown = sql.sql(f"CALL show_clustering(table => '{name}')").collect()
+    assert [(r.timestamp, r.input_group_size, r.state) for r in shown] == [(instant, 2, "COMPLETED")]
+    sql.sql(f"INSERT INTO {name} VALUES ('a', 2, 11.0, 'sf')")
+    assert sorted((r.uuid, r.fare) for r in sql.sql(f"SELECT uuid, fare FROM {name}").collect()) == [
+        ("a", 11.0), ("b", 20.0), ("c", 30.0), ("d", 40.0)]
+    with pytest.raises(Exception, match="predicate are not supported"):
+        sql.sql(f"CALL run_clustering(table => '{name}', predicate => 'city = \\'sf\\'')").collect()

@@ -6,7 +6,8 @@ Layers, bottom first: shared definitions (errors, the Avro/Arrow schema mapping,
 storage, the table's config (``hoodie.properties``), the timeline, the table (its files, file-system
 view, schema and the ``Table`` handle), resolved configs, log and HFile formats, the metadata table, the
 file-slice merge (base file and logs), the index, write primitives, reads, table services, write clients, the
-``HoodieTable`` facade and SQL procedures, Spark, the ingestion utility (``streamer``), and the package's front door."""
+``HoodieTable`` facade and SQL procedures, the ``hoodie`` command line, Spark, the ingestion utility
+(``streamer``), and the package's front door."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("transaction",),
     ("client",),
     ("hoodie_table", "procedures"),
+    ("cli",),  # the ``hoodie`` command line: over the facade and the procedures, below Spark (it needs none)
     ("spark",),
     ("streamer",),  # the ingestion utility, a Spark application
     ("", "spark.demo"),  # hoodie_datasource/__init__.py, and the demo, which uses it as a user would
