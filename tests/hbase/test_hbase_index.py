@@ -13,7 +13,7 @@ import time
 import pytest
 from pyspark.sql import Row
 
-from hoodie_datasource import fault_points
+from hoodie_datasource import HoodieTable, fault_points
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.errors import HBaseIndexUnavailableError, HoodieError, HoodieIndexError
 from hoodie_datasource.read.table_reader import read_table
@@ -84,6 +84,24 @@ def test_spark_writes_tag_through_hbase(spark, tmp_path, hbase, table_type):
     _write(spark, path, opts, [("k001", 6, "y", 1)])  # deleted, now new again
     model["k001"] = ("y", "y", 1)
     assert snapshot(path) == model
+    assert_hbase_true(hbase, table, path)
+
+
+def test_a_clustering_moves_the_keys_in_hbase_too(spark, tmp_path, hbase):
+    """A clustering rewrites file groups into new ones: with the HBase index's options it puts the keys at their new
+    groups before it completes (as Hudi's clustering updates its index), so the next upsert updates them there."""
+    path = str(tmp_path / "t")
+    opts = _options(hbase, **{"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    table = opts["hoodie.index.hbase.table"]
+    for n in range(3):  # three small file groups a partition
+        _write(spark, path, opts, [(f"k{n}{i}", 1, "xy"[i % 2], i) for i in range(10)], "bulk_insert")
+    _write(spark, path, opts, [("k01", 2, "y", -1)])  # a log block too
+    before = snapshot(path)
+    assert HoodieTable(path).cluster(**opts)
+    assert snapshot(path) == before
+    assert_hbase_true(hbase, table, path)
+    _write(spark, path, opts, [("k01", 3, "y", 101), ("k12", 3, "x", 102), ("n1", 3, "x", 103)])
+    assert snapshot(path) == {**before, "k01": ("y", "y", 101), "k12": ("x", "x", 102), "n1": ("x", "x", 103)}
     assert_hbase_true(hbase, table, path)
 
 
