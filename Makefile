@@ -100,7 +100,7 @@ test: install  ## run the whole test suite (SQL, the slow object-store and fault
 
 # the lanes take about as long as each other (measured on 2 cores, both lanes running: the default tests 22 min
 # and Java Hudi's tests/hudi_oracle 10 in one; tests/sql 18, the object-store and fault suites 4.5, Java's data
-# skipping 4, properties 1, the HBase index 4 (tests/hbase: a real HBase and Java Hudi), docs 2 in the other)
+# skipping 4, properties 1, the HBase index 4 (tests/hbase: a real HBase and Java Hudi, 10 tests), docs 2 in the other)
 test-lane-local: install
 	$(PY) -m pytest -q --durations=10 --ignore=tests/sql
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/hudi_oracle
