@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws hbase test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws hbase kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,7 @@ java-check:  ## Spark needs Java 17 or newer
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,docs]'
+	$(PY) -m pip install -q -e '.[test,docs,sharing]'
 	touch $(STAMP)
 
 SHIM_JAR := hoodie_datasource/jars/hoodie-shim.jar
@@ -74,6 +74,68 @@ hadoop-aws: java-check $(STAMP)  ## hadoop-aws matching pyspark's Hadoop and its
 	     -DincludeScope=runtime -DoutputDirectory="$$dir" && touch "$$dir/.complete"; \
 	 fi
 
+# Apache Kafka for the tests/kafka suite: the broker (kafka_2.13, run in KRaft mode by tests/kafka/server.py) and
+# Spark's Kafka connector (spark-sql-kafka-0-10 with kafka-clients, the token provider and commons-pool2), from Maven
+# Central into .tools/kafka/ (tests/kafka.pom.xml, tests/spark-sql-kafka.pom.xml). The connector is the newest that
+# Maven Central serves for pyspark's Spark line (4.3.0 is not there: 4.2.0 runs on pyspark 4.3). The versions are also
+# in tests/kafka/server.py.
+KAFKA_VERSION := 4.4.0
+SPARK_KAFKA_VERSION := 4.2.0
+KAFKA_DIR := .tools/kafka
+KAFKA_SERVER_STAMP := $(KAFKA_DIR)/server-$(KAFKA_VERSION)/.complete
+SPARK_KAFKA_STAMP := $(KAFKA_DIR)/spark-sql-kafka-$(SPARK_KAFKA_VERSION)/.complete
+
+$(KAFKA_SERVER_STAMP):
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the kafka tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 dir=$(CURDIR)/$(KAFKA_DIR)/server-$(KAFKA_VERSION); rm -rf "$$dir" && \
+	 mvn -q -B -f tests/kafka.pom.xml -Dkafka.version=$(KAFKA_VERSION) \
+	   org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+	   -DincludeScope=runtime -DoutputDirectory="$$dir" && touch $@
+
+$(SPARK_KAFKA_STAMP):
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the kafka tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 dir=$(CURDIR)/$(KAFKA_DIR)/spark-sql-kafka-$(SPARK_KAFKA_VERSION); rm -rf "$$dir" && \
+	 mvn -q -B -f tests/spark-sql-kafka.pom.xml -Dspark.version=$(SPARK_KAFKA_VERSION) \
+	   org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies -DincludeScope=runtime \
+	   -DincludeArtifactIds=spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2 \
+	   -DoutputDirectory="$$dir" && touch $@
+
+kafka: java-check $(KAFKA_SERVER_STAMP) $(SPARK_KAFKA_STAMP)  ## Apache Kafka's broker and Spark's Kafka connector (Maven) into .tools/kafka/, for the kafka tests
+
+
+# The official Delta Sharing client (PyPI delta-sharing, pinned) in an environment of its own: it pins pyarrow<=23.0.1
+# and an older fsspec, so it never enters .venv; tests/sharing run it as a subprocess (tests/sharing/client_worker.py).
+SHARING_CLIENT_VERSION := 1.4.2
+SHARING_CLIENT_VENV := .tools/sharing-client/venv
+SHARING_CLIENT_STAMP := $(SHARING_CLIENT_VENV)/.installed-$(SHARING_CLIENT_VERSION)
+
+$(SHARING_CLIENT_STAMP):
+	rm -rf $(SHARING_CLIENT_VENV)
+	$(PYTHON) -m venv $(SHARING_CLIENT_VENV)
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHARING_CLIENT_VENV)/bin/python -m pip install -q 'delta-sharing==$(SHARING_CLIENT_VERSION)'
+	touch $@
+
+sharing-client: $(SHARING_CLIENT_STAMP)  ## the official delta-sharing client in its own venv under .tools/, for tests/sharing
+
+# The oldest pyarrow setup.cfg admits, in a venv of its own layered over .venv (its own site-packages first, then
+# .venv's), so the unit tests run on it too: the floor is what is tested.
+PYARROW_FLOOR := 23.0.1
+FLOOR_VENV := .tools/pyarrow-floor/venv
+FLOOR_STAMP := $(FLOOR_VENV)/.installed-pyarrow-$(PYARROW_FLOOR)
+
+$(FLOOR_STAMP): $(STAMP)
+	rm -rf $(FLOOR_VENV)
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install -q 'pyarrow==$(PYARROW_FLOOR)'
+	echo "import site; site.addsitedir('$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")')" \
+	  > "$$($(FLOOR_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-hoodie-venv.pth"
+	touch $@
+
+test-pyarrow-floor: $(FLOOR_STAMP)  ## the unit tests on the oldest pyarrow setup.cfg admits
+	$(FLOOR_VENV)/bin/python -c "import pyarrow; assert pyarrow.__version__ == '$(PYARROW_FLOOR)', pyarrow.__version__"
+	$(FLOOR_VENV)/bin/python -m pytest -q --durations=5 tests/unit
+
 # HBase 2.x (HMaster in local mode: master, region server and embedded ZooKeeper in one JVM) and its Thrift gateway,
 # from Maven Central into .tools/hbase/<version> (tests/hbase.pom.xml): tests/hbase_server.py starts them for the HBase
 # index's tests (tests/hbase). The version is also in tests/hbase_server.py. 2.6 is the newest line whose Thrift
@@ -89,7 +151,7 @@ hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the
 	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; HBase
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
@@ -110,8 +172,10 @@ test-lane-services: install
 	$(PY) -m pytest -q --durations=10 -m "object_store or fault" --ignore=tests/sql
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/sql
 	$(PY) -m pytest -q --durations=5 -m property tests/property
+	$(PY) -m pytest -q --durations=5 -m kafka tests/kafka
 	$(PY) -m pytest -q --durations=5 -m hbase tests/hbase
 	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
+	$(MAKE) --no-print-directory test-pyarrow-floor
 
 test-unit: install  ## only the tests that need no JVM
 	$(PY) -m pytest -q tests/unit

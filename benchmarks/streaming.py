@@ -49,7 +49,7 @@ TABLE = {"hoodie.datasource.write.recordkey.field": KEY, "hoodie.datasource.writ
 LANDED = "landed_ms"
 
 
-def _completion_ms(path: str) -> dict[str, float]:
+def completion_ms(path: str) -> dict[str, float]:
     """Completion time (ms) of each completed write: its completed instant file's modification time."""
     table = HoodieTable(path)
     timeline = table.timeline()
@@ -95,7 +95,7 @@ def freshness(spark, work: str, trigger_s: int, files: int, rows_per_file: int) 
         time.sleep(1)
     into_a.stop()
     into_b.stop()
-    done = _completion_ms(b)
+    done = completion_ms(b)
     rows = spark.read.format("hoodie").load(b).groupBy(LANDED).agg({"_hoodie_commit_time": "max"}).collect()
     assert len(rows) == files, f"{len(rows)} of {files} files reached B"
     return sorted((done[r[1]] - r[0]) / 1000 for r in rows)

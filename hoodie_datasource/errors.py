@@ -165,6 +165,24 @@ class StreamingSinkError(StreamingCheckpointError):
     What to do: give each query writing the table its own identifier."""
 
 
+class KafkaSourceError(HoodieError):
+    """The streamer cannot read its Kafka topic: the topic does not exist, the broker does not answer, or a
+    read of a partition's offsets failed.
+
+    What to do: the message names the topic, partitions and offsets; check the topic and
+    ``bootstrap.servers``."""
+
+
+class KafkaDataLossError(KafkaSourceError):
+    """Records the table has not read yet are no longer in the Kafka topic (aged out, truncated, the topic
+    deleted), or the table's checkpoint is past the topic's end (the topic was made again). Nothing is
+    written.
+
+    What to do: the message names each partition with its checkpoint and the offsets Kafka holds; replay
+    the lost records from elsewhere, then resume with ``--checkpoint``, or set
+    ``hoodie.streamer.source.kafka.enable.failOnDataLoss=false`` to go on from the earliest offsets."""
+
+
 class HoodieIndexError(HoodieError):
     """The index cannot be built or read (for example a base file lost its bloom footer).
 
@@ -268,3 +286,50 @@ class PythonEnvironmentError(HoodieError, ImportError):
 
     What to do: install hoodie-datasource in that interpreter, or set ``PYSPARK_PYTHON`` /
     ``spark.pyspark.python`` to one that has it."""
+
+
+class SharingConfigError(HoodieConfigError):
+    """The Delta Sharing server's configuration (``hoodie-sharing --config``) is not valid: a missing ``name`` or
+    ``location``, two tables of one name, a recipient without a token or granted a share that does not exist.
+
+    What to do: the message names the entry and the field; fix the YAML file (``docs/guides/sharing.md``)."""
+
+
+class SharingRequestError(HoodieError):
+    """A Delta Sharing request the server refuses (``hoodie_datasource.sharing``): the HTTP status and the
+    protocol's ``errorCode`` travel with it, the message says what was wrong (an unknown version, a timestamp
+    before the table, ``endingVersion`` before ``startingVersion``, a malformed page token).
+
+    What to do: fix the request as the message says; the client sees it as ``{errorCode, message}``."""
+
+    status = 400
+    error_code = "INVALID_PARAMETER_VALUE"
+
+
+class SharingNotFoundError(SharingRequestError):
+    """A share, schema or table the recipient may not see, or that does not exist (the server answers the same
+    for both, so a recipient learns nothing about shares not granted to it).
+
+    What to do: list what the profile may read (``SharingClient(profile).list_all_tables()``)."""
+
+    status = 404
+    error_code = "RESOURCE_DOES_NOT_EXIST"
+
+
+class SharingUnauthenticatedError(SharingRequestError):
+    """The request carries no bearer token, or one no recipient of the server holds, or one past its expiry.
+
+    What to do: use the profile file the server's owner handed out (``hoodie-sharing profile``)."""
+
+    status = 401
+    error_code = "UNAUTHENTICATED"
+
+
+class SharingForbiddenError(SharingRequestError):
+    """A file URL whose token is forged, altered, signed by another secret or past its expiry
+    (``preSignedUrlTimeoutSeconds``), or that names a file outside its table.
+
+    What to do: query the table again for fresh URLs."""
+
+    status = 403
+    error_code = "PERMISSION_DENIED"

@@ -74,11 +74,13 @@ def local_builder(app: str):
     The jvm-shim's jar (when built) is on every test JVM's classpath: the JVM starts once per process,
     so the SQL tests can start their session after a classic one was stopped. So is hadoop-aws, Hadoop's
     S3A (when ``make hadoop-aws`` fetched it: ``tests/hadoop_aws.py``), on the JVM's own class path: as one
-    of ``spark.jars``, a local session would copy its 690 MB AWS SDK into a temporary folder at every start."""
+    of ``spark.jars``, a local session would copy its 690 MB AWS SDK into a temporary folder at every start.
+    So is Spark's Kafka connector (when ``make kafka`` fetched it: ``tests/kafka/server.py``)."""
     from pyspark.sql import SparkSession
 
     from hoodie_datasource.spark.shim import JAR
     from tests.hadoop_aws import s3a_jars
+    from tests.kafka.server import spark_kafka_jars
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     builder = (
@@ -93,9 +95,9 @@ def local_builder(app: str):
         # completion time) first: late in a test process, a test reading its own jobs' stages found them gone
         .config("spark.ui.retainedStages", "100000")
     )
-    s3a = s3a_jars()
-    if s3a:
-        builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(map(str, s3a)))
+    class_path = s3a_jars() + spark_kafka_jars()
+    if class_path:
+        builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(map(str, class_path)))
     return builder.config("spark.jars", str(JAR)) if JAR.is_file() else builder
 
 

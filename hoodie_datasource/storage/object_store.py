@@ -14,6 +14,7 @@ fail) and refuses to commit there unless ``hoodie.storage.conditional.create.uns
 
 from __future__ import annotations
 
+import datetime
 import functools
 import logging
 import threading
@@ -179,6 +180,13 @@ class ObjectStorage(Storage):
             return pa.PythonFile(_RangedInput(self.store, rel, size, self.table.backend != "azure"), mode="r")
         except _ERRORS as exc:
             raise self._fail(exc, rel, "open") from None
+
+    def signed_url(self, rel: str, expires_in_s: int) -> str | None:
+        """A pre-signed GET URL (S3's query-string signature, an Azure SAS, a GCS signed URL)."""
+        try:
+            return obstore.sign(self.store, "GET", rel, datetime.timedelta(seconds=expires_in_s))
+        except _ERRORS as exc:
+            raise self._fail(exc, rel, "sign a URL of") from None
 
     def write(self, rel: str, data: bytes) -> None:
         try:

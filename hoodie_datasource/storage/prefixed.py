@@ -40,6 +40,9 @@ class PrefixedStorage(Storage):
     def write(self, rel: str, data: bytes) -> None:
         self.parent.write(self._at(rel), data)
 
+    def signed_url(self, rel: str, expires_in_s: int) -> str | None:
+        return self.parent.signed_url(self._at(rel), expires_in_s)
+
     def create_once(self, rel: str, data: bytes) -> None:
         self.parent.create_once(self._at(rel), data)
 

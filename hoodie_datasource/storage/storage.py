@@ -155,6 +155,11 @@ class Storage(ABC):
     def exists(self, rel: str) -> bool:
         return self.stat(rel) is not None
 
+    def signed_url(self, rel: str, expires_in_s: int) -> str | None:
+        """A URL that reads ``rel`` without credentials until ``expires_in_s`` seconds from now (a pre-signed
+        GET of the object store); None where the store has none (local files)."""
+        return None
+
     def list_names(self, rel: str = "") -> list[str]:
         """The names of the files directly under ``rel``."""
         return [f.name for f in self.list_dir(rel).files]

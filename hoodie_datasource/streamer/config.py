@@ -1,7 +1,8 @@
 """The streamer's command line, as Apache Hudi's ``HoodieStreamer.Config`` spells it, resolved once.
 
     --target-base-path P  --target-table NAME  [--table-type COPY_ON_WRITE|MERGE_ON_READ]
-    [--source-class JsonDFSSource|CsvDFSSource|ParquetDFSSource|AvroDFSSource|HoodieIncrSource]
+    [--source-class JsonDFSSource|CsvDFSSource|ParquetDFSSource|AvroDFSSource|HoodieIncrSource
+                    |JsonKafkaSource|AvroKafkaSource]
     [--source-ordering-field ts]  [--op UPSERT|INSERT|BULK_INSERT]
     [--transformer-class SqlQueryBasedTransformer]     with hoodie.streamer.transformer.sql
     [--continuous [--min-sync-interval-seconds N]]     else one round
@@ -12,6 +13,17 @@ Settings given with ``--hoodie-conf`` (or in the ``--props`` file), besides the 
     hoodie.streamer.source.dfs.root                the directory a DFS source reads
     hoodie.streamer.source.hoodieincr.path         the table a HoodieIncrSource follows
     hoodie.streamer.source.hoodieincr.num_instants commits per round (default 5, as Hudi)
+    hoodie.streamer.source.kafka.topic             the topic a Kafka source reads, with bootstrap.servers=host:port
+                                                   (settings not starting with hoodie. go to the Kafka client)
+    auto.offset.reset                              earliest | latest (default, as Hudi) | group: where a table
+                                                   without a checkpoint starts
+    hoodie.streamer.kafka.source.maxEvents         records per round (default 5000000; --source-limit overrides)
+    hoodie.streamer.source.kafka.minPartitions     split large partitions into about this many tasks
+    hoodie.streamer.source.kafka.enable.failOnDataLoss  fail when records not read yet were deleted (default true)
+    hoodie.streamer.source.kafka.enable.commit.offset   also commit the read offsets to group.id
+    hoodie.streamer.source.kafka.value.deserializer.class  AvroKafkaSource: io.confluent.kafka.serializers.
+                                                   KafkaAvroDeserializer (framed values, default) or org.apache.
+                                                   kafka.common.serialization.ByteArrayDeserializer (bare records)
     hoodie.streamer.transformer.sql                SELECT ... FROM <SRC>
     hoodie.streamer.csv.header                     CSV files start with a header line (default false)
     hoodie.streamer.schemaprovider.source.schema.file  an Avro schema (.avsc) the source records follow
@@ -32,9 +44,11 @@ from hoodie_datasource.config import keys as k
 from hoodie_datasource.config.properties_file import parse_properties
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.streamer.file_source import FORMATS
+from hoodie_datasource.streamer.kafka_source import AVRO_DESERIALIZERS, RESETS, KafkaSourceConfig, client_settings
 
 SOURCES = {"JsonDFSSource": "json", "CsvDFSSource": "csv", "ParquetDFSSource": "parquet", "AvroDFSSource": "avro",
-           "HoodieIncrSource": "hoodie"}
+           "HoodieIncrSource": "hoodie", "JsonKafkaSource": "kafka-json", "AvroKafkaSource": "kafka-avro"}
+KAFKA = "hoodie.streamer.source.kafka."
 OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT")
 SQL_TRANSFORMER = "SqlQueryBasedTransformer"
 NO_NEW_DATA_TERMINATION = "NoNewDataTerminationStrategy"
@@ -48,8 +62,8 @@ class StreamerConfig:
     target_path: str
     target_table: str
     table_type: str = "COPY_ON_WRITE"
-    source: str = "json"  # json | csv | parquet | avro | hoodie
-    source_root: str = ""  # the DFS directory, or the followed table
+    source: str = "json"  # json | csv | parquet | avro | hoodie | kafka-json | kafka-avro
+    source_root: str = ""  # the DFS directory, or the followed table, or the Kafka topic
     ordering_field: str = "ts"
     operation: str = "UPSERT"
     transformer_sql: str | None = None
@@ -64,6 +78,7 @@ class StreamerConfig:
     error_table_path: str | None = None
     error_table_name: str = ""
     spark_master: str | None = None
+    kafka: KafkaSourceConfig | None = None
     write_options: Mapping[str, str] = field(default_factory=dict)  # the target's (and the storage's) options
 
     @property
@@ -113,9 +128,12 @@ def parse_config(argv: Sequence[str], read_file=None) -> StreamerConfig:
     source = SOURCES.get(_short(args.source_class)) or (args.source_class if args.source_class in FORMATS else None)
     if source is None:
         raise HoodieConfigError(f"Unknown --source-class {args.source_class!r}; valid values: {', '.join(SOURCES)}")
-    root_key = "hoodie.streamer.source." + ("hoodieincr.path" if source == "hoodie" else "dfs.root")
+    root_key = "hoodie.streamer.source." + {"hoodie": "hoodieincr.path", "kafka-json": "kafka.topic",
+                                            "kafka-avro": "kafka.topic"}.get(source, "dfs.root")
     if not conf.get(root_key):
-        raise HoodieConfigError(f"--source-class {args.source_class} needs --hoodie-conf {root_key}=<path>")
+        raise HoodieConfigError(f"--source-class {args.source_class} needs --hoodie-conf {root_key}=<"
+                                f"{'topic' if source.startswith('kafka') else 'path'}>")
+    kafka = _kafka_config(source, conf, root_key) if source.startswith("kafka") else None
     sql = conf.get("hoodie.streamer.transformer.sql")
     if args.transformer_class is not None:
         if _short(args.transformer_class) != SQL_TRANSFORMER:
@@ -141,7 +159,8 @@ def parse_config(argv: Sequence[str], read_file=None) -> StreamerConfig:
     if error_table and not conf.get("hoodie.errortable.base.path"):
         raise HoodieConfigError("hoodie.errortable.enable=true needs hoodie.errortable.base.path")
     write_options = {key: v for key, v in conf.items()
-                     if not key.startswith((STREAMER_PREFIX, ERROR_TABLE_PREFIX)) and key != IDLE_ROUNDS_KEY}
+                     if not key.startswith((STREAMER_PREFIX, ERROR_TABLE_PREFIX)) and key != IDLE_ROUNDS_KEY
+                     and (kafka is None or key.startswith("hoodie."))}
     write_options.update({
         "hoodie.table.name": args.target_table, "hoodie.datasource.write.table.type": args.table_type,
         "hoodie.datasource.write.operation": args.op.lower(),
@@ -158,5 +177,46 @@ def parse_config(argv: Sequence[str], read_file=None) -> StreamerConfig:
         source_schema_file=conf.get("hoodie.streamer.schemaprovider.source.schema.file"),
         error_table_path=conf.get("hoodie.errortable.base.path") if error_table else None,
         error_table_name=conf.get("hoodie.errortable.target.table.name") or f"{args.target_table}_errors",
-        spark_master=args.spark_master, write_options=write_options,
+        spark_master=args.spark_master, kafka=kafka, write_options=write_options,
     )
+
+
+def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> KafkaSourceConfig:
+    """A Kafka source's settings, under Apache Hudi's names (``KafkaSourceConfig``)."""
+    reset = conf.get("auto.offset.reset", "latest").lower()
+    if reset not in RESETS:
+        raise HoodieConfigError(f"auto.offset.reset={reset!r} is not one of {', '.join(RESETS)}")
+    deserializer = conf.get(KAFKA + "value.deserializer.class", "io.confluent.kafka.serializers.KafkaAvroDeserializer")
+    if source == "kafka-avro":
+        if deserializer not in AVRO_DESERIALIZERS:
+            raise HoodieConfigError(f"{KAFKA}value.deserializer.class={deserializer!r} is not one of "
+                                    f"{', '.join(AVRO_DESERIALIZERS)}")
+        if not conf.get("hoodie.streamer.schemaprovider.source.schema.file"):
+            raise HoodieConfigError("AvroKafkaSource needs the records' Avro schema: --hoodie-conf "
+                                    "hoodie.streamer.schemaprovider.source.schema.file=<path of the .avsc>")
+    unsupported = {KAFKA + "checkpoint.type": "string", KAFKA + "append.offsets": "false"}
+    for key, only in unsupported.items():
+        if conf.get(key, only).lower() != only:
+            raise HoodieConfigError(f"{key}={conf[key]!r} is not supported by the Kafka sources here; valid value: {only}")
+    client = client_settings({key: v for key, v in conf.items() if key != IDLE_ROUNDS_KEY})
+    if client.get("isolation.level", "read_uncommitted") != "read_uncommitted":
+        raise HoodieConfigError(f"isolation.level={client['isolation.level']!r} is not supported by the Kafka sources: "
+                                "they read to each partition's high watermark, as Hudi's do with the Java client's "
+                                "default read_uncommitted")
+    if not client.get("bootstrap.servers"):
+        raise HoodieConfigError(f"--source-class {source} needs --hoodie-conf bootstrap.servers=<host:port,...>")
+    numbers = {}
+    for key, default in (("hoodie.streamer.kafka.source.maxEvents", "5000000"), (KAFKA + "minPartitions", "0")):
+        try:
+            numbers[key] = int(conf.get(key, default))
+        except ValueError:
+            raise HoodieConfigError(f"{key} must be a whole number, got {conf[key]!r}") from None
+        if numbers[key] < 0:
+            raise HoodieConfigError(f"{key} must be >= 0, got {numbers[key]}")
+    return KafkaSourceConfig(
+        topic=conf[topic_key], value_format="json" if source == "kafka-json" else "avro", client=client,
+        auto_offset_reset=reset, max_events=numbers["hoodie.streamer.kafka.source.maxEvents"],
+        min_partitions=numbers[KAFKA + "minPartitions"],
+        fail_on_data_loss=conf.get(KAFKA + "enable.failOnDataLoss", "true").lower() == "true",
+        commit_offsets=conf.get(KAFKA + "enable.commit.offset", "false").lower() == "true",
+        confluent_framing=AVRO_DESERIALIZERS.get(deserializer, True))

@@ -81,34 +81,45 @@ def parse_file(storage: Storage, path: str, fmt: str, schema: pa.Schema | None, 
     data = storage.read(path)
     bad: list[tuple[str, str]] = []
     if fmt == "json":
-        table = _json(data, schema, bad)
+        table = parse_json_lines(data, schema, bad)
     elif fmt == "csv":
         table = _csv(data, schema, bad, csv_header)
     elif fmt == "parquet":
         table = _parquet(data, path)
     else:
         table = _avro(data, path)
-    if schema is not None:
-        table = _conform(table, schema)
-    missing = [f for f in key_fields if f not in table.column_names]
-    if missing:
-        raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in {storage.uri_of(path)} "
-                                f"(its columns: {', '.join(table.column_names)})")
-    null_key = None
-    for name in key_fields:
-        is_null = pc.is_null(table.column(name))
-        null_key = is_null if null_key is None else pc.or_(null_key, is_null)
-    if null_key is not None and pc.any(null_key).as_py():
-        rejected = table.filter(null_key)
-        bad += [(json.dumps(r, default=str), f"null record key ({', '.join(key_fields)})") for r in rejected.to_pylist()]
-        table = table.filter(pc.invert(null_key))
+    table, rejected = keyed_records(table, schema, key_fields, storage.uri_of(path))
+    bad += rejected
     source = storage.uri_of(path)
     bad_table = pa.table({"source": [source] * len(bad), "record": [r for r, _ in bad], "reason": [m for _, m in bad]},
                          schema=BAD_RECORD_SCHEMA)
     return Parsed(table, bad_table)
 
 
-def _json(data: bytes, schema: pa.Schema | None, bad: list[tuple[str, str]]) -> pa.Table:
+def keyed_records(table: pa.Table, schema: pa.Schema | None, key_fields: Sequence[str],
+                  where: str) -> tuple[pa.Table, list[tuple[str, str]]]:
+    """``table`` conformed to ``schema`` (when given) without its records whose key fields are null, and those
+    records as (JSON text, reason); key fields the records lack fail, naming ``where`` they came from."""
+    if schema is not None:
+        table = _conform(table, schema)
+    missing = [f for f in key_fields if f not in table.column_names]
+    if missing:
+        raise HoodieConfigError(f"The record key field(s) {', '.join(missing)} are not in {where} "
+                                f"(its columns: {', '.join(table.column_names)})")
+    null_key = None
+    for name in key_fields:
+        is_null = pc.is_null(table.column(name))
+        null_key = is_null if null_key is None else pc.or_(null_key, is_null)
+    if null_key is None or not pc.any(null_key).as_py():
+        return table, []
+    reason = f"null record key ({', '.join(key_fields)})"
+    rejected = [(json.dumps(r, default=str), reason) for r in table.filter(null_key).to_pylist()]
+    return table.filter(pc.invert(null_key)), rejected
+
+
+def parse_json_lines(data: bytes, schema: pa.Schema | None, bad: list[tuple[str, str]]) -> pa.Table:
+    """Newline-delimited JSON records, columnar; when that fails, line by line, unparseable lines going to
+    ``bad`` as (line, reason)."""
     options = pa_json.ParseOptions(explicit_schema=schema) if schema is not None else None
     try:
         return pa_json.read_json(io.BytesIO(data), parse_options=options)

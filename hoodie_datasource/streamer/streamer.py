@@ -3,15 +3,18 @@ the checkpoint, transform it (optional SQL), write it to the target as one commi
 checkpoint, and, with ``--continuous``, again every ``--min-sync-interval-seconds``.
 
 A DFS source's files are parsed in Spark tasks (``mapInArrow``, through the storage layer, so any store
-the library supports works); a hoodie source is read with an incremental read of up to ``num_instants``
-commits, never past a write still in flight. Bad records (unparseable, null record key) fail the round
-before anything is written, naming the first few, or with an error table go there, after the round's
-commit, each with its file, raw text and reason. Each round logs a progress line; the run ends with a
-summary.
+the library supports works); a Kafka source's offset ranges are read in Spark tasks too (``kafka_source``),
+a round that finds no record but moves the checkpoint (a table without one, starting at the topic's end)
+handing it to the next round of the run; a hoodie source is read with an incremental read of up to
+``num_instants`` commits, never past a write still in flight. Bad records (unparseable, null record key)
+fail the round before anything is written, naming the first few, or with an error table go there, after
+the round's commit, each with its file (or topic and partition), raw text and reason. Each round logs a
+progress line; the run ends with a summary.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -34,6 +37,8 @@ from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.streamer.checkpoint import commit_metadata, resume_point
 from hoodie_datasource.streamer.config import StreamerConfig
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, parse_file, select_new_files
+from hoodie_datasource.streamer.kafka_offsets import OffsetRange
+from hoodie_datasource.streamer.kafka_source import commit_to_group, plan, read_ranges, sample_json_schema
 from hoodie_datasource.table.meta_columns import META_COLUMNS
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
@@ -42,6 +47,7 @@ logger = logging.getLogger(__name__)
 BAD = "_hoodie_streamer_bad_"  # prefix of the columns carrying bad records beside the good ones
 SOURCE_VIEW = "hoodie_streamer_source"
 SHOWN_BAD_RECORDS = 3
+RANGE_COLUMNS = ("partition", "start", "until")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class Round:
     bad: int
     instant: str | None  # the commit made, None when the source had nothing new
     seconds: float
+    checkpoint: str | None = None  # with no commit: where the next round starts, when the table has no checkpoint
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | Non
         schema = avro_to_arrow_schema(read_file(cfg.source_schema_file, options).decode("utf-8"))
     else:  # the first file's columns: give a schema file when files differ
         schema = parse_file(storage, selection.files[0].path, cfg.source, None, (), cfg.csv_header).good.schema
-    out = pa.schema([*schema, *(pa.field(BAD + f.name, f.type) for f in BAD_RECORD_SCHEMA)])
+    out = _with_bad_columns(schema)
     root, fmt, header = cfg.source_root, cfg.source, cfg.csv_header
     keys = tuple(f for f in cfg.key_fields if f in schema.names)
 
@@ -97,16 +104,55 @@ def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | Non
         for batch in batches:
             for path in batch.column("path").to_pylist():
                 parsed = parse_file(source, path, fmt, schema, keys, header)
-                good = parsed.good.append_column(BAD + "source", pa.nulls(parsed.good.num_rows, pa.string()))
-                for name in ("record", "reason"):
-                    good = good.append_column(BAD + name, pa.nulls(parsed.good.num_rows, pa.string()))
-                bad = pa.table([pa.nulls(parsed.bad.num_rows, f.type) for f in schema] + parsed.bad.columns,
-                               schema=out)
-                yield from pa.concat_tables([good.cast(out), bad]).to_batches()
+                yield from _good_and_bad(parsed.good, parsed.bad, out)
 
     paths = spark.createDataFrame([(f.path,) for f in selection.files], "path string")
     tasks = max(1, min(len(selection.files), spark.sparkContext.defaultParallelism))
     return paths.repartition(tasks).mapInArrow(parse, spark_schema(out)), selection.checkpoint
+
+
+def _with_bad_columns(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([*schema, *(pa.field(BAD + f.name, f.type) for f in BAD_RECORD_SCHEMA)])
+
+
+def _good_and_bad(good: pa.Table, bad: pa.Table, out: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Good records with null ``_hoodie_streamer_bad_*`` columns, then bad ones with null record columns."""
+    for f in BAD_RECORD_SCHEMA:
+        good = good.append_column(BAD + f.name, pa.nulls(good.num_rows, f.type))
+    schema_fields = len(out) - len(BAD_RECORD_SCHEMA)
+    bad = pa.table([pa.nulls(bad.num_rows, f.type) for f in list(out)[:schema_fields]] + bad.columns, schema=out)
+    yield from pa.concat_tables([good.cast(out), bad]).to_batches()
+
+
+def _kafka_records(spark: SparkSession, cfg: StreamerConfig,
+                   checkpoint: str | None) -> tuple[DataFrame | None, str] | None:
+    """The records of the round's Kafka offset ranges, each range read by a Spark task, and the new
+    checkpoint; no frame when there is no new record (the checkpoint can still move: a table without one
+    starting at the topic's end), None when the checkpoint would not move either."""
+    kafka, options = cfg.kafka, _storage_options(cfg)
+    planned = plan(kafka, checkpoint, cfg.source_limit)
+    if planned.checkpoint == checkpoint:
+        return None
+    if not planned.count:
+        return None, planned.checkpoint
+    avro = json.loads(read_file(cfg.source_schema_file, options)) if cfg.source_schema_file else None
+    if avro is not None:
+        schema = avro_to_arrow_schema(avro)
+    else:
+        schema = sample_json_schema(kafka, planned.ranges)
+    out = _with_bad_columns(schema)
+    keys = tuple(f for f in cfg.key_fields if f in schema.names)
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ranges = [OffsetRange(*r) for r in zip(*(batch.column(c).to_pylist() for c in RANGE_COLUMNS))]
+            for decoded in read_ranges(kafka, ranges, schema, avro, keys):
+                yield from _good_and_bad(decoded.good, decoded.bad, out)
+
+    nonempty = [(r.partition, r.start, r.until) for r in planned.ranges if r.count]
+    ranges = spark.createDataFrame(nonempty, "partition int, start long, until long")
+    tasks = max(1, len(nonempty))
+    return ranges.repartition(tasks).mapInArrow(read, spark_schema(out)), planned.checkpoint
 
 
 def _incremental_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | None) -> tuple[DataFrame, str] | None:
@@ -128,7 +174,7 @@ def _check_bad(bad: DataFrame, count: int, cfg: StreamerConfig) -> None:
         shown = [f"{r[BAD + 'source']}: {r[BAD + 'reason']}: {r[BAD + 'record'][:200]!r}"
                  for r in bad.limit(SHOWN_BAD_RECORDS).collect()]
         raise InvalidRecordError(
-            f"{count} bad source record(s), e.g. {'; '.join(shown)}. Nothing was written; fix the files, or set "
+            f"{count} bad source record(s), e.g. {'; '.join(shown)}. Nothing was written; fix the source, or set "
             "hoodie.errortable.enable=true and hoodie.errortable.base.path to write bad records to an error table")
 
 
@@ -144,12 +190,16 @@ def _write_errors(bad: DataFrame, cfg: StreamerConfig, instant: str) -> None:
         "hoodie.datasource.write.operation": "insert"})
 
 
-def run_round(spark: SparkSession, cfg: StreamerConfig) -> Round:
+def run_round(spark: SparkSession, cfg: StreamerConfig, carried: str | None = None) -> Round:
+    """One round; ``carried`` is where the previous round of this run left a table that has no checkpoint
+    (a Kafka source starting at the topic's end): the records arriving since are read, not skipped."""
     started = time.monotonic()
     resume = resume_point(_timeline(cfg.target_path, _storage_options(cfg)), cfg.checkpoint)
-    read = (_incremental_records if cfg.source == "hoodie" else _dfs_records)(spark, cfg, resume.checkpoint)
-    if read is None:
-        return Round(0, 0, None, time.monotonic() - started)
+    source = {"hoodie": _incremental_records, "kafka-json": _kafka_records, "kafka-avro": _kafka_records}
+    start = resume.checkpoint if resume.checkpoint is not None else carried
+    read = source.get(cfg.source, _dfs_records)(spark, cfg, start)
+    if read is None or read[0] is None:
+        return Round(0, 0, None, time.monotonic() - started, read[1] if read else carried)
     frame, checkpoint = read
     frame = frame.persist()
     try:
@@ -157,10 +207,12 @@ def run_round(spark: SparkSession, cfg: StreamerConfig) -> Round:
         good = frame.filter(F.col(BAD + "reason").isNull()).drop(*[BAD + f.name for f in BAD_RECORD_SCHEMA]) \
             if has_bad else frame
         bad = frame.filter(F.col(BAD + "reason").isNotNull()) if has_bad else None
-        bad_count = bad.count() if bad is not None else 0
-        if bad is not None:
+        if has_bad:  # both counts in one job: a Spark job is seconds on a busy machine
+            counts = frame.agg(F.count_if(F.col(BAD + "reason").isNull()), F.count(F.lit(1))).first()
+            rows, bad_count = counts[0], counts[1] - counts[0]
             _check_bad(bad, bad_count, cfg)
-        rows = good.count()
+        else:
+            rows, bad_count = good.count(), 0
         if cfg.transformer_sql:
             view = f"{SOURCE_VIEW}_{uuid.uuid4().hex[:8]}"
             good.createOrReplaceTempView(view)
@@ -168,6 +220,8 @@ def run_round(spark: SparkSession, cfg: StreamerConfig) -> Round:
         instant = write_dataframe(good, cfg.target_path, cfg.write_options, commit_metadata(checkpoint, resume.reset))
         if bad_count:
             _write_errors(bad, cfg, instant)
+        if cfg.kafka is not None and cfg.kafka.commit_offsets:
+            commit_to_group(cfg.kafka, checkpoint)
     finally:
         frame.unpersist()
     return Round(rows, bad_count, instant, time.monotonic() - started)
@@ -177,9 +231,10 @@ def run(spark: SparkSession, cfg: StreamerConfig) -> Summary:
     """One round, or rounds until stopped (``--continuous``), each at least ``min_sync_interval_s`` apart."""
     register(spark)
     started = time.monotonic()
-    rounds, rows, bad, commits, idle = 0, 0, 0, 0, 0
+    rounds, rows, bad, commits, idle, carried = 0, 0, 0, 0, 0, None
     while True:
-        result = run_round(spark, cfg)
+        result = run_round(spark, cfg, carried)
+        carried = result.checkpoint
         rounds += 1
         rows, bad = rows + result.rows, bad + result.bad
         commits += result.instant is not None

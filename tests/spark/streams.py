@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hoodie_datasource import HoodieTable
+from hoodie_datasource import HoodieTable, fault_points
+from tests.conftest import REPO
 
 SCHEMA = "uuid string, ts long, city string, fare double"
 OPTS = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts"}
 TIMEOUT_S = 240
+KILL_AFTER_COMMIT = f"{fault_points.AFTER_STREAM_BATCH_COMMITTED}=tests.spark.stream_fault_hooks:kill_this_process"
 
 
 def land(folder: str | Path, name: str, rows: list[dict], order: int, fmt: str = "json") -> None:
@@ -75,3 +81,31 @@ def batches(table: str, identifier: str = "default_single_writer") -> list[str |
     """The batch id each write commit of the table recorded for ``identifier`` (None: no checkpoint)."""
     return [(c["batch"].get(identifier) if c else None) for action, c in commits(table)
             if action in ("commit", "deltacommit", "replacecommit")]
+
+
+def run_child(module: str, *args: str, killed: bool) -> subprocess.CompletedProcess:
+    """``python -m module args`` (a query with a session of its own, as a restarted application has), SIGKILLed
+    right after the sink commits a micro-batch or not; then nothing of it is left running (its JVM shares its
+    process group)."""
+    env = {key: value for key, value in os.environ.items() if key != fault_points.ENV_VAR}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    if killed:
+        env[fault_points.ENV_VAR] = KILL_AFTER_COMMIT
+    child = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = child.communicate(timeout=300)
+    finally:
+        _end_group(child.pid)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+def _end_group(group: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {group} outlived SIGKILL"
+        time.sleep(0.2)

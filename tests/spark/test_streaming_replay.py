@@ -6,51 +6,20 @@ would add its rows again) and each batch is one commit."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
 
 import pytest
 
-from hoodie_datasource import fault_points
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.read.table_reader import read_table
-from tests.conftest import REPO
-from tests.spark.streams import batches, land, rows
+from tests.spark.streams import batches, land, rows, run_child
 
 pytestmark = pytest.mark.spark
 
-KILL_AFTER_COMMIT = f"{fault_points.AFTER_STREAM_BATCH_COMMITTED}=tests.spark.stream_fault_hooks:kill_this_process"
-
 
 def run_query(source, table, checkpoint, *, killed: bool) -> subprocess.CompletedProcess:
-    """The query in a child process (a session of its own, as a restarted application has), killed at the
-    fault point or not; then nothing of it is left running (its JVM shares its process group)."""
-    env = {key: value for key, value in os.environ.items() if key != fault_points.ENV_VAR}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    if killed:
-        env[fault_points.ENV_VAR] = KILL_AFTER_COMMIT
-    child = subprocess.Popen([sys.executable, "-m", "tests.spark.stream_child", str(source), table, str(checkpoint)],
-                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-    try:
-        out, err = child.communicate(timeout=300)
-    finally:
-        _end_group(child.pid)
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
-
-
-def _end_group(group: int) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        assert time.monotonic() < deadline, f"process group {group} outlived SIGKILL"
-        time.sleep(0.2)
+    return run_child("tests.spark.stream_child", str(source), table, str(checkpoint), killed=killed)
 
 
 def test_a_batch_replayed_after_a_crash_is_written_once(tmp_path, table_path):

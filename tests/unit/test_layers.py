@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("client",),
     ("hoodie_table", "procedures"),
     ("cli",),  # the ``hoodie`` command line: over the facade and the procedures, below Spark (it needs none)
+    ("sharing",),  # the Delta Sharing server: reads tables as a client of the layers below, no Spark
     ("spark",),
     ("streamer",),  # the ingestion utility, a Spark application
     ("", "spark.demo"),  # hoodie_datasource/__init__.py, and the demo, which uses it as a user would
