@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws hbase kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -136,7 +136,22 @@ test-pyarrow-floor: $(FLOOR_STAMP)  ## the unit tests on the oldest pyarrow setu
 	$(FLOOR_VENV)/bin/python -c "import pyarrow; assert pyarrow.__version__ == '$(PYARROW_FLOOR)', pyarrow.__version__"
 	$(FLOOR_VENV)/bin/python -m pytest -q --durations=5 tests/unit
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client
+# HBase 2.x (HMaster in local mode: master, region server and embedded ZooKeeper in one JVM) and its Thrift gateway,
+# from Maven Central into .tools/hbase/<version> (tests/hbase.pom.xml): tests/hbase_server.py starts them for the HBase
+# index's tests (tests/hbase). The version is also in tests/hbase_server.py. 2.6 is the newest line whose Thrift
+# gateway Maven Central serves.
+HBASE_VERSION := 2.6.1
+HBASE_DIR := .tools/hbase/$(HBASE_VERSION)
+
+hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the HBase index's tests
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the HBase index tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 if [ ! -f "$(HBASE_DIR)/.complete" ]; then \
+	   rm -rf "$(HBASE_DIR)" && mvn -q -B -f tests/hbase.pom.xml -Dhbase.version=$(HBASE_VERSION) \
+	     org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
+	 fi
+
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
@@ -147,7 +162,7 @@ test: install  ## run the whole test suite (SQL, the slow object-store and fault
 
 # the lanes take about as long as each other (measured on 2 cores, both lanes running: the default tests 22 min
 # and Java Hudi's tests/hudi_oracle 10 in one; tests/sql 18, the object-store and fault suites 4.5, Java's data
-# skipping 4, properties 1, docs 2 in the other)
+# skipping 4, properties 1, the HBase index 4 (tests/hbase: a real HBase and Java Hudi, 10 tests), docs 2 in the other)
 test-lane-local: install
 	$(PY) -m pytest -q --durations=10 --ignore=tests/sql
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/hudi_oracle
@@ -158,6 +173,7 @@ test-lane-services: install
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/sql
 	$(PY) -m pytest -q --durations=5 -m property tests/property
 	$(PY) -m pytest -q --durations=5 -m kafka tests/kafka
+	$(PY) -m pytest -q --durations=5 -m hbase tests/hbase
 	NO_MKDOCS_2_WARNING=1 $(PY) -m pytest -q --durations=5 -m docs tests/docs
 	$(MAKE) --no-print-directory test-pyarrow-floor
 

@@ -189,6 +189,14 @@ class HoodieIndexError(HoodieError):
     What to do: the message names the file; rewrite the table with a bulk insert, or use the SIMPLE index."""
 
 
+class HBaseIndexUnavailableError(HoodieIndexError):
+    """The HBase index's cluster did not answer within hoodie.index.hbase.zk.connection_timeout_ms, or refused a
+    request (Apache Hudi's ``HoodieDependentSystemUnavailableException``); the write was rolled back.
+
+    What to do: the message names the quorum, the table and the Thrift gateway; start or reach them, create the
+    table (family ``_s``) if it is missing, then write again."""
+
+
 class CorruptFileError(HoodieError):
     """A data, log or metadata file cannot be parsed (a base file pyarrow cannot read, commit metadata
     that is neither JSON nor Avro).

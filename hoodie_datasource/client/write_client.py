@@ -49,6 +49,7 @@ from hoodie_datasource.config.write_operation import WriteOperation
 from hoodie_datasource.errors import (
     CommitConflictError,
     FileGroupWrittenTwiceError,
+    HoodieError,
     HoodieWriteConflictError,
     InvalidTablePathError,
     SchemaMismatchError,
@@ -182,6 +183,9 @@ class WriteSession:
             and not self.config.dedupes
 
     def context(self) -> WriteContext:
+        """What every write task shares; the tasks collect the keys each file adds and removes when the metadata
+        table keeps a record index or the index is kept outside the table (``Index.tracks_written_keys``)."""
+        tracking = index_tracking(self.table.config, self.metadata)
         return WriteContext(
             storage=self.table.storage,
             instant=self.instant_time,
@@ -197,7 +201,7 @@ class WriteSession:
             table_name=self.table.config.name,
             record_key_fields=self.config.keygen.record_key_fields,
             cdc_logging_mode=self.table.config.cdc_logging_mode if self.table.config.cdc_enabled else None,
-            **index_tracking(self.table.config, self.metadata),
+            **{**tracking, "tracks_record_keys": tracking["tracks_record_keys"] or self.index.tracks_written_keys},
         )
 
     def record_writer(self, listed: Mapping[str, tuple[FileInfo, ...]] | None = None) -> RecordWriter:
@@ -290,6 +294,11 @@ class WriteSession:
             raise
         replaced = None if written_partitions is None else self.replaced_file_groups(written_partitions)
         timer = StageTimer(self.stage_seconds)
+        if self.index.tracks_written_keys:
+            # an index kept outside the table learns where the keys went, before the commit point (Hudi's
+            # ``updateIndex`` in ``BaseCommitActionExecutor``): a failure here rolls the write back
+            self.index.update_location(stats, self.instant_time)
+            timer.lap("index")
         written = {s.path for s in stats if s.path} | {p for s in stats for p in s.cdcStats or ()}
         if not single_attempt:
             self._reconcile_markers(written)
@@ -316,6 +325,8 @@ class WriteSession:
         touched |= {(p, f) for p, ids in (replaced or {}).items() for f in ids}
         fault_points.reach(fault_points.BEFORE_COMMIT, storage=self.table.storage, instant=self.instant_time)
         table = self._complete(metadata, touched)
+        if self.index.tracks_written_keys:
+            self._forget_removed(stats)
         # an attempt that found the instant pending after the first reconciliation wrote its files before
         # the commit point, and its markers are listed now (``write.task_attempt``)
         if not single_attempt:
@@ -324,6 +335,16 @@ class WriteSession:
         result = CommitResult.of(self.instant_time, table, stats)
         logger.info("Committed %s %s: %s", self.instant.action, self.instant_time, result.summary())
         return result
+
+    def _forget_removed(self, stats: list[WriteStat]) -> None:
+        """The index kept outside the table drops the keys the commit removed, after the commit point: a failure
+        leaves entries naming file groups that no longer hold those keys, which an upsert of them writes into
+        (once), so it is logged, not raised."""
+        try:
+            self.index.forget_removed(stats, self.instant_time)
+        except HoodieError:
+            logger.warning("Committed %s, but the index did not drop the keys it deleted", self.instant_time,
+                           exc_info=True)
 
     def _reconcile_markers(self, written: set[str]) -> None:
         """Delete the marked files that are not in the write stats: files of task attempts that failed or
@@ -417,7 +438,7 @@ class WriteSession:
         try:
             if self.owns_instant:
                 # its record in the metadata table is made under the table lock, as every change there
-                rollback_pending(self.table, self.instant, tx.locked)
+                rollback_pending(self.table, self.instant, tx.locked, self.index)
         except Exception:  # the next writer rolls it back; never hide the original failure
             logger.exception("Rollback of %s failed; the next write will retry it", self.instant_time)
         finally:
@@ -539,7 +560,7 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
         table = prepare_metadata_table(table, metadata)
         if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
             table = finish_pending_restores(table)  # a restore that died midway first: its plan is the newest writes
-            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms)
+            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
             table = table.refresh()
         table = build_metadata_table(table, metadata)
         run_metadata_table_services(table, metadata, services)

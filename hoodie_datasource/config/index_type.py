@@ -17,3 +17,4 @@ class IndexType(StrEnum):
     GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
     BUCKET = "BUCKET"
     RECORD_INDEX = "RECORD_INDEX"
+    HBASE = "HBASE"

@@ -169,7 +169,8 @@ INDEX_TYPE = ConfigProperty(
          "table (a key that changes partition moves). BUCKET: the file group is the key's hash bucket (Hudi's simple "
          "bucket index). RECORD_INDEX: the keys looked up in the metadata table's record index (kept with "
          "hoodie.metadata.record.index.enable=true), keys unique in the table; while the table has no ready record "
-         "index, tagging is GLOBAL_SIMPLE's, as Hudi's."),
+         "index, tagging is GLOBAL_SIMPLE's, as Hudi's. HBASE: the keys looked up in an HBase table "
+         "(hoodie.index.hbase.*), keys unique in the table, shared with Apache Hudi's HBase index."),
 )
 # HoodieIndexConfig: BUCKET_INDEX_NUM_BUCKETS (default 256 per partition for Spark writers; Flink's
 # FlinkOptions default is 4), BUCKET_INDEX_HASH_FIELD (default: the record key fields),
@@ -218,6 +219,78 @@ RECORD_INDEX_UPDATE_PARTITION_PATH = ConfigProperty(
     doc=("RECORD_INDEX: true, a key written with another partition moves there (deleted in its old partition); "
          "false, Hudi's default, it is updated in its old partition (its record keeps the new partition field "
          "values, stored under the old partition path)."),
+)
+# HoodieHBaseIndexConfig (Hudi 0.15): the HBase index's options, their names and defaults
+HBASE_ZKQUORUM = ConfigProperty(
+    "hoodie.index.hbase.zkquorum", None,
+    doc=("HBASE index: the ZooKeeper quorum of the HBase cluster holding the index (Java Hudi's HBase client "
+         "connects through it); errors name it. Required with hoodie.index.type=HBASE."),
+)
+HBASE_ZKPORT = ConfigProperty(
+    "hoodie.index.hbase.zkport", None, parser=parse_int,
+    doc="HBASE index: the ZooKeeper quorum's client port. Required with hoodie.index.type=HBASE.",
+)
+HBASE_TABLE = ConfigProperty(
+    "hoodie.index.hbase.table", None,
+    doc=("HBASE index: the HBase table holding record key -> (commit_ts, file_name, partition_path) in column "
+         "family `_s`; it must exist (as Hudi, this library does not create it). Required with "
+         "hoodie.index.type=HBASE."),
+)
+HBASE_ZKNODE_PATH = ConfigProperty(
+    "hoodie.index.hbase.zknode.path", None,
+    doc="HBASE index: the root znode of the HBase cluster (HBase's zookeeper.znode.parent) for Java Hudi's client.",
+)
+HBASE_THRIFT_ADDRESS = ConfigProperty(
+    "hoodie.index.hbase.thrift.address", None, hudi=False,
+    doc=("HBASE index: `host:port` of the HBase Thrift gateway this library talks to (Python has no client of "
+         "HBase's own RPC). Default: the first host of hoodie.index.hbase.zkquorum, port 9090 (the gateway's "
+         "default)."),
+)
+HBASE_GET_BATCH_SIZE = ConfigProperty(
+    "hoodie.index.hbase.get.batch.size", 100, parser=parse_int,
+    doc=("HBASE index: keys looked up in one multi-get while tagging; a tagging task sends at most ten batches "
+         "a second (Hudi's rate limiter)."),
+)
+HBASE_PUT_BATCH_SIZE = ConfigProperty(
+    "hoodie.index.hbase.put.batch.size", 100, parser=parse_int,
+    doc=("HBASE index: mutations (puts of new keys, deletes of deleted ones) sent in one batch, and at most this "
+         "many a second, as Hudi's rate limiter allows; see hoodie.index.hbase.put.batch.size.autocompute."),
+)
+HBASE_PUT_BATCH_SIZE_AUTOCOMPUTE = ConfigProperty(
+    "hoodie.index.hbase.put.batch.size.autocompute", False, parser=parse_bool,
+    doc=("HBASE index: compute the put batch size from hoodie.index.hbase.qps.fraction, "
+         "hoodie.index.hbase.max.qps.per.region.server and the table's region servers (Hudi's "
+         "HBasePutBatchSizeCalculator)."),
+)
+HBASE_QPS_FRACTION = ConfigProperty(
+    "hoodie.index.hbase.qps.fraction", 0.5, parser=parse_float,
+    doc="HBASE index: this job's share of the region servers' QPS when the put batch size is computed.",
+)
+HBASE_MAX_QPS_PER_REGION_SERVER = ConfigProperty(
+    "hoodie.index.hbase.max.qps.per.region.server", 1000, parser=parse_int,
+    doc="HBASE index: the most requests a second a region server takes, across jobs, when the put batch size is "
+        "computed.",
+)
+HBASE_ROLLBACK_SYNC = ConfigProperty(
+    "hoodie.index.hbase.rollback.sync", False, parser=parse_bool,
+    doc=("HBASE index: a rollback restores the previous version of every entry written since the rolled-back "
+         "instant started (deleting entries that had none). Off, Hudi's default: entries of an instant that is "
+         "not completed are ignored when tagging. The HBase table needs VERSIONS >= 2 for it."),
+)
+HBASE_UPDATE_PARTITION_PATH = ConfigProperty(
+    "hoodie.hbase.index.update.partition.path", False, parser=parse_bool,
+    doc=("HBASE index: true, a key written with another partition moves there (deleted in its old partition); "
+         "false, Hudi's default, it is updated in its old partition."),
+)
+HBASE_CONNECTION_TIMEOUT_MS = ConfigProperty(
+    "hoodie.index.hbase.zk.connection_timeout_ms", 15_000, parser=parse_int,
+    doc=("HBASE index: how long a connection to, or a request of, the HBase Thrift gateway may take before the "
+         "write fails with HBaseIndexUnavailableError naming the quorum (the table is left as it was)."),
+)
+HBASE_PROPERTIES = (
+    HBASE_ZKQUORUM, HBASE_ZKPORT, HBASE_TABLE, HBASE_ZKNODE_PATH, HBASE_THRIFT_ADDRESS, HBASE_GET_BATCH_SIZE,
+    HBASE_PUT_BATCH_SIZE, HBASE_PUT_BATCH_SIZE_AUTOCOMPUTE, HBASE_QPS_FRACTION, HBASE_MAX_QPS_PER_REGION_SERVER,
+    HBASE_ROLLBACK_SYNC, HBASE_UPDATE_PARTITION_PATH, HBASE_CONNECTION_TIMEOUT_MS,
 )
 BLOOM_NUM_ENTRIES = ConfigProperty(
     "hoodie.index.bloom.num_entries", 60000, parser=parse_int,
@@ -834,7 +907,7 @@ WRITE_PROPERTIES = (
     KEYGEN_CLASS, KEYGEN_TYPE, *TIMESTAMP_KEYGEN_PROPERTIES, PAYLOAD_CLASS, INDEX_TYPE, BUCKET_NUM_BUCKETS,
     BUCKET_HASH_FIELD, BUCKET_ENGINE,
     BLOOM_UPDATE_PARTITION_PATH, SIMPLE_UPDATE_PARTITION_PATH, RECORD_INDEX_UPDATE_PARTITION_PATH, BLOOM_INDEX_USE_METADATA,
-    BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
+    *HBASE_PROPERTIES, BLOOM_NUM_ENTRIES, BLOOM_FPP, BLOOM_FILTER_TYPE,
     BLOOM_MAX_ENTRIES, PRUNE_BY_RANGES, PARQUET_BLOOM_FILTER, MAX_FILE_SIZE,
     SMALL_FILE_LIMIT, SMALL_FILE_CANDIDATES, RECORD_SIZE_ESTIMATE, ALLOW_DUPLICATE_ON_INSERTS,
     COMPRESSION, COMBINE_BEFORE_UPSERT, COMBINE_BEFORE_INSERT, UPSERT_PARALLELISM, INSERT_PARALLELISM,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hoodie_datasource.config import keys as k
+from hoodie_datasource.config.hbase_index_config import HBaseIndexConfig, thrift_address
 from hoodie_datasource.config.index_type import IndexType
 from hoodie_datasource.config.key_generator import partition_specs, resolve_key_generator
 from hoodie_datasource.config.table_config import (
@@ -32,7 +33,8 @@ _OPERATION_PARALLELISM = {
 # a global index's option saying whether a key written with another partition moves there
 _UPDATE_PARTITION_PATH = {IndexType.GLOBAL_BLOOM: k.BLOOM_UPDATE_PARTITION_PATH,
                           IndexType.GLOBAL_SIMPLE: k.SIMPLE_UPDATE_PARTITION_PATH,
-                          IndexType.RECORD_INDEX: k.RECORD_INDEX_UPDATE_PARTITION_PATH}
+                          IndexType.RECORD_INDEX: k.RECORD_INDEX_UPDATE_PARTITION_PATH,
+                          IndexType.HBASE: k.HBASE_UPDATE_PARTITION_PATH}
 # the index tagging falls back to while the table has no ready record index (Hudi's
 # SparkMetadataTableRecordIndex.getFallbackIndexType)
 RECORD_INDEX_FALLBACK = IndexType.GLOBAL_SIMPLE
@@ -56,6 +58,7 @@ class IndexConfig:
     use_metadata: bool = False  # a bloom index: filters and key ranges from the metadata table
     # RECORD_INDEX: the index that tags while the table has no ready record index, made from the same options
     fallback: IndexConfig | None = None
+    hbase: HBaseIndexConfig | None = None  # HBASE: the cluster and table holding the index
 
     @property
     def writes_bloom_filter(self) -> bool:
@@ -178,7 +181,32 @@ def _index_config(get, index_type: IndexType, record_keys: tuple[str, ...]) -> I
         use_metadata=get(k.BLOOM_INDEX_USE_METADATA),
         fallback=_index_config(get, RECORD_INDEX_FALLBACK, record_keys) if index_type is IndexType.RECORD_INDEX
         else None,
+        hbase=_hbase_index_config(get) if index_type is IndexType.HBASE else None,
     )
+
+
+def _hbase_index_config(get) -> HBaseIndexConfig:
+    """The HBase index's options; the quorum, its port and the table are required, as Hudi requires them."""
+    missing = [p.key for p in (k.HBASE_ZKQUORUM, k.HBASE_ZKPORT, k.HBASE_TABLE) if get(p) in (None, "")]
+    if missing:
+        raise HoodieConfigError(f"hoodie.index.type=HBASE needs {', '.join(missing)} (the HBase cluster's ZooKeeper "
+                                f"quorum, its client port, and the HBase table holding the index)")
+    host, port = thrift_address(get(k.HBASE_THRIFT_ADDRESS), get(k.HBASE_ZKQUORUM))
+    config = HBaseIndexConfig(
+        zkquorum=get(k.HBASE_ZKQUORUM), zkport=get(k.HBASE_ZKPORT), table=get(k.HBASE_TABLE), thrift_host=host,
+        thrift_port=port, zknode_path=get(k.HBASE_ZKNODE_PATH), get_batch_size=get(k.HBASE_GET_BATCH_SIZE),
+        put_batch_size=get(k.HBASE_PUT_BATCH_SIZE), put_batch_size_autocompute=get(k.HBASE_PUT_BATCH_SIZE_AUTOCOMPUTE),
+        qps_fraction=get(k.HBASE_QPS_FRACTION), max_qps_per_region_server=get(k.HBASE_MAX_QPS_PER_REGION_SERVER),
+        rollback_sync=get(k.HBASE_ROLLBACK_SYNC), timeout_ms=get(k.HBASE_CONNECTION_TIMEOUT_MS),
+    )
+    for name, value in (("get.batch.size", config.get_batch_size), ("put.batch.size", config.put_batch_size),
+                        ("max.qps.per.region.server", config.max_qps_per_region_server),
+                        ("zk.connection_timeout_ms", config.timeout_ms)):
+        if value <= 0:
+            raise HoodieConfigError(f"hoodie.index.hbase.{name} must be positive, not {value}")
+    if not 0 < config.qps_fraction <= 1:
+        raise HoodieConfigError(f"hoodie.index.hbase.qps.fraction must be in (0, 1], not {config.qps_fraction}")
+    return config
 
 
 def resolve_write_config(options: Mapping[str, str], existing: TableConfig | None) -> WriteConfig:

@@ -15,6 +15,13 @@ of index it is. An index tells what it can do, as Hudi's does:
     routes_by_key         a key's lookup reads one file known from the key alone (the record index's file group):
                           a distributed engine finds each key's lookup task as it keys the records
                           (``lookup_task_of``), with no candidates step
+    tags_records          the keys are looked up in a store outside the table (HBase), by ``tag`` in the task that
+                          holds the records, as Hudi's ``HoodieIndex.isImplicitWithStorage`` false says: no
+                          candidates step, no shuffle
+    tracks_written_keys   the index learns the keys each file added after the data files are written and before
+                          the commit completes (``update_location``, Hudi's ``updateLocation``), and forgets the
+                          keys the commit removed once it completed (``forget_removed``), from the write stats,
+                          which then carry them; a rollback undoes the first (``rollback_commit``)
 
 and does (``Index``):
 
@@ -64,6 +71,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.table import Table
+from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.timeline import Timeline
 
 # the columns tagging adds: the file group holding the record's key, and that group's partition (which differs
@@ -113,6 +121,8 @@ class Index(ABC):
     is_global: ClassVar[bool] = False
     places_by_hash: ClassVar[bool] = False
     routes_by_key: ClassVar[bool] = False
+    tags_records: ClassVar[bool] = False
+    tracks_written_keys: ClassVar[bool] = False
 
     @property
     def join_keys(self) -> tuple[str, ...]:
@@ -147,6 +157,19 @@ class Index(ABC):
 
     def check_table(self, timeline: Timeline) -> None:
         """Refuse, before anything is written, a write the table's history says the index cannot do (none here)."""
+        return None
+
+    def update_location(self, stats: Sequence[WriteStat], instant: str) -> None:
+        """Record where the commit at ``instant`` put its keys, before it completes (Hudi's ``updateLocation``):
+        nothing for an index kept with the table's files."""
+        return None
+
+    def forget_removed(self, stats: Sequence[WriteStat], instant: str) -> None:
+        """After the commit at ``instant`` completed: drop the keys it removed (nothing here)."""
+        return None
+
+    def rollback_commit(self, instant: str) -> None:
+        """Undo ``update_location`` of the instant being rolled back (Hudi's ``rollbackCommit``): nothing here."""
         return None
 
     def commit_metadata(self) -> dict[str, str]:

@@ -13,9 +13,9 @@ then ``tagGlobalLocationBackToRecords``, a ``leftOuterJoin``). The locations nev
 
 The index is global (a key is unique in the table). What a key written with another partition than its stored
 one becomes is ``hoodie.record.index.update.partition.path``'s (``routing.partition_changes``: Hudi's
-``shouldUpdatePartitionPath``, false by default: updated where it is). A location counts when its commit is a
-completed instant of the data table, or older than its timeline (Hudi's ``HoodieIndexUtils.checkIfValidCommit``),
-and names a live file group with a base file; any other key is new.
+``shouldUpdatePartitionPath``, false by default: updated where it is). A location counts as
+``index.location_validity`` says (Hudi's ``HoodieIndexUtils.checkIfValidCommit``, and a live file group with a
+base file); any other key is new.
 
 While the table has no ready record index (``hoodie.metadata.record.index.enable`` off, so a write deletes it or
 never builds it; or not built yet), tagging is the fallback index's, ``GLOBAL_SIMPLE`` made from the same options,
@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from hoodie_datasource.index.index import LOCATION_SCHEMA, Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
+from hoodie_datasource.index.location_validity import valid_locations
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.index.lookup_index import GlobalSimpleIndex
 from hoodie_datasource.metadata.keys import file_group_indexes
@@ -56,10 +57,6 @@ from hoodie_datasource.timeline.timeline import Timeline
 logger = logging.getLogger(__name__)
 
 RECORD_INDEX = MetadataPartition.RECORD_INDEX
-
-
-def _group_keys(partitions: pa.Array, file_ids: pa.Array) -> pa.Array:
-    return pc.binary_join_element_wise(partitions, file_ids, "\x00")
 
 
 @dataclass(frozen=True)
@@ -131,18 +128,7 @@ class RecordIndex(Index):
             return pa.table({"key": pa.array([], pa.string()), "partition": pa.array([], pa.string()),
                              "file_id": pa.array([], pa.string())})
         found = self._reader().record_locations(keys)
-        instants = pc.dictionary_encode(found.column("instant_time").combine_chunks())
-        committed = self._committed(instants.dictionary.to_pylist())
-        live = pa.array(sorted({f"{f.partition}\x00{f.file_id}" for f in files}), pa.string())
-        keep = pc.and_(pa.array(committed[instants.indices.to_numpy(zero_copy_only=False)]),
-                       pc.is_in(_group_keys(found.column("partition"), found.column("file_id")), value_set=live))
-        return found.filter(keep).select(["key", "partition", "file_id"])
-
-    def _committed(self, instants: list[str]) -> np.ndarray:
-        """Whether each of ``instants`` is a completed instant of the data table or older than its timeline;
-        an instant of the second-granularity format counts as itself with milliseconds added
-        (``HoodieInstantTimeGenerator.DEFAULT_MILLIS_EXT``, or 000 as the record index converts it)."""
         assert self.timeline is not None
-        committed = self.timeline.committed_upto(None)
-        return np.array([committed(t) or (len(t) == 17 and t[14:] in ("000", "999") and committed(t[:14]))
-                         for t in instants], dtype=bool)
+        keep = valid_locations(found.column("instant_time"), found.column("partition"), found.column("file_id"),
+                               self.timeline, files)
+        return found.filter(keep).select(["key", "partition", "file_id"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hoodie_datasource.config.index_type import IndexType
 from hoodie_datasource.config.write_config import IndexConfig
 from hoodie_datasource.index.bucket_index import BucketIndex
+from hoodie_datasource.index.hbase_index import HBaseIndex
 from hoodie_datasource.index.index import Index
 from hoodie_datasource.index.lookup_index import BloomIndex, GlobalBloomIndex, GlobalSimpleIndex, SimpleIndex
 from hoodie_datasource.index.record_index import RecordIndex
@@ -16,6 +17,7 @@ _INDEXES: dict[IndexType, type[Index]] = {
     IndexType.GLOBAL_SIMPLE: GlobalSimpleIndex,
     IndexType.BUCKET: BucketIndex,
     IndexType.RECORD_INDEX: RecordIndex,
+    IndexType.HBASE: HBaseIndex,
 }
 
 

@@ -52,6 +52,7 @@ from hoodie_datasource.table.metadata_table import PARTITIONS_KEY, ready_partiti
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, write_stats_of
 from hoodie_datasource.timeline.instant import DELTA_COMMIT
+from hoodie_datasource.timeline.written_keys import written_keys
 
 logger = logging.getLogger(__name__)
 
@@ -148,26 +149,9 @@ def record_index_partition_records(table: Table, instant_time: str, metadata: Co
     each key a file added goes to its file group at this instant; each key a file removed is deleted; an
     overwrite's replaced file groups lose the keys it did not write again. A key removed and added in one
     commit (moved to another partition under a global index) is where it was added."""
-    added, removed = [], [pa.table({"key": pa.array([], pa.string())})]
-    for stat in metadata.write_stats:
-        changes = stat.record_keys
-        if changes is None or not changes.num_rows:
-            continue
-        deleted = changes.column("deleted")
-        keys = changes.filter(pc.invert(deleted)).column("key").combine_chunks()
-        added.append(pa.table({"key": keys, "partition": pa.array([stat.partitionPath] * len(keys), pa.string()),
-                               "file_id": pa.array([stat.fileId] * len(keys), pa.string())}))
-        removed.append(changes.filter(deleted).select(["key"]))
-    if metadata.replaced_file_ids:
-        removed.append(_replaced_keys(table, metadata.replaced_file_ids))
-    inserts = pa.concat_tables(added) if added else pa.table(
-        {"key": pa.array([], pa.string()), "partition": pa.array([], pa.string()), "file_id": pa.array([], pa.string())})
-    if inserts.num_rows:  # a key written twice in one commit: its last file
-        last = inserts.append_column("row", pa.array(range(inserts.num_rows))).group_by("key").aggregate(
-            [("row", "max")])
-        inserts = inserts.take(last.column("row_max"))
-    deletes = pa.concat_tables(removed).column("key").combine_chunks()
-    deletes = pc.unique(deletes.filter(pc.invert(pc.is_in(deletes, inserts.column("key")))))
+    replaced = [_replaced_keys(table, metadata.replaced_file_ids).column("key").combine_chunks()] \
+        if metadata.replaced_file_ids else []
+    inserts, deletes = written_keys(metadata.write_stats, replaced)
     timezone = dict(table.config.raw).get(TIMELINE_TIMEZONE_KEY, "LOCAL")
     records = record_index_records(inserts.column("key").combine_chunks(), inserts.column("partition").combine_chunks(),
                                    inserts.column("file_id").combine_chunks(),

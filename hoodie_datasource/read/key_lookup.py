@@ -96,8 +96,8 @@ class KeyLookup:
             raise UnsupportedTableError(
                 f"Table {table.uri} makes its partition paths with {keygen_class}, which a lookup under "
                 f"{config.index.index_type} would need to follow; keys are found in tables of "
-                f"{', '.join(KEY_GENERATORS)}, or under GLOBAL_BLOOM, GLOBAL_SIMPLE or RECORD_INDEX (a key held in any "
-                "partition)")
+                f"{', '.join(KEY_GENERATORS)}, or under GLOBAL_BLOOM, GLOBAL_SIMPLE, RECORD_INDEX or HBASE (a key held in "
+                "any partition)")
         index.check_table(table.timeline)
         plan = plan_read(table, ReadConfig())
         if plan.slices and RECORD_KEY_COLUMN not in plan.schema.names:

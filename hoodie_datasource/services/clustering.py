@@ -13,7 +13,10 @@
 
 Records keep their ``_hoodie_commit_time`` and ``_hoodie_commit_seqno`` (Hudi's clustering preserves commit
 metadata): an incremental pull over the clustering instant returns no row, and readers, time travel and the
-cleaner treat the replaced file groups as they treat an overwrite's.
+cleaner treat the replaced file groups as they treat an overwrite's. Under an index kept outside the table (HBase,
+``ClusteringConfig.index``: the options' index) the new file groups' keys are put there before the commit point, as
+Hudi's clustering updates its index; a clustering run without the HBase index's options leaves HBase naming the
+replaced file groups, whose keys an upsert then takes for new.
 
 While a plan is pending, its file groups take no update (``hoodie.clustering.updates.strategy``, checked by the
 writers: ``write.record_writer``), no compaction and no second clustering. A clustering that died midway is
@@ -37,6 +40,7 @@ from hoodie_datasource import fault_points
 from hoodie_datasource.config.services_config import ClusteringConfig
 from hoodie_datasource.errors import HoodieWriteConflictError, TimelineError
 from hoodie_datasource.file_group.merged_reader import MergeRule, read_merged_slice
+from hoodie_datasource.index.registry import index_for
 from hoodie_datasource.metadata.sync import index_tracking, sync_commit
 from hoodie_datasource.schema.avro_schema import arrow_to_avro_schema, to_avro_json
 from hoodie_datasource.services.clustering_layout import layout_order
@@ -239,7 +243,10 @@ def _execute(table: Table, instant: Instant, cfg: ClusteringConfig, guard: Guard
     plan = timeline.clustering_plan(instant) or {}
     schema = table.schema
     visible = frozenset(i.timestamp for i in timeline.completed() if i.timestamp < instant_time)
+    index = index_for(cfg.index)
     tracking = index_tracking(table.config, cfg.metadata)
+    # an index kept outside the table (HBase) learns the new file groups' keys, as Hudi's clustering updates it
+    tracking["tracks_record_keys"] = tracking["tracks_record_keys"] or index.tracks_written_keys
     tasks = [GroupTask(table.storage, MergeRule.of(table.config), schema, instant_time, n, group, visible, cfg,
                        tracking, table.config.record_key_fields)
              for n, group in enumerate(plan.get("inputGroups") or ())]
@@ -253,6 +260,8 @@ def _execute(table: Table, instant: Instant, cfg: ClusteringConfig, guard: Guard
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata(CLUSTER_OPERATION, sorted(stats, key=lambda s: (s.partitionPath, s.fileId)), extra,
                               replaced_file_ids={p: sorted(ids) for p, ids in sorted(replaced.items())})
+    if index.tracks_written_keys:  # before the commit point, as a write's (``updateIndex`` of the clustering)
+        index.update_location(stats, instant_time)
     fault_points.reach(fault_points.BEFORE_COMMIT, storage=table.storage, instant=instant_time)
     with guard():
         now = table.refresh()

@@ -21,6 +21,7 @@ overwrites, bulk inserts that combine records)::
                        profile -> insert plan
       routes by key:   keyed (each key's lookup task added as it is keyed) --select(key, task)--repartition(task)
                        --mapInArrow(confirm)--> locations; keyed LEFT shuffle-hash JOIN locations --> placed ...
+      tags records:    keyed --mapInArrow(tag: batched gets from the index's store, HBase)--> placed ...
     placed --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
 
 Consecutive per-batch steps run as one ``mapInArrow`` (``_Batches``): a bucket index upsert of a table without
@@ -390,6 +391,9 @@ def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, fi
     per batch (``Index.candidates``) and the locations, index metadata (key -> file id of the batch's updates), are
     broadcast, so that the records themselves are not shuffled for the join."""
     index, scope = session.index, writer.scope
+    if index.tags_records:  # looked up in the index's store where the records are (Hudi's locationTagFunction)
+        return keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
+                                _schema_with(keyed.schema, *LOCATION_FIELDS))
     tasks = index.lookup_tasks(files)
     if LOOKUP_TASK_COLUMN in keyed.columns:
         records = keyed.drop(LOOKUP_TASK_COLUMN)

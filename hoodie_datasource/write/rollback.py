@@ -7,7 +7,9 @@ running, see ``write.task_attempt``) and the marker folder. Rolling back the lat
 *completed* write first deletes its completed instant file, so readers stop seeing its files at
 once, then cleans up the same way. The rollback is recorded in the metadata table before it completes
 (``metadata.sync.sync_rollback``), as each of Hudi's is. How a rollback is planned and recorded is
-``table.instant_rollback``'s.
+``table.instant_rollback``'s. A write's index kept outside the table (HBase) undoes the instant's entries first
+(``Index.rollback_commit``, Hudi's ``rollBackIndex``): when that fails the instant stays pending, for a later
+rollback.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import posixpath
 
 from hoodie_datasource.errors import CommitConflictError, TimelineError
+from hoodie_datasource.index.index import Index
 from hoodie_datasource.metadata.sync import Guard, check_rollback, sync_rollback
 from hoodie_datasource.table.file_names import BaseFileName
 from hoodie_datasource.table.fs_view import list_table_files
@@ -53,25 +56,29 @@ def delete_instant_data_files(table: Table, instant: Instant, extra: list[str] |
     return deleted
 
 
-def _rollback(table: Table, target: Instant, files: list[str], guard: Guard | None = None) -> str:
+def _rollback(table: Table, target: Instant, files: list[str], guard: Guard | None = None,
+              index: Index | None = None) -> str:
     """Roll ``target`` back deleting ``files``, at a new instant time, recorded in the metadata table too
-    (under ``guard``, the table lock, when the caller does not hold it)."""
+    (under ``guard``, the table lock, when the caller does not hold it), after ``index`` undid its entries."""
+    if index is not None:
+        index.rollback_commit(target.timestamp)
     rollback_time = new_instant_time(table.timeline.last_instant_time())
     return rollback_files(table, target, files, rollback_time,
                           lambda *change: sync_rollback(table, *change, guard=guard))
 
 
-def rollback_pending(table: Table, instant: Instant, guard: Guard | None = None) -> str:
+def rollback_pending(table: Table, instant: Instant, guard: Guard | None = None, index: Index | None = None) -> str:
     if instant.is_completed:
         raise TimelineError(f"Instant {instant.timestamp} is completed; use rollback_completed")
-    return _rollback(table, instant, instant_data_files(table, instant), guard)
+    return _rollback(table, instant, instant_data_files(table, instant), guard, index)
 
 
-def rollback_failed_writes(table: Table, heartbeat_expiry_ms: int) -> list[str]:
+def rollback_failed_writes(table: Table, heartbeat_expiry_ms: int, index: Index | None = None) -> list[str]:
     """Roll back every failed write: a pending write instant (not a clustering) whose writer's heartbeat is older
     than ``heartbeat_expiry_ms`` (or absent), after finishing any rollback that itself died midway. A pending
     write with a live heartbeat belongs to a writer still at work and is left alone, under either
-    failed-writes policy. Returns the instants rolled back."""
+    failed-writes policy. ``index``: the index of the write about to start, which undoes its entries of each.
+    Returns the instants rolled back."""
     rolled = []
     for instant in table.timeline.pending():
         if instant.action == ROLLBACK:
@@ -88,7 +95,7 @@ def rollback_failed_writes(table: Table, heartbeat_expiry_ms: int) -> list[str]:
         if not is_heartbeat_expired(table.storage, instant.timestamp, heartbeat_expiry_ms):
             logger.info("Pending %s %s has a live heartbeat: its writer is at work", instant.action, instant.timestamp)
             continue
-        rollback_pending(table, instant)
+        rollback_pending(table, instant, index=index)
         delete_heartbeat(table.storage, instant.timestamp)
         table = table.refresh()
         rolled.append(instant.timestamp)
