@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, require_module, spark_connect_port_lock
+from tests.spark.child_results import named_results
 
 
 @pytest.fixture(scope="session")
@@ -21,11 +21,7 @@ def over_spark_connect(tmp_path_factory):
     with spark_connect_port_lock():
         done = subprocess.run([sys.executable, "-m", "tests.spark.connect_scenarios", str(work)], capture_output=True,
                               text=True, timeout=900, cwd=REPO)
-    results = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            name, payload = line[len("RESULT "):].split(" ", 1)
-            results[name] = json.loads(payload)
+    results = named_results(done.stdout)
 
     def result(scenario: str) -> tuple[dict, Path]:
         found = results.get(scenario)

@@ -5,7 +5,6 @@ with PythonEnvironmentError, its message first, naming the interpreter and the s
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.spark.child_results import named_results
 
 JOB = Path(__file__).with_name("worker_python_job.py")
 BASE_PYTHON = Path(sys.base_prefix) / "bin" / "python3"
@@ -43,11 +43,7 @@ def job_results(tmp_path_factory, bare_python3) -> dict[str, dict]:
     env["PYTHONPATH"] = str(REPO)
     done = subprocess.run([sys.executable, str(JOB), str(work), str(bare_python3)], capture_output=True, text=True,
                           env=env, timeout=300, cwd=work)
-    results = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            case, payload = line[len("RESULT "):].split(" ", 1)
-            results[case] = json.loads(payload)
+    results = named_results(done.stdout)
     assert done.returncode == 0 and set(results) == {"none_chosen", "chosen"}, done.stderr[-3000:]
     return results
 
