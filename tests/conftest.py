@@ -13,6 +13,7 @@ their ``sql`` fixture stops the classic session before starting its own (tests/s
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib
 import os
@@ -101,13 +102,20 @@ def local_builder(app: str):
     return builder.config("spark.jars", str(JAR)) if JAR.is_file() else builder
 
 
-@pytest.fixture
-def spark_connect_port():
-    """Held while a test's subprocess runs Spark Connect in local mode (``remote("local[2]")``), which
-    always serves on port 15002: ``make test`` runs two pytest processes at once, and their Spark Connect
-    tests take turns through this lock (a ``flock``, released when its holder exits)."""
+@contextlib.contextmanager
+def spark_connect_port_lock():
+    """Held while a subprocess runs Spark Connect in local mode (``remote("local[2]")``), which always
+    serves on port 15002: ``make test`` runs pytest processes at once, and their Spark Connect tests take
+    turns through this lock (a ``flock``, released when its holder exits)."""
     with open(Path(tempfile.gettempdir()) / "hoodie-tests-spark-connect-15002.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture
+def spark_connect_port():
+    """``spark_connect_port_lock`` held for the test."""
+    with spark_connect_port_lock():
         yield
 
 

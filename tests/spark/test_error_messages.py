@@ -3,17 +3,13 @@ record inside a write task, a misspelt save mode and a missing precombine column
 line that tells inserts, updates and deletes from the rows a merge rewrites; and, on Spark Connect, the
 write's steps as job tags (classic job descriptions are in ``test_job_descriptions.py``).
 
-Spark Connect runs ``connect_errors.py`` in a subprocess (it cannot share this process with the
-classic session)."""
+Spark Connect runs ``connect_errors.py`` in a subprocess with the other Spark Connect scenarios (it cannot
+share this process with the classic session; ``over_spark_connect`` in tests/spark/conftest.py)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from pyspark.errors import AnalysisException, PythonException
@@ -157,13 +153,8 @@ def _connect_missing() -> str | None:
 
 
 @pytest.mark.skipif(_connect_missing() is not None, reason=str(_connect_missing()))
-@pytest.mark.usefixtures("spark_connect_port")
-def test_errors_over_spark_connect(tmp_path):
-    script = Path(__file__).with_name("connect_errors.py")
-    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=300)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-3000:]
-    result = json.loads(lines[-1][len("RESULT "):])
+def test_errors_over_spark_connect(over_spark_connect):
+    result, _ = over_spark_connect("errors")
     assert result["session"].startswith("pyspark.sql.connect")
     bad_path = result["bad_path"]
     assert bad_path["type"] == "hoodie_datasource.errors.TableNotFoundError", bad_path

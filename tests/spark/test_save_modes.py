@@ -7,12 +7,7 @@ its arguments. Spark Connect cannot share this process with the classic session,
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 from pyspark.errors import AnalysisException, PySparkException, PySparkValueError
@@ -240,18 +235,9 @@ def _connect_missing() -> str | None:
 
 
 @pytest.mark.skipif(_connect_missing() is not None, reason=str(_connect_missing()))
-@pytest.mark.usefixtures("spark_connect_port")
-def test_spark_connect_writer(tmp_path):
-    script = Path(__file__).with_name("connect_save_modes.py")
-    out = tmp_path / "received.json"
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, str(script), str(out), str(tmp_path)], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(out.read_text())
-    print(f"Spark Connect check: {time.monotonic() - start:.1f} s")
-
-    path = str(tmp_path / "t")
+def test_spark_connect_writer(over_spark_connect):
+    result, work = over_spark_connect("save_modes")
+    path = str(work / "t")
     assert result["session"].startswith("pyspark.sql.connect")
     assert result["received"] == [
         {"df": "pyspark.sql.connect.dataframe.DataFrame", "rows": [[1, "x"], [2, "y"]],

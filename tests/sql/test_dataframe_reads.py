@@ -157,13 +157,14 @@ def test_query_types_return_what_they_return_without_the_rule(sql, trips):
         "all columns": lambda df: df,
         "pruned and filtered": lambda df: df.filter("fare > 5").select("_hoodie_commit_time", "uuid", "fare"),
     }
+    every_column = read_schema(sql.read.format("hoodie").load(path))
     for case, options in cases.items():
         for query_name, query in queries.items():
             with pyspark_relation(sql):
                 plain = query(sql.read.format("hoodie").options(**options).load(path))
                 rows, schema = plain.collect(), plain.schema
                 plain_schema = read_schema(plain)
-            assert plain_schema == read_schema(sql.read.format("hoodie").load(path))  # every column
+            assert plain_schema == every_column
             ours = query(sql.read.format("hoodie").options(**options).load(path))
             assert_same(ours, sql.createDataFrame(rows, schema))
             assert sorted(r.uuid for r in rows if r.fare > 5) == fare_over_5[case], (case, query_name)
