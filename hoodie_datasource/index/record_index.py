@@ -40,7 +40,7 @@ from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.index.lookup_index import GlobalSimpleIndex
 from hoodie_datasource.metadata.keys import file_group_indexes
-from hoodie_datasource.metadata.reader import MetadataTableReader
+from hoodie_datasource.metadata.reader import MetadataTableReader, metadata_reader
 from hoodie_datasource.metadata.records import MetadataPartition
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -76,7 +76,7 @@ class RecordIndex(Index):
         has none ready."""
         reader = None
         if table.config.timeline_layout_version == 1 and RECORD_INDEX.path in ready_partitions(table.config):
-            reader = MetadataTableReader(table)
+            reader = metadata_reader(table)
         if reader is None or not reader.is_ready(RECORD_INDEX) or not reader.file_group_ids(RECORD_INDEX):
             fallback = self.config.fallback
             assert fallback is not None
