@@ -56,8 +56,8 @@ from benchmarks.machine import load_average  # noqa: E402
 from benchmarks.markdown import markdown_table  # noqa: E402
 from hoodie_datasource.client.local_engine import write_local  # noqa: E402
 from hoodie_datasource.config.metadata_config import resolve_metadata_config  # noqa: E402
-from hoodie_datasource.config.services_config import ServicesConfig  # noqa: E402
 from hoodie_datasource.config.read_config import ReadConfig  # noqa: E402
+from hoodie_datasource.config.services_config import ServicesConfig  # noqa: E402
 from hoodie_datasource.metadata.file_slices import latest_merged_slices  # noqa: E402
 from hoodie_datasource.metadata.reader import planning_from_metadata  # noqa: E402
 from hoodie_datasource.metadata.records import MetadataPartition  # noqa: E402

@@ -1,9 +1,10 @@
 """Reading a table's metadata table: its partitions and files, column statistics, bloom filters and record index.
 
 ``MetadataTableReader(table)`` lists the metadata table's timeline once (or takes the one a write opened the metadata
-table with: ``MetadataListing``) and each of its partitions' folders once (when first asked), then answers from the latest file slice of each file group (``HoodieBackedTableMetadata``,
-Hudi 0.15): the base HFile and the counted HFILE_DATA and DELETE blocks of its logs (``metadata.timeline``),
-merged per key as ``HoodieMetadataPayload`` merges them (``metadata.merge``).
+table with: ``MetadataListing``) and each of its partitions' folders once (when first asked), then answers from the
+latest file slice of each file group (``HoodieBackedTableMetadata``, Hudi 0.15): the base HFile and the counted
+HFILE_DATA and DELETE blocks of its logs (``metadata.timeline``), merged per key as ``HoodieMetadataPayload`` merges
+them (``metadata.merge``).
 
 Lookups read only what they need: a key goes to the file group ``mapRecordKeyToFileGroupIndex`` names among the
 partition's file groups (sorted by id), and each HFile (base file, or a log block's, held in memory once its log

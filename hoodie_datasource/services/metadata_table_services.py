@@ -24,8 +24,8 @@ import math
 from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.services_config import ArchiveConfig, CleanConfig, ServicesConfig
 from hoodie_datasource.errors import MetadataTableError
-from hoodie_datasource.metadata.instant_times import clean_time, compaction_time
 from hoodie_datasource.metadata.delta_commit import discard_pending
+from hoodie_datasource.metadata.instant_times import clean_time, compaction_time
 from hoodie_datasource.metadata.layout import latest_compaction
 from hoodie_datasource.metadata.reader import opened_metadata_table, planning_from_metadata
 from hoodie_datasource.metadata.sync import open_metadata_table, ready_metadata_partitions
