@@ -18,10 +18,12 @@ log files. What is timed, in this process (medians of ``--repeats`` runs, metada
   handle, its schema and the latest file slice of every file group of every partition);
 - ``spark schema``: ``spark.read.format("hoodie").load(uri).schema`` (the Python data source plans the read there,
   in a Python worker of a local[2] session), with ``--spark``;
-- ``upsert``: an upsert's plan of a batch into 10 partitions, up to the files its tagging reads: the write's table
-  handle (``Table.load``; with the metadata table, ``prepare_metadata_table``'s check that it can be trusted) and
-  the latest file slices of the batch's partitions (what ``RecordWriter.key_ranges`` hands the index, which then
-  reads their footers).
+- ``upsert``: an upsert's plan of a batch, up to the files its tagging reads: the write's table handle
+  (``Table.load``; with the metadata table, what ``write_client.start_write`` does with it under the lock before
+  the write's instant: ``prepare_metadata_table``'s check that it can be trusted, which opens it, and
+  ``run_metadata_table_services``, which finds none due) and the latest file slices of the batch's partitions (what
+  ``RecordWriter.key_ranges`` hands the index, which then reads their footers); of a batch into 10 partitions, and
+  of one spread over every partition (late data backfilled across the whole table).
 
 Requests are counted from moto's access log, by verb and by what they touch: data partitions, ``.hoodie`` (the
 timeline) and ``.hoodie/metadata``. moto answers a request in a few milliseconds on loopback and lists a bucket of
@@ -55,6 +57,7 @@ from benchmarks.markdown import markdown_table  # noqa: E402
 from hoodie_datasource.client.local_engine import write_local  # noqa: E402
 from hoodie_datasource.config.metadata_config import resolve_metadata_config  # noqa: E402
 from hoodie_datasource.config.read_config import ReadConfig  # noqa: E402
+from hoodie_datasource.config.services_config import ServicesConfig  # noqa: E402
 from hoodie_datasource.metadata.file_slices import latest_merged_slices  # noqa: E402
 from hoodie_datasource.metadata.reader import planning_from_metadata  # noqa: E402
 from hoodie_datasource.metadata.records import MetadataPartition  # noqa: E402
@@ -62,6 +65,7 @@ from hoodie_datasource.metadata.timeline import MetadataTimeline  # noqa: E402
 from hoodie_datasource.read.planner import plan_read  # noqa: E402
 from hoodie_datasource.read.table_reader import table_for  # noqa: E402
 from hoodie_datasource.services.metadata_lifecycle import prepare_metadata_table  # noqa: E402
+from hoodie_datasource.services.metadata_table_services import run_metadata_table_services  # noqa: E402
 from hoodie_datasource.table.table import Table  # noqa: E402
 from tests.object_stores import S3Bucket, Server, new_s3_bucket, start_moto  # noqa: E402
 
@@ -140,9 +144,10 @@ def plan_snapshot(bucket: S3Bucket, metadata: str) -> str:
 
 def plan_upsert(bucket: S3Bucket, metadata: str, partitions: list[str]) -> str:
     table = Table.load(bucket.uri(KEY), bucket.options)
-    if metadata == "true":  # what a write does before it plans: check the metadata table can be trusted
+    if metadata == "true":  # what a write does before it plans: open the metadata table, check it, run its services
         cfg = resolve_metadata_config({"hoodie.metadata.enable": metadata})
-        table = planning_from_metadata(prepare_metadata_table(table, cfg))
+        table = run_metadata_table_services(prepare_metadata_table(table, cfg), cfg, ServicesConfig())
+        table = planning_from_metadata(table)
     slices = table.file_system_view(partitions).latest_file_slices()
     return f"{len(slices):,} file slices in {len({s.partition_path for s in slices})} partitions"
 
@@ -242,9 +247,11 @@ def main() -> None:
                 while True:
                     time.sleep(60)
             wanted = [partition(p) for p in np.linspace(0, args.partitions - 1, UPSERT_PARTITIONS).astype(int)]
+            every = [partition(p) for p in range(args.partitions)]
             cases: dict[str, Callable[[str], str]] = {
                 "snapshot": lambda metadata: plan_snapshot(bucket, metadata),
                 f"upsert into {len(set(wanted))} partitions": lambda metadata: plan_upsert(bucket, metadata, wanted),
+                f"upsert into every partition ({len(every):,})": lambda metadata: plan_upsert(bucket, metadata, every),
             }
             spark = None
             if args.spark:

@@ -22,11 +22,14 @@ def _live(key: int) -> CountingStorage:
 
 
 class CountingStorage(LocalStorage):
-    """Unpickled in the process that made it, it is itself again, so what a pickled reader lists is counted."""
+    """Counts its listings by folder and its reads by file (a whole read, a mapped buffer or a random-access
+    file: each a GET on an object store, or a few ranged ones). Unpickled in the process that made it, it is
+    itself again, so what a pickled reader lists is counted."""
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri)
         self.listed: Counter[str] = Counter()  # folder -> list_dir calls
+        self.reads: Counter[str] = Counter()  # file -> reads
         _LIVE[id(self)] = self
 
     def __reduce__(self):
@@ -35,6 +38,18 @@ class CountingStorage(LocalStorage):
     def list_dir(self, rel: str = "") -> Listing:
         self.listed[rel] += 1
         return super().list_dir(rel)
+
+    def read(self, rel: str) -> bytes:
+        self.reads[rel] += 1
+        return super().read(rel)
+
+    def read_buffer(self, rel: str) -> pa.Buffer:
+        self.reads[rel] += 1
+        return super().read_buffer(rel)
+
+    def open_input(self, rel: str, size: int | None = None) -> pa.NativeFile:
+        self.reads[rel] += 1
+        return super().open_input(rel, size)
 
     def timeline_listings(self) -> int:
         """The listings of the timeline's folder so far; then counting starts again."""

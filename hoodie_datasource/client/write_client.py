@@ -563,8 +563,9 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
             rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
             table = table.refresh()
         table = build_metadata_table(table, metadata)
-        run_metadata_table_services(table, metadata, services)
-        # tagging, small files, overwrites and the services after the commit take the table's files from there
+        table = run_metadata_table_services(table, metadata, services)
+        # tagging, small files, overwrites and the services after the commit take the table's files from there:
+        # the metadata table as opened above, its timeline listed once for the whole write
         table = planning_from_metadata(table, metadata.enabled)
         index = checked.index.for_table(table)  # the record index as the write starts
         instant_time = new_instant_time(table.timeline.last_instant_time())

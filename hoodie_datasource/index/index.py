@@ -40,8 +40,8 @@ also has the two steps a distributed engine runs apart, and says how many tasks 
     candidates(records, files)     thin (key, partition, file to read) rows per batch (``CANDIDATE_SCHEMA``)
     lookup_tasks(files)            the tasks the candidates are shuffled to by ``LOOKUP_FILE_COLUMN``
     confirm(cands, files, scope)   the exact locations among a task's candidates, each file read once
-An index that ``routes_by_key`` has, in place of ``candidates``:
-    lookup_task_of(keys)           the task, of ``lookup_tasks``, that confirms each key
+An index that ``routes_by_key`` has, in place of ``candidates`` and ``confirm``:
+    lookup_task_of(keys)           the task, of ``lookup_tasks``, that tags the records of each key
 
 A write's index is made from its options, then bound to the table as the write starts (``for_table``): the
 record index reads the table's metadata table, or falls back to another index while it has none ready.

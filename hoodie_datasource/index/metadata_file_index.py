@@ -17,7 +17,7 @@ import pyarrow as pa
 from hoodie_datasource.index.bloom_filter import BloomFilter, bloom_filter_from_footer
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
 from hoodie_datasource.index.lookup import BloomSource, footer_filters
-from hoodie_datasource.metadata.reader import MetadataTableReader
+from hoodie_datasource.metadata.reader import MetadataTableReader, metadata_reader
 from hoodie_datasource.metadata.records import MetadataPartition, unwrap_values
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -45,7 +45,7 @@ class MetadataFileIndex:
         ready = set(ready_partitions(table.config))
         if table.config.timeline_layout_version != 1 or not any(p.path in ready for p in _PARTITIONS):
             return None
-        reader = MetadataTableReader(table)
+        reader = metadata_reader(table)
         return MetadataFileIndex(reader) if any(reader.is_ready(p) for p in _PARTITIONS) else None
 
     def key_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:

@@ -4,12 +4,12 @@ keeps in the same transaction (``metadata.sync``).
 
 A key lives in one of the partition's file groups, the one ``mapRecordKeyToFileGroupIndex`` names
 (``metadata.keys.file_group_indexes``); a lookup reads, in each file group its keys map to, only the HFile blocks
-that may hold them (``MetadataTableReader.record_locations``). In a distributed write the keys are shuffled by that
-file group (``routes_by_key``: the keying pass adds each record's ``lookup_task_of``, a task per file group,
-``lookup_tasks``), each task looks its keys up (``confirm``), and the locations found are joined back to the
-records by a shuffle join: Hudi 0.15's ``SparkMetadataTableRecordIndex.tagLocation`` (``keyBy
-(mapRecordKeyToFileGroupIndex)``, ``partitionBy(PartitionIdPassthrough)``, ``RecordIndexFileGroupLookupFunction``,
-then ``tagGlobalLocationBackToRecords``, a ``leftOuterJoin``). The locations never go through the driver.
+that may hold them (``MetadataTableReader.record_locations``). In a distributed write the records are shuffled by
+that file group (``routes_by_key``: the keying pass adds each record's ``lookup_task_of``, a task per file group,
+``lookup_tasks``) and each task tags its records (``tag``), as Hudi 0.15's ``SparkMetadataTableRecordIndex
+.tagLocation`` sends keys (``keyBy(mapRecordKeyToFileGroupIndex)``, ``partitionBy(PartitionIdPassthrough)``,
+``RecordIndexFileGroupLookupFunction``) before it joins the locations back to the records
+(``tagGlobalLocationBackToRecords``); the locations never go through the driver.
 
 The index is global (a key is unique in the table). What a key written with another partition than its stored
 one becomes is ``hoodie.record.index.update.partition.path``'s (``routing.partition_changes``: Hudi's
@@ -35,13 +35,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie_datasource.index.index import LOCATION_SCHEMA, Index, TagScope
+from hoodie_datasource.index.index import Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
 from hoodie_datasource.index.location_validity import valid_locations
 from hoodie_datasource.index.lookup import IndexCounts
 from hoodie_datasource.index.lookup_index import GlobalSimpleIndex
 from hoodie_datasource.metadata.keys import file_group_indexes
-from hoodie_datasource.metadata.reader import MetadataTableReader
+from hoodie_datasource.metadata.reader import MetadataTableReader, metadata_reader
 from hoodie_datasource.metadata.records import MetadataPartition
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -73,7 +73,7 @@ class RecordIndex(Index):
         has none ready."""
         reader = None
         if table.config.timeline_layout_version == 1 and RECORD_INDEX.path in ready_partitions(table.config):
-            reader = MetadataTableReader(table)
+            reader = metadata_reader(table)
         if reader is None or not reader.is_ready(RECORD_INDEX) or not reader.file_group_ids(RECORD_INDEX):
             fallback = self.config.fallback
             assert fallback is not None
@@ -101,13 +101,6 @@ class RecordIndex(Index):
         """The record-index file group each key maps to (``mapRecordKeyToFileGroupIndex``): the task of
         ``lookup_tasks`` that looks it up."""
         return file_group_indexes(keys, len(self._reader().file_group_ids(RECORD_INDEX)))
-
-    def confirm(self, cands: pa.Table, files: Sequence[FileKeyRange], scope: TagScope) -> pa.Table:
-        """The locations (``LOCATION_SCHEMA``) of the keys of ``cands`` the record index holds, each once."""
-        found = self._locations(cands.column(RECORD_KEY_COLUMN), files)
-        nulls = pa.nulls(found.num_rows, pa.string())
-        return pa.Table.from_arrays([found.column("key"), nulls, found.column("file_id"), found.column("partition")],
-                                    schema=LOCATION_SCHEMA)
 
     def tag(self, records: pa.Table, files: Sequence[FileKeyRange], scope: TagScope
             ) -> tuple[pa.Table, IndexCounts | None]:

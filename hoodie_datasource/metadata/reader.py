@@ -1,9 +1,10 @@
 """Reading a table's metadata table: its partitions and files, column statistics, bloom filters and record index.
 
-``MetadataTableReader(table)`` lists the metadata table's timeline once and each of its partitions' folders once
-(when first asked), then answers from the latest file slice of each file group (``HoodieBackedTableMetadata``,
-Hudi 0.15): the base HFile and the counted HFILE_DATA and DELETE blocks of its logs (``metadata.timeline``),
-merged per key as ``HoodieMetadataPayload`` merges them (``metadata.merge``).
+``MetadataTableReader(table)`` lists the metadata table's timeline once (or takes the one a write opened the metadata
+table with: ``MetadataListing``) and each of its partitions' folders once (when first asked), then answers from the
+latest file slice of each file group (``HoodieBackedTableMetadata``, Hudi 0.15): the base HFile and the counted
+HFILE_DATA and DELETE blocks of its logs (``metadata.timeline``), merged per key as ``HoodieMetadataPayload`` merges
+them (``metadata.merge``).
 
 Lookups read only what they need: a key goes to the file group ``mapRecordKeyToFileGroupIndex`` names among the
 partition's file groups (sorted by id), and each HFile (base file, or a log block's, held in memory once its log
@@ -102,23 +103,24 @@ class MetadataTableReader:
     """The metadata table of ``table`` as of its timeline; ``partitions`` are the ones ``hoodie.properties`` lists
     as ready (``hoodie.table.metadata.partitions``)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, timeline: MetadataTimeline | None = None) -> None:
+        """``timeline``: the metadata table's, as listed already (else listed here)."""
         self.storage = table.storage
         raw = dict(table.config.raw)
         self.timezone = raw.get(TIMELINE_TIMEZONE_KEY, "LOCAL")
         self.partitions = _ready_partitions(table)
-        self.timeline = MetadataTimeline.load(self.storage)
+        self.timeline = timeline if timeline is not None else MetadataTimeline.load(self.storage)
         self.valid = valid_instants(table.timeline, self.timeline)
         self._slices: dict[MetadataPartition, list[FileSlice]] = {}
         self._listing: pa.Table | None = None
 
     @classmethod
-    def listing_of(cls, table: Table) -> MetadataTableReader | None:
-        """The reader of ``table``'s metadata table when its ``files`` partition is ready (a ``FileListing`` for
-        ``Table.load``), else None: the table is listed."""
+    def listing_of(cls, table: Table, timeline: MetadataTimeline | None = None) -> MetadataTableReader | None:
+        """The reader of ``table``'s metadata table (of ``timeline``, when listed already) when its ``files``
+        partition is ready (a ``FileListing`` for ``Table.load``), else None: the table is listed."""
         if table.config.timeline_layout_version != 1 or MetadataPartition.FILES.path not in _ready_partitions(table):
             return None  # a 1.x table's metadata table (timeline layout 2) is not read here: it is listed
-        reader = cls(table)
+        reader = cls(table, timeline)
         return reader if reader.is_ready(MetadataPartition.FILES) else None
 
     def is_ready(self, partition: MetadataPartition) -> bool:
@@ -349,12 +351,71 @@ class MetadataTableReader:
         return merge_latest(pa.concat_tables(rows), pa.concat_tables(deletes))
 
 
-def planning_from_metadata(table: Table, enabled: bool = True) -> Table:
+def _opened_state(table: Table) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a metadata table opened for ``table`` stands for: the data table's completed instants (a commit, a
+    rollback, a restore each add one and change the metadata table) and its ready metadata partitions."""
+    completed = tuple(i.timestamp for i in table.timeline.instants if i.is_completed)
+    return completed, tuple(_ready_partitions(table))
+
+
+@dataclass(frozen=True)
+class MetadataListing:
+    """Where a table that plans from its metadata table takes its files (its ``Table.listing``): the reader of its
+    metadata table (``MetadataTableReader.listing_of``), and what opened that metadata table.
+
+    ``metadata_table``: the metadata table as a write opened it under the table lock, its ``hoodie.properties``
+    read and its timeline listed once for the trust check, the metadata table's services and every read of the
+    write (its tagging, its file listing, in its Spark tasks too), as Hudi's write client opens it once per write
+    (``HoodieTable.getMetadataTable``). It stands for the tables whose data timeline has the completed instants and
+    ready metadata partitions of the one it was opened with (``opened_with``: the write's table, with its own
+    requested instant too); a table refreshed after another writer's commit, or the table a commit left, is read
+    from the metadata table listed again."""
+
+    metadata_table: Table | None = None
+    opened_with: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @staticmethod
+    def opened(table: Table, metadata_table: Table) -> MetadataListing:
+        """The listing of ``table``, whose metadata table was just opened as ``metadata_table``."""
+        return MetadataListing(metadata_table, _opened_state(table))
+
+    def metadata_table_of(self, table: Table) -> Table | None:
+        """The opened metadata table, when it stands for ``table``."""
+        if self.metadata_table is None or _opened_state(table) != self.opened_with:
+            return None
+        return self.metadata_table
+
+    def __call__(self, table: Table) -> MetadataTableReader | None:
+        return MetadataTableReader.listing_of(table, _timeline_of(self.metadata_table_of(table)))
+
+
+def _timeline_of(metadata_table: Table | None) -> MetadataTimeline | None:
+    return None if metadata_table is None else MetadataTimeline(metadata_table.timeline.instants)
+
+
+def opened_metadata_table(table: Table) -> Table | None:
+    """The metadata table the write ``table`` is of opened (``MetadataListing``), when it stands for ``table``."""
+    listing = table.listing
+    return listing.metadata_table_of(table) if isinstance(listing, MetadataListing) else None
+
+
+def metadata_reader(table: Table) -> MetadataTableReader:
+    """A reader of ``table``'s metadata table, of the timeline its write opened it with when there is one."""
+    return MetadataTableReader(table, _timeline_of(opened_metadata_table(table)))
+
+
+def planning_from_metadata(table: Table, enabled: bool = True, metadata_table: Table | None = None) -> Table:
     """``table`` taking its partitions and files from its metadata table when ``enabled``
     (``hoodie.metadata.enable``) and the table's ``files`` partition is ready (``MetadataTableReader.listing_of``),
     else from a listing of storage: what every read, write and table service plans from, as Hudi's
-    ``HoodieTable.getFileSystemView`` is backed by ``HoodieBackedTableMetadata`` when the metadata table is on."""
-    return dataclasses.replace(table, listing=MetadataTableReader.listing_of if enabled else None)
+    ``HoodieTable.getFileSystemView`` is backed by ``HoodieBackedTableMetadata`` when the metadata table is on.
+    ``metadata_table``: the metadata table as just opened for ``table`` (``MetadataListing``); else the one
+    ``table`` already plans from, when it stands for it."""
+    if not enabled:
+        return dataclasses.replace(table, listing=None)
+    opened = metadata_table if metadata_table is not None else opened_metadata_table(table)
+    listing = MetadataListing() if opened is None else MetadataListing.opened(table, opened)
+    return dataclasses.replace(table, listing=listing)
 
 
 def _ready_partitions(table: Table) -> frozenset[str]:

@@ -33,6 +33,7 @@ from hoodie_datasource.metadata.records import (
     partition_list_record,
 )
 from hoodie_datasource.metadata.sync import ready_metadata_partitions
+from hoodie_datasource.metadata.timeline import MetadataTimeline
 from hoodie_datasource.services.metadata_base_files import write_base_hfile
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.markers import delete_marker_dir
@@ -116,7 +117,7 @@ def merged_records(reader: MetadataTableReader, partition: MetadataPartition, fi
 def compact_metadata_table(table: Table, mdt: Table, instant_time: str) -> Table:
     """Compact every file slice with logs of the ready partitions of ``table``'s metadata table ``mdt`` at
     ``instant_time``; the metadata table after."""
-    reader = MetadataTableReader(table)
+    reader = MetadataTableReader(table, MetadataTimeline(mdt.timeline.instants))
     work: list[tuple[MetadataPartition, FileSlice]] = []
     for partition in ready_metadata_partitions(table.config):
         work += [(partition, s) for s in latest_merged_slices(table.storage, reader.timeline, partition) if s.log_files]

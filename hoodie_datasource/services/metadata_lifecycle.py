@@ -22,6 +22,7 @@ from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.table_config import update_table_properties
 from hoodie_datasource.errors import HoodieError
 from hoodie_datasource.metadata.layout import metadata_storage
+from hoodie_datasource.metadata.reader import planning_from_metadata
 from hoodie_datasource.metadata.records import MetadataPartition
 from hoodie_datasource.metadata.sync import ready_metadata_partitions
 from hoodie_datasource.services.metadata_init import initialize_partitions, wanted_partitions
@@ -43,8 +44,9 @@ def _replace_config(table: Table, changes: dict[str, str]) -> Table:
     return dataclasses.replace(table, config=config)
 
 
-def _untrusted(table: Table) -> str | None:
-    """Why the ready metadata table cannot be kept as it is, or None."""
+def _opened(table: Table) -> Table | str:
+    """The ready metadata table, opened (``hoodie.properties`` read, timeline listed), or why it cannot be kept as
+    it is."""
     known = {p.path for p in MetadataPartition}
     unknown = [p for p in ready_partitions(table.config) if p not in known]
     if unknown:
@@ -61,13 +63,14 @@ def _untrusted(table: Table) -> str | None:
                 f"not the data table's {table.config.version}")
     if not mdt.timeline.completed():
         return "it has no completed instant"
-    return None
+    return mdt
 
 
 def prepare_metadata_table(table: Table, cfg: MetadataConfig, drops_switched_off: bool = True) -> Table:
     """Delete the metadata table (``cfg`` disabled) or one that cannot be trusted, or (``drops_switched_off``)
-    its partitions ``cfg`` switches off; the table after. Call it under the table lock, before the change's
-    first instant."""
+    its partitions ``cfg`` switches off; the table after, planning from the metadata table it opened when it kept
+    it (``metadata.reader.MetadataListing``: what follows in the write reads that one, not listed again). Call it
+    under the table lock, before the change's first instant."""
     table.config.check_writable(table.storage.uri)
     if not cfg.enabled:
         kept = drop_metadata_table(table.storage, table.config, table.timeline.metadata_folder)
@@ -77,9 +80,9 @@ def prepare_metadata_table(table: Table, cfg: MetadataConfig, drops_switched_off
                      table.as_of_instant)
     if not ready_partitions(table.config) and not metadata_partitions(table.config):
         return table
-    reason = _untrusted(table)
-    if reason is not None:
-        logger.warning("The metadata table of %s is built anew: %s", table.uri, reason)
+    opened = _opened(table)
+    if isinstance(opened, str):
+        logger.warning("The metadata table of %s is built anew: %s", table.uri, opened)
         table = _replace_config(table, {PARTITIONS_KEY: "", INFLIGHT_KEY: ""})
         table.storage.delete_tree(METADATA_TABLE)
         return table
@@ -92,7 +95,7 @@ def prepare_metadata_table(table: Table, cfg: MetadataConfig, drops_switched_off
         table = _replace_config(table, {PARTITIONS_KEY: ",".join(kept)})
         for partition in switched_off:
             metadata_storage(table.storage).delete_tree(partition.path)
-    return table
+    return planning_from_metadata(table, metadata_table=opened)
 
 
 def build_metadata_table(table: Table, cfg: MetadataConfig) -> Table:

@@ -24,8 +24,10 @@ import math
 from hoodie_datasource.config.metadata_config import MetadataConfig
 from hoodie_datasource.config.services_config import ArchiveConfig, CleanConfig, ServicesConfig
 from hoodie_datasource.errors import MetadataTableError
+from hoodie_datasource.metadata.delta_commit import discard_pending
 from hoodie_datasource.metadata.instant_times import clean_time, compaction_time
 from hoodie_datasource.metadata.layout import latest_compaction
+from hoodie_datasource.metadata.reader import opened_metadata_table, planning_from_metadata
 from hoodie_datasource.metadata.sync import open_metadata_table, ready_metadata_partitions
 from hoodie_datasource.services.archival import archive
 from hoodie_datasource.services.cleaner import clean
@@ -82,18 +84,21 @@ def _compact(table: Table, mdt: Table, latest: str, cfg: MetadataConfig) -> Tabl
     return compact_metadata_table(table, mdt, compaction_time(latest))
 
 
-def run_metadata_table_services(table: Table, cfg: MetadataConfig, services: ServicesConfig) -> None:
-    """Clean, compact and archive the table's metadata table as due. Call it under the table lock, at the start
-    of a write, before its instant."""
+def run_metadata_table_services(table: Table, cfg: MetadataConfig, services: ServicesConfig) -> Table:
+    """Clean, compact and archive the table's metadata table as due; the table after, planning from the metadata
+    table as the services left it (``metadata.reader.MetadataListing``), which they take from ``table`` when it was
+    opened for it already (``prepare_metadata_table``). Call it under the table lock, at the start of a write,
+    before its instant."""
     if not cfg.enabled or not ready_metadata_partitions(table.config):
-        return
-    mdt = open_metadata_table(table.storage)
+        return table
+    opened = opened_metadata_table(table)
+    mdt = open_metadata_table(table.storage) if opened is None else discard_pending(opened)
     deltacommits = mdt.timeline.completed((DELTA_COMMIT,))
-    if not deltacommits:
-        return
-    latest = deltacommits[-1].timestamp
-    mdt = _clean(mdt, latest, services.clean)
-    mdt = _compact(table, mdt, latest, cfg)
-    bound = _archival_bound(table)
-    archived = ArchiveConfig(services.archive.min_commits + 1, services.archive.max_commits + 1)
-    archive(mdt, archived, bound)
+    if deltacommits:
+        latest = deltacommits[-1].timestamp
+        mdt = _clean(mdt, latest, services.clean)
+        mdt = _compact(table, mdt, latest, cfg)
+        bound = _archival_bound(table)
+        archived = ArchiveConfig(services.archive.min_commits + 1, services.archive.max_commits + 1)
+        mdt = archive(mdt, archived, bound).table
+    return planning_from_metadata(table, metadata_table=mdt)

@@ -19,8 +19,8 @@ overwrites, bulk inserts that combine records)::
       looks keys up:   keyed --mapInArrow(candidates)--repartition(file)--mapInArrow(confirm)--> locations
                        keyed LEFT JOIN broadcast(locations) --> placed (persisted) --count inserts per partition-->
                        profile -> insert plan
-      routes by key:   keyed (each key's lookup task added as it is keyed) --select(key, task)--repartition(task)
-                       --mapInArrow(confirm)--> locations; keyed LEFT shuffle-hash JOIN locations --> placed ...
+      routes by key:   keyed (each key's lookup task added as it is keyed) --repartition(task)--mapInArrow(
+                       combine, tag, settle partition changes)--> placed (persisted) --count inserts ...
       tags records:    keyed --mapInArrow(tag: batched gets from the index's store, HBase)--> placed ...
     placed --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
 
@@ -380,28 +380,44 @@ def _with_lookup_task(session: WriteSession, keyed: _Batches) -> _Batches:
     return keyed if add is None else keyed.then(add, _schema_with(keyed.schema, LOOKUP_TASK_FIELD))
 
 
+def _tags_in_lookup_tasks(session: WriteSession) -> bool:
+    """The write's records are tagged where their keys are looked up (``_tagged_in_lookup_tasks``): it looks its
+    keys up (an upsert or a delete: never an overwrite, which would ask for the batch's partitions first) by an
+    index that ``routes_by_key``."""
+    return session.index.routes_by_key and session.looks_up_keys
+
+
+def _tagged_in_lookup_tasks(session: WriteSession, keyed: _Batches, writer: RecordWriter,
+                            files: list[FileKeyRange]) -> DataFrame:
+    """``keyed`` (with each key's lookup task, ``_with_lookup_task``) tagged in one shuffle: every record goes to
+    the task of its key's record-index file group, which holds every record of its keys, so it combines them
+    (``record_keys.combined_across_partitions``), looks up exactly its keys (sorted, one read of its file group)
+    and settles the keys found in another partition (``routing.partition_changes``). Hudi 0.15 shuffles for each
+    of these steps: the combine (``HoodieWriteHelper.deduplicateRecords``' ``reduceByKey``), the keys to their file
+    groups (``SparkMetadataTableRecordIndex.tagLocation``'s ``partitionBy``) and the locations back to the records
+    (``tagGlobalLocationBackToRecords``' join); the records arrive at the lookup task here instead, with no join
+    and nothing persisted before it."""
+    cfg, index, scope = session.config, session.index, writer.scope
+
+    def tag(records: pa.Table) -> pa.Table:
+        combined = record_keys.combined_across_partitions(records.drop_columns([LOOKUP_TASK_COLUMN]), cfg)
+        return routing.partition_changes(index.tag(combined, files, scope)[0], index)
+    keyed_schema = T.StructType([f for f in keyed.schema.fields if f.name != LOOKUP_TASK_COLUMN])
+    return keyed.frame().repartition(index.lookup_tasks(files), LOOKUP_TASK_COLUMN).mapInArrow(
+        per_task(tag), _schema_with(keyed_schema, *LOCATION_FIELDS))
+
+
 def _looked_up(session: WriteSession, keyed: DataFrame, writer: RecordWriter, files: list[FileKeyRange]
                ) -> DataFrame:
     """``keyed`` with the locations of their keys, found by the index's two distributed steps: thin (key, file)
-    rows shuffled by the file a lookup reads (a base file, a record-index file group) so that each task reads each
-    of its files once, then the exact locations among them. Under an index that ``routes_by_key`` the keying pass
-    named each key's task (``LOOKUP_TASK_COLUMN``, ``_with_lookup_task``) and the keys are shuffled by it, a task
-    per file; the locations found are then joined back to the records by a shuffle hash join on the key (Hudi's
-    ``tagGlobalLocationBackToRecords``), never collected by the driver. Under the others the candidates are made
-    per batch (``Index.candidates``) and the locations, index metadata (key -> file id of the batch's updates), are
-    broadcast, so that the records themselves are not shuffled for the join."""
+    rows made per batch (``Index.candidates``) and shuffled by the file a lookup reads so that each task reads each
+    of its files once, then the exact locations among them. The locations, index metadata (key -> file id of the
+    batch's updates), are broadcast, so that the records themselves are not shuffled for the join."""
     index, scope = session.index, writer.scope
     if index.tags_records:  # looked up in the index's store where the records are (Hudi's locationTagFunction)
         return keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
                                 _schema_with(keyed.schema, *LOCATION_FIELDS))
     tasks = index.lookup_tasks(files)
-    if LOOKUP_TASK_COLUMN in keyed.columns:
-        records = keyed.drop(LOOKUP_TASK_COLUMN)
-        locations = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, LOOKUP_TASK_COLUMN) \
-            .repartition(tasks, LOOKUP_TASK_COLUMN).mapInArrow(
-                per_task(lambda found: index.confirm(found, files, scope)), from_arrow_schema(LOCATION_SCHEMA))
-        located = locations.select(RECORD_KEY_COLUMN, *LOCATION_COLUMNS).hint("shuffle_hash")
-        return records.join(located, on=RECORD_KEY_COLUMN, how="left").select(*records.columns, *LOCATION_COLUMNS)
     cands = keyed.select(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN).mapInArrow(
         per_batch(lambda records: index.candidates(records, files)), from_arrow_schema(CANDIDATE_SCHEMA))
     locations = cands.repartition(tasks, LOOKUP_FILE_COLUMN).mapInArrow(
@@ -424,20 +440,18 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     timer = StageTimer(session.stage_seconds)
     df = planned_once(df)  # read by several jobs: each would plan a union of many relations again
     keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
-    if index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
-        add_task = _lookup_task_step(session)
-        schema = keyed_schema if add_task is None else _schema_with(keyed_schema, LOOKUP_TASK_FIELD)
-
-        def combine(records: pa.Table) -> pa.Table:
-            combined = record_keys.combined_across_partitions(records, cfg)
-            return combined if add_task is None else add_task(combined)
-        keyed = _Batches(keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(per_task(combine), schema), schema)
-    else:
+    in_lookup_tasks = _tags_in_lookup_tasks(session)
+    if in_lookup_tasks:  # combined where they are tagged
         keyed = _with_lookup_task(session, keyed)
+    elif index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
+        keyed = _Batches(keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(
+            per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema),
+            keyed_schema)
     # the batch's partitions: those an overwrite replaces, and those whose files a lookup reads and inserts may
     # fill; an index placing by hash needs neither for another operation, and its records go through Python once
     partitions = None
-    if not index.places_by_hash or operation.replaces_file_groups or operation.drops_partitions:
+    if not in_lookup_tasks and (not index.places_by_hash or operation.replaces_file_groups
+                                or operation.drops_partitions):
         frame = keyed.frame().persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(frame)
         with _step(session, df, "keys and partitions"):
@@ -459,11 +473,14 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         counts: dict[str, int] = {}
         writing = "tagging and writing file groups by bucket"
     else:
-        if session.looks_up_keys and files:
-            located = _looked_up(session, keyed.frame(), writer, files)
-            if index.is_global:  # a key found in another partition moves, or is updated where it is
-                located = located.mapInArrow(per_batch(lambda records: routing.partition_changes(records, index)),
-                                             located_schema)
+        if in_lookup_tasks or (session.looks_up_keys and files):
+            if in_lookup_tasks:
+                located = _tagged_in_lookup_tasks(session, keyed, writer, files)
+            else:
+                located = _looked_up(session, keyed.frame(), writer, files)
+                if index.is_global:  # a key found in another partition moves, or is updated where it is
+                    located = located.mapInArrow(
+                        per_batch(lambda records: routing.partition_changes(records, index)), located_schema)
             located = located.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(located)
             counts = _counted(session, df, located, "tagging")

@@ -1,8 +1,8 @@
-"""``hoodie.index.type=RECORD_INDEX`` through Spark (``format("hoodie")``): the keys are shuffled to a task per file
-group of the record index, which looks them up there (``RecordIndex.lookup_task_of`` / ``confirm``), and the
-locations found are joined back to the records by a shuffle join, not broadcast through the driver; upserts, deletes
-and a key moving partition both ways of ``hoodie.record.index.update.partition.path``, on copy-on-write and
-merge-on-read tables, against a model; the record index holds exactly the table's keys after each write."""
+"""``hoodie.index.type=RECORD_INDEX`` through Spark (``format("hoodie")``): the records are shuffled to a task per
+file group of the record index (``RecordIndex.lookup_task_of``), which combines them, looks their keys up there and
+tags them, in one shuffle, with no join and nothing broadcast through the driver; upserts, deletes and a key moving
+partition both ways of ``hoodie.record.index.update.partition.path``, on copy-on-write and merge-on-read tables,
+against a model; the record index holds exactly the table's keys after each write."""
 
 from __future__ import annotations
 
@@ -17,7 +17,13 @@ from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.metadata.keys import file_group_indexes
 from hoodie_datasource.read.table_reader import read_table
-from hoodie_datasource.spark.write_dag import LOOKUP_TASK_COLUMN, _Batches, _looked_up, _schema_with, _with_lookup_task
+from hoodie_datasource.spark.write_dag import (
+    _Batches,
+    _schema_with,
+    _tagged_in_lookup_tasks,
+    _tags_in_lookup_tasks,
+    _with_lookup_task,
+)
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import (
     FILE_ID_COLUMN,
@@ -68,10 +74,12 @@ def test_spark_writes_tag_through_the_record_index(spark, tmp_path, table_type):
     assert_record_index_true(path)
 
 
-def test_the_lookup_is_a_task_per_file_group_and_its_locations_are_joined_without_the_driver(spark, tmp_path):
-    """An upsert's tagging: file group ``i`` of the record index is looked up by task ``i`` alone (Hudi's
-    ``PartitionIdPassthrough``), every stored key comes back at the file group holding it and in its partition,
-    every new key with none, each record once, and the plan has a shuffle hash join and no broadcast."""
+def test_an_upsert_tags_its_records_in_the_tasks_that_look_their_keys_up(spark, tmp_path):
+    """An upsert's one tagging shuffle: file group ``i`` of the record index is looked up by task ``i`` alone (Hudi's
+    ``PartitionIdPassthrough``), which gets every record of its keys and combines them (a key arriving in two
+    partitions keeps its latest record), then tags them: every stored key with the file group holding it, updated
+    in its stored partition, every new key with none, each key once. The plan has that one shuffle: no join, nothing
+    broadcast."""
     path = str(tmp_path / "t")
     stored = [Row(id=f"k{i:03d}", ts=1, p="xyz"[i % 3], v=i) for i in range(300)]
     spark.createDataFrame(stored).write.format("hoodie").options(**OPTS).option(
@@ -79,27 +87,30 @@ def test_the_lookup_is_a_task_per_file_group_and_its_locations_are_joined_withou
     table = read_table(path, ReadConfig())
     holding = {k: (f.split("_")[0], p) for k, f, p in zip(*(table.column(c).to_pylist() for c in (
         "id", "_hoodie_file_name", "_hoodie_partition_path")))}
-    incoming = spark.createDataFrame([Row(id=f"k{i:03d}", ts=2, p="z", v=-i) for i in range(0, 300, 4)]
-                                     + [Row(id=f"n{i}", ts=2, p="x", v=i) for i in range(20)])
+    rows = ([Row(id=f"k{i:03d}", ts=2, p="z", v=-i) for i in range(0, 300, 4)]
+            + [Row(id=f"n{i}", ts=2, p="x", v=i) for i in range(20)]
+            + [Row(id="k000", ts=3, p="y", v=1000), Row(id="n0", ts=1, p="y", v=1000)])  # the second of each key
+    incoming = spark.createDataFrame(rows)
+    latest = {r.id: r for r in sorted(rows, key=lambda r: r.ts)}
     options = {**OPTS, "hoodie.datasource.write.operation": "upsert"}
     session = start_write(open_storage(path), options, to_arrow_schema(incoming.schema, timezone="UTC"))
     try:
+        assert _tags_in_lookup_tasks(session)
         keyed_schema = _schema_with(incoming.schema, (RECORD_KEY_COLUMN, T.StringType()),
                                     (PARTITION_PATH_COLUMN, T.StringType()), (IS_DELETE_COLUMN, T.BooleanType()))
         keyed = _with_lookup_task(session, _Batches(incoming, incoming.schema).then(
-            lambda records: record_keys.keyed(records, session.config), keyed_schema)).frame()
-        tasks = keyed.select(RECORD_KEY_COLUMN, LOOKUP_TASK_COLUMN).repartition(FILE_GROUPS, LOOKUP_TASK_COLUMN) \
-            .select(RECORD_KEY_COLUMN, F.spark_partition_id().alias("task")).collect()
-        groups = file_group_indexes(pa.array([r[0] for r in tasks]), FILE_GROUPS).tolist()
-        assert [r[1] for r in tasks] == groups and set(groups) == set(range(FILE_GROUPS))
-
+            lambda records: record_keys.keyed(records, session.config), keyed_schema))
         writer = session.record_writer()
-        located = _looked_up(session, keyed, writer, writer.key_ranges(None))
+        located = _tagged_in_lookup_tasks(session, keyed, writer, writer.key_ranges(None))
         plan = located._jdf.queryExecution().executedPlan().toString()
-        assert "ShuffledHashJoin" in plan and "Broadcast" not in plan, plan
-        rows = located.select(RECORD_KEY_COLUMN, FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN).collect()
+        assert plan.count("Exchange hashpartitioning") == 1 and "Join" not in plan and "Broadcast" not in plan, plan
+        tagged = located.select(RECORD_KEY_COLUMN, "ts", "v", PARTITION_PATH_COLUMN, FILE_ID_COLUMN,
+                                LOCATION_PARTITION_COLUMN, F.spark_partition_id().alias("task")).collect()
     finally:
         session.abort()
-    assert sorted(r[0] for r in rows) == sorted(r.id for r in incoming.collect())
-    assert {r[0]: (r[1], r[2]) for r in rows} == {
-        r.id: holding.get(r.id, (None, None)) for r in incoming.collect()}
+    keys = [r[0] for r in tagged]
+    assert sorted(keys) == sorted(latest)
+    assert [r.task for r in tagged] == file_group_indexes(pa.array(keys), FILE_GROUPS).tolist()
+    assert {r[0]: (r.ts, r.v) for r in tagged} == {k: (r.ts, r.v) for k, r in latest.items()}
+    assert {r[0]: (r[4], r[5]) for r in tagged} == {k: holding.get(k, (None, None)) for k in latest}
+    assert {r[0]: r[3] for r in tagged} == {k: holding[k][1] if k in holding else r.p for k, r in latest.items()}

@@ -9,6 +9,11 @@ partition (or the table's root) for its prefix, only ``.hoodie/`` (the timeline,
 Each step's rows are checked against a model of the table (the keys each write leaves, with their values) and
 against the same read with ``hoodie.metadata.enable=false``, which lists storage, and which is seen to list data
 partitions (so the count of data-partition listings is one that can fail).
+
+And what a write costs the metadata table, counted on local disk (``tests.counting_storage``): it is opened once
+under the table lock before the write's instant (its ``hoodie.properties`` read and its timeline listed once,
+for the trust check, its own services, tagging and the write's file listing) and once at the commit point
+(under the lock again, where another writer may have changed it), and each of its files is read once.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.spark import write_dag
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.instant import CLEAN, COMMIT
+from tests.counting_storage import CountingStorage
 from tests.object_stores import S3Bucket, Server
 
 KEY = "t"
@@ -212,3 +218,33 @@ def test_spark_plans_every_read_and_write_from_the_metadata_table(spark, moto, s
         if name == "snapshot":
             assert ours == model.snapshot()
     assert listed_without, "a read with hoodie.metadata.enable=false lists the data partitions"
+
+
+METADATA = ".hoodie/metadata"
+
+
+@pytest.mark.parametrize("index", ["BLOOM", "RECORD_INDEX"])
+def test_a_write_opens_the_metadata_table_once_before_its_commit_point(tmp_path, index):
+    path, model = str(tmp_path / "t"), Model()
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
+               "hoodie.index.type": index, "hoodie.metadata.record.index.enable": "true"}
+    for step, (operation, keys) in enumerate([("bulk_insert", FIRST), ("upsert", [0, 1, 20])], start=1):
+        write_local(path, batch(keys, step), {**options, "hoodie.datasource.write.operation": operation})
+        model.apply(operation, batch(keys, step))
+    storage = CountingStorage(path)
+    write_local(storage, batch([1, 4, 21], 3), {**options, "hoodie.datasource.write.operation": "upsert"})
+    model.apply("upsert", batch([1, 4, 21], 3))
+
+    # opened as the write starts and at its commit point: hoodie.properties read and the timeline listed twice
+    assert storage.listed[f"{METADATA}/.hoodie"] == 2
+    assert storage.reads[f"{METADATA}/.hoodie/hoodie.properties"] == 2
+    # a partition read is listed by the write's reader, and each by the commit's deltacommit; each file read once
+    read = {"files", "record_index"} if index == "RECORD_INDEX" else {"files"}
+    assert {p: n for p, n in storage.listed.items() if p.startswith(f"{METADATA}/") and "/.hoodie" not in p} == \
+        {f"{METADATA}/{p}": 2 if p in read else 1 for p in ("files", "record_index")}
+    metadata_files = {f for f in storage.reads if f.startswith(METADATA) and "/.hoodie/" not in f}
+    assert {f.split("/")[2] for f in metadata_files} == read
+    assert all(storage.reads[f] == 1 for f in metadata_files), storage.reads
+    assert [p for p in storage.listed if not p.startswith(".hoodie")] == []  # no data partition listed
+    assert pairs(read_table(path, resolve_read_config({}))) == model.snapshot()
