@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config.table_config import METAFOLDER, TableConfig
+from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import (
@@ -143,6 +144,7 @@ class FileSystemView:
             else:
                 base = max((b for b in bases if committed(b.instant_time)), key=_instant_of, default=None)
             if base is None:
+                _refuse_log_only_group(group, committed, layout, as_of)
                 continue
             pending_instant = pending.get(key)
             logs = tuple(
@@ -155,6 +157,18 @@ class FileSystemView:
             ) if group.log_files else ()
             slices.append(FileSlice(group.partition_path, group.file_id, base.instant_time, base, logs))
         return slices
+
+
+def _refuse_log_only_group(group: FileGroup, committed: Callable[[str], bool], layout: int, as_of: str | None) -> None:
+    """A file group whose committed files are log files only (Apache Hudi writes them on merge-on-read tables when
+    its index can index log files: the HBase index, Flink's writers) is not read yet: refused, rather than its rows
+    silently left out of every read."""
+    if any(committed(log.instant_time) and (layout < 2 or as_of is None or log.instant_time <= as_of)
+           for log in group.log_files):
+        raise UnsupportedTableError(
+            f"File group {group.file_id} of partition {group.partition_path!r} holds log files only (Apache Hudi "
+            "writes file groups of log files only under an index that indexes log files, such as its HBase index, "
+            "and from Flink); this library does not read them yet: compact the table with Apache Hudi first")
 
 
 def _instant_of(base: BaseFile) -> str:

@@ -102,3 +102,6 @@ def test_we_refuse_javas_log_only_file_groups(hudi, hbase, tmp_path):
         write_local(path, rows(["k0", "n1"], [2, 2], ["sf", "la"], [2.0, 2.0]), opts)
     assert hbase_entries(hbase, table) == entries
     assert unique_keys(hudi, path) == ["k0", "k1"]
+    # a read refuses the log-only groups rather than leave their rows out
+    with pytest.raises(UnsupportedTableError, match="holds log files only"):
+        read_table(path)
