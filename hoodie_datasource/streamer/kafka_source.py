@@ -127,8 +127,7 @@ def plan(cfg: KafkaSourceConfig, checkpoint: str | None, source_limit: int) -> P
             raise KafkaSourceError(f"Kafka topic {cfg.topic!r} does not exist at {cfg.client.get('bootstrap.servers')}")
         earliest, latest = {}, {}
         for p in sorted(found.partitions):
-            earliest[p], latest[p] = consumer.get_watermark_offsets(client.TopicPartition(cfg.topic, p),
-                                                                    timeout=cfg.timeout_s, cached=False)
+            earliest[p], latest[p] = _watermarks(consumer, client, cfg, p)
         if is_kafka_checkpoint(checkpoint):
             start = valid_start(cfg.topic, parse_checkpoint(checkpoint, cfg.topic), earliest, latest,
                                 cfg.fail_on_data_loss)
@@ -143,6 +142,23 @@ def plan(cfg: KafkaSourceConfig, checkpoint: str | None, source_limit: int) -> P
         consumer.close()
     ranges = compute_offset_ranges(start, latest, events, cfg.min_partitions)
     return Plan(tuple(ranges), checkpoint_string(cfg.topic, ranges))
+
+
+def _watermarks(consumer, client, cfg: KafkaSourceConfig, partition: int) -> tuple[int, int]:
+    """A partition's earliest and end offsets, asked again while the broker answers with an error Kafka calls
+    retriable (a partition whose leader is being elected, as just after the topic was made) until ``timeout_s``."""
+    deadline = time.monotonic() + cfg.timeout_s
+    while True:
+        try:
+            return consumer.get_watermark_offsets(client.TopicPartition(cfg.topic, partition),
+                                                  timeout=cfg.timeout_s, cached=False)
+        except client.KafkaException as exc:
+            error = exc.args[0]
+            electing = error.code() in (client.KafkaError.NOT_LEADER_FOR_PARTITION, client.KafkaError.LEADER_NOT_AVAILABLE)
+            if not (error.retriable() or electing) or time.monotonic() >= deadline:
+                raise KafkaSourceError(f"Kafka at {cfg.client.get('bootstrap.servers')} gave no offsets of "
+                                       f"{cfg.topic}-{partition}: {error.str()}") from None
+            time.sleep(0.2)
 
 
 def _group_offsets(consumer, cfg: KafkaSourceConfig, latest: Mapping[int, int]) -> dict[int, int]:
