@@ -119,7 +119,7 @@ def test_explicit_rollback_of_latest_commit(spark, seeded):
     "options, message",
     [
         ({"hoodie.datasource.write.operation": "upsurt"}, "valid values are: upsert"),
-        ({"index.type": "HBASE"}, "valid values are: BLOOM, GLOBAL_BLOOM, SIMPLE"),
+        ({"index.type": "HASHMAP"}, "valid values are: BLOOM, GLOBAL_BLOOM, SIMPLE"),
         ({"recordkey.feld": "uuid"}, "Unknown option 'recordkey.feld'; did you mean"),
         ({"partitionpath.field": "country"}, "partition fields cannot change"),
         ({"precombine.field": "nope"}, "precombine field cannot change"),
