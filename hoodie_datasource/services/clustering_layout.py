@@ -135,7 +135,8 @@ def layout_order(records: pa.Table, columns: tuple[str, ...], strategy: str, bui
         return np.arange(records.num_rows)
     if strategy == "linear" or len(columns) == 1:
         # nulls first, as Spark's ascending sort places them
-        return pc.sort_indices(records, sort_keys=[(c, "ascending", "at_start") for c in columns]).to_numpy()
+        return pc.sort_indices(records, sort_keys=[(c, "ascending") for c in columns],
+                               null_placement="at_start").to_numpy()
     coordinates = [ordered_bits(records.column(c)) for c in columns]
     if build_method == "sample":
         coordinates = [_ranked(c, sample_size) for c in coordinates]
