@@ -134,9 +134,14 @@ def layout_order(records: pa.Table, columns: tuple[str, ...], strategy: str, bui
     if not columns or records.num_rows == 0:
         return np.arange(records.num_rows)
     if strategy == "linear" or len(columns) == 1:
-        # nulls first, as Spark's ascending sort places them
-        return pc.sort_indices(records, sort_keys=[(c, "ascending") for c in columns],
-                               null_placement="at_start").to_numpy()
+        # nulls first, as Spark's ascending sort places them: each column is preceded by its validity (false
+        # sorts first), which every pyarrow from the floor on reads the same way (where null placement is given
+        # moved from SortOptions to each sort key in pyarrow 25)
+        keys = {}
+        for i, c in enumerate(columns):
+            keys[f"valid{i}"] = pc.is_valid(records.column(c))
+            keys[f"value{i}"] = records.column(c)
+        return pc.sort_indices(pa.table(keys), sort_keys=[(k, "ascending") for k in keys]).to_numpy()
     coordinates = [ordered_bits(records.column(c)) for c in columns]
     if build_method == "sample":
         coordinates = [_ranked(c, sample_size) for c in coordinates]

@@ -18,6 +18,7 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.config.services_config import ClusteringConfig, resolve_services_config
 from hoodie_datasource.errors import ClusteringUpdateError, HoodieConfigError, HoodieWriteConflictError
+from hoodie_datasource.services.clustering_layout import layout_order
 from hoodie_datasource.services.clustering_plan import filter_partitions
 from tests.unit.small_tables import batch
 from tests.unit.small_tables import read_pairs as rows
@@ -134,6 +135,13 @@ def test_groups_are_sorted_and_written_in_files_of_the_target_size(tmp_path, str
         for f in files:
             t = pq.read_table(f, columns=["a", "b"])
             assert t.equals(t.sort_by([("a", "ascending"), ("b", "ascending")]))
+
+
+def test_linear_order_puts_nulls_first_as_spark_does():
+    records = pa.table({"a": pa.array([2, None, 1, None, 1], pa.int64()), "b": ["x", "y", None, "w", "v"]})
+    order = layout_order(records, ("a", "b"), "linear")
+    assert records.take(pa.array(order)).to_pylist() == [
+        {"a": None, "b": "w"}, {"a": None, "b": "y"}, {"a": 1, "b": None}, {"a": 1, "b": "v"}, {"a": 2, "b": "x"}]
 
 
 def test_partition_filter_modes():
