@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie_datasource import fault_points
@@ -111,8 +112,27 @@ def _record_index_records(table: Table) -> PartitionRecords:
             column.append(pa.array([value] * len(found), pa.string()))
     joined = [pa.concat_arrays(parts) if parts else pa.array([], pa.string())
               for parts in (keys, partitions, file_ids, instants)]
+    joined = _one_location_per_key(table, *joined)
     timezone = dict(table.config.raw).get(TIMELINE_TIMEZONE_KEY, "LOCAL")
     return PartitionRecords(MetadataPartition.RECORD_INDEX, record_index_records(*joined, timezone))
+
+
+def _one_location_per_key(table: Table, keys: pa.Array, partitions: pa.Array, file_ids: pa.Array,
+                          instants: pa.Array) -> list[pa.Array]:
+    """The record index is global: a key a partition-local index (BLOOM, SIMPLE) stored in several partitions
+    keeps the location of its latest slice, as a commit writing it in two partitions keeps its last file
+    (``timeline.written_keys``); Apache Hudi's record index assumes unique keys and fails on them."""
+    if len(keys) < 2:
+        return [keys, partitions, file_ids, instants]
+    order = pc.sort_indices(pa.table({"instant": instants}), sort_keys=[("instant", "ascending")])
+    rows = pa.table({"key": keys.take(order), "row": order})
+    last = rows.append_column("at", pa.array(range(len(order)))).group_by("key").aggregate([("at", "max")])
+    if last.num_rows == len(keys):
+        return [keys, partitions, file_ids, instants]
+    logger.warning("%s holds %d record keys in more than one partition (a partition-local index): the record "
+                   "index places each at its latest file slice", table.uri, len(keys) - last.num_rows)
+    kept = rows.column("row").take(last.column("at_max")).combine_chunks()
+    return [column.take(kept) for column in (keys, partitions, file_ids, instants)]
 
 
 def _base_file_footers(table: Table) -> list[tuple[str, str, pq.FileMetaData]]:

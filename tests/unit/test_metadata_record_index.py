@@ -12,7 +12,9 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import MetadataTableError
 from hoodie_datasource.services.metadata_init import estimate_file_group_count
-from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true
+from hoodie_datasource.storage.registry import open_storage
+from hoodie_datasource.table.table import Table
+from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true, record_index
 from tests.unit.small_tables import batch, read_pairs
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts",
@@ -60,6 +62,19 @@ def test_the_record_index_is_built_from_the_table_as_it_is(tmp_path, table_type)
     write_local(path, batch([("k2", 3, "x", 0)]), {**opts, "operation": "delete"})
     write_local(path, batch([("n1", 4, "x", 11)]), {**opts, **RLI})
     checked(path)
+
+
+def test_a_key_a_partition_local_index_stored_twice_is_built_at_its_latest_slice(tmp_path, caplog):
+    """Hudi's record index is global; built over a BLOOM table holding "a" in x and in y, it keeps the later."""
+    path = str(tmp_path / "t")
+    write_local(path, batch([("a", 1, "x", 1), ("b", 1, "x", 2)]), OPTS)
+    write_local(path, batch([("a", 2, "y", 3)]), OPTS)
+    write_local(path, batch([("c", 3, "x", 4)]), {**OPTS, **RLI})
+    assert_metadata_table_true(path)
+    indexed = record_index(Table.load(open_storage(path)))
+    assert sorted(indexed) == ["a", "b", "c"] and indexed["a"][0] == "y" and indexed["b"][0] == "x"
+    assert "1 record keys in more than one partition" in caplog.text
+    assert read_pairs(path) == [("a", 1), ("a", 3), ("b", 2), ("c", 4)]
 
 
 def test_a_key_a_global_index_moves_is_indexed_where_it_went(tmp_path):
