@@ -42,6 +42,13 @@ def refused(value: str, hive: bool) -> bool:
     return value in (".", "..") and not hive
 
 
+def nested(table: Path) -> bool:
+    """A partition folder inside another's (values ``a`` and ``a/b`` unencoded): hudi-rs lists leaf folders only
+    (``storage::get_leaf_dirs``) and misses the outer one's rows, which docs/guides/writing.md says."""
+    metafiles = [p.parent for p in table.rglob(".hoodie_partition_metadata*") if ".hoodie" not in p.parent.parts]
+    return any(a != b and a in b.parents for a in metafiles for b in metafiles)
+
+
 def read_rows(path: str) -> list[tuple[str, str, int]]:
     data = read_table(path, ReadConfig())
     return sorted(zip(data.column("id").to_pylist(), data.column("p").to_pylist(), data.column("v").to_pylist()))
@@ -79,7 +86,7 @@ def test_every_committed_row_reads_back_once_inside_the_table(options, steps):
             assert read_rows(str(table)) == sorted((k, p, v) for k, (p, v) in model.items())
         stray = [str(p) for p in Path(root).rglob("*") if p.is_file() and table not in p.parents]
         assert stray == []
-        if model:
+        if model and not nested(table):
             data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(table)).build().read())
             assert sorted(zip(data.column("id").to_pylist(), data.column("p").to_pylist(),
                               data.column("v").to_pylist())) == sorted((k, p, v) for k, (p, v) in model.items())
