@@ -165,22 +165,24 @@ def merge_column_stats(stats: pa.Table, deletes: pa.Table) -> pa.Table:
     single = stats.take(pa.array(starts[lengths == 1])).drop_columns(["order"])
     if (lengths == 1).all():
         return single
-    folded = []
+    folded, wrapped_min, wrapped_max = [], [], []
     for start, length in zip(starts[lengths > 1].tolist(), lengths[lengths > 1].tolist()):
         group = stats.slice(start, length).drop_columns(["order"])
-        values = [unwrap_values(pa.concat_arrays([group.column("min_value").combine_chunks(),
-                                                  group.column("max_value").combine_chunks()])).to_pylist()]
+        # one key is one column of one file: its values share a type, which another key's need not
+        values = unwrap_values(pa.concat_arrays([group.column("min_value").combine_chunks(),
+                                                 group.column("max_value").combine_chunks()]))
+        listed = values.to_pylist()
         rows = group.to_pylist()
         for i, row in enumerate(rows):
-            row["min_value"], row["max_value"] = values[0][i], values[0][length + i]
+            row["min_value"], row["max_value"] = listed[i], listed[length + i]
         merged = rows[0]
         for row in rows[1:]:
             merged = _merge_stats(merged, row)
         folded.append(merged)
-    typ = unwrap_values(pa.concat_arrays([stats.column("min_value").combine_chunks()])).type
+        wrapped_min.append(wrap_values(pa.array([merged["min_value"]], values.type)))
+        wrapped_max.append(wrap_values(pa.array([merged["max_value"]], values.type)))
     several = pa.table({name: [r[name] for r in folded] for name in single.column_names if
                         name not in ("min_value", "max_value")})
-    wrapped_min = wrap_values(pa.array([r["min_value"] for r in folded], typ))
-    wrapped_max = wrap_values(pa.array([r["max_value"] for r in folded], typ))
-    several = several.append_column("min_value", wrapped_min).append_column("max_value", wrapped_max)
+    several = several.append_column("min_value", pa.concat_arrays(wrapped_min)).append_column(
+        "max_value", pa.concat_arrays(wrapped_max))
     return pa.concat_tables([single, several.select(single.column_names).cast(single.schema)])

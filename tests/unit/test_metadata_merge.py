@@ -108,6 +108,17 @@ def test_column_stats_of_a_key_written_several_times_widen_and_add_up():
     assert (low["back"], high["back"], rows["back"]["value_count"], rows["back"]["is_deleted"]) == (3, 4, 5, False)
 
 
+def test_keys_of_columns_of_different_types_each_fold_as_their_own_type():
+    ints, strings = _stats(("n", 5, 9, 0, 1, False, 0), ("n", 2, 3, 0, 1, False, 1)), _stats(("s", 0, 0, 0, 1, False, 0))
+    words = wrap_values(pa.array(["m", "b"]))
+    strings = pa.concat_tables([strings, strings]).set_column(3, "min_value", words).set_column(4, "max_value", words)
+    strings = strings.set_column(strings.column_names.index("order"), "order", pa.array([0, 1]))
+    merged = merge_column_stats(pa.concat_tables([ints, strings]), _deletes()).sort_by("key")
+    assert merged.column("key").to_pylist() == ["n", "s"]
+    assert unwrap_values(merged.column("min_value").slice(0, 1), pa.int64()).to_pylist() == [2]
+    assert unwrap_values(merged.column("max_value").slice(1, 1), pa.string()).to_pylist() == ["m"]
+
+
 def test_service_instants():
     def deltacommit(time: str) -> Instant:
         return Instant(time, "deltacommit", State.COMPLETED)
