@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws hbase kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite oracle hadoop-aws hbase kafka apicurio sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -103,6 +103,23 @@ $(SPARK_KAFKA_STAMP):
 kafka: java-check $(KAFKA_SERVER_STAMP) $(SPARK_KAFKA_STAMP)  ## Apache Kafka's broker and Spark's Kafka connector (Maven) into .tools/kafka/, for the kafka tests
 
 
+# Apicurio Registry, the schema registry of the AvroKafkaSource tests (its Confluent-compatible API; tests/kafka/
+# registry.py starts it). Maven Central serves it as a Quarkus application's classes, not as a runnable build:
+# tests/apicurio.pom.xml makes the runnable application from them with Quarkus's build step, in .tools/apicurio/
+# <version>, every repository sent to Maven Central (tests/maven-central.settings.xml). 2.4.2.Final is the newest
+# whose modules Maven Central serves whole (later ones lack apicurio-registry-schema-util-provider). Karapace is
+# not on PyPI, Confluent's registry not on Maven Central. The version is also in tests/kafka/registry.py.
+APICURIO_VERSION := 2.4.2.Final
+APICURIO_DIR := .tools/apicurio/$(APICURIO_VERSION)
+
+apicurio: java-check  ## Apicurio Registry (Maven, built with Quarkus) into .tools/, for the AvroKafkaSource schema-registry tests
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn not found: the schema-registry tests will be skipped (CI=true fails them); install maven (apt-get install maven)"; exit 0; }; \
+	 if [ ! -f "$(APICURIO_DIR)/.complete" ]; then \
+	   rm -rf "$(APICURIO_DIR)" && mvn -q -B -s tests/maven-central.settings.xml -f tests/apicurio.pom.xml \
+	     -Dapicurio.version=$(APICURIO_VERSION) -Dapicurio.build.dir="$(CURDIR)/$(APICURIO_DIR)" package \
+	     && touch "$(APICURIO_DIR)/.complete"; \
+	 fi
+
 # The official Delta Sharing client (PyPI delta-sharing, pinned) in an environment of its own: it pins pyarrow<=23.0.1
 # and an older fsspec, so it never enters .venv; tests/sharing run it as a subprocess (tests/sharing/client_worker.py).
 SHARING_CLIENT_VERSION := 1.4.2
@@ -151,7 +168,7 @@ hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the
 	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client; HBase
+install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka apicurio sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; Kafka; Apicurio Registry; the Delta Sharing client; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
