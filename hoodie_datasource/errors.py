@@ -183,6 +183,16 @@ class KafkaDataLossError(KafkaSourceError):
     ``hoodie.streamer.source.kafka.enable.failOnDataLoss=false`` to go on from the earliest offsets."""
 
 
+class SchemaRegistryError(HoodieError):
+    """The schema registry (``hoodie.streamer.schemaprovider.registry.url``, ``schema.registry.url``) did not
+    answer, or answered with something that is not a schema, while the streamer fetched the latest schema of a
+    subject or the writer schema a Kafka message names by its id. Nothing is written.
+
+    What to do: the message names the registry URL (and the topic, partition and offset of the message
+    being decoded); check that the registry runs and that the URL names a subject version
+    (``.../subjects/<subject>/versions/latest``)."""
+
+
 class HoodieIndexError(HoodieError):
     """The index cannot be built or read (for example a base file lost its bloom footer).
 

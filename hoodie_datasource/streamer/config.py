@@ -7,6 +7,7 @@
     [--transformer-class SqlQueryBasedTransformer]     with hoodie.streamer.transformer.sql
     [--continuous [--min-sync-interval-seconds N]]     else one round
     [--post-write-termination-strategy-class NoNewDataTerminationStrategy]
+    [--schemaprovider-class FilebasedSchemaProvider|SchemaRegistryProvider]   else the one whose settings are given
     [--checkpoint C]  [--source-limit BYTES]  [--props FILE]  [--hoodie-conf k=v ...]  [--spark-master M]
 
 Settings given with ``--hoodie-conf`` (or in the ``--props`` file), besides the target's write options:
@@ -24,9 +25,14 @@ Settings given with ``--hoodie-conf`` (or in the ``--props`` file), besides the 
     hoodie.streamer.source.kafka.value.deserializer.class  AvroKafkaSource: io.confluent.kafka.serializers.
                                                    KafkaAvroDeserializer (framed values, default) or org.apache.
                                                    kafka.common.serialization.ByteArrayDeserializer (bare records)
+    schema.registry.url                            AvroKafkaSource: the registry a framed value's schema id is
+                                                   looked up in (default: registry.url up to /subjects/)
     hoodie.streamer.transformer.sql                SELECT ... FROM <SRC>
     hoodie.streamer.csv.header                     CSV files start with a header line (default false)
     hoodie.streamer.schemaprovider.source.schema.file  an Avro schema (.avsc) the source records follow
+    hoodie.streamer.schemaprovider.registry.url    SchemaRegistryProvider: the source schema's subject version in a
+                                                   schema registry (http://host:8081/subjects/<subject>/versions/latest)
+    hoodie.streamer.schemaprovider.registry.targetUrl  the target schema's (default: registry.url)
     hoodie.errortable.enable / .base.path / .target.table.name   bad records go to an error table instead
                                                    of failing the round
     max.rounds.without.new.data.to.shutdown        with NoNewDataTerminationStrategy: stop a continuous
@@ -45,6 +51,7 @@ from hoodie_datasource.config.properties_file import parse_properties
 from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.streamer.file_source import FORMATS
 from hoodie_datasource.streamer.kafka_source import AVRO_DESERIALIZERS, RESETS, KafkaSourceConfig, client_settings
+from hoodie_datasource.streamer.schema_registry import SchemaRegistryConfig, registry_root
 
 SOURCES = {"JsonDFSSource": "json", "CsvDFSSource": "csv", "ParquetDFSSource": "parquet", "AvroDFSSource": "avro",
            "HoodieIncrSource": "hoodie", "JsonKafkaSource": "kafka-json", "AvroKafkaSource": "kafka-avro"}
@@ -55,6 +62,9 @@ NO_NEW_DATA_TERMINATION = "NoNewDataTerminationStrategy"
 STREAMER_PREFIX, OLD_PREFIX = "hoodie.streamer.", "hoodie.deltastreamer."
 ERROR_TABLE_PREFIX = "hoodie.errortable."
 IDLE_ROUNDS_KEY = "max.rounds.without.new.data.to.shutdown"
+SCHEMA_FILE = "hoodie.streamer.schemaprovider.source.schema.file"
+REGISTRY = "hoodie.streamer.schemaprovider.registry."
+SCHEMA_PROVIDERS = ("FilebasedSchemaProvider", "SchemaRegistryProvider")
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,8 @@ class StreamerConfig:
     source_limit: int = 2**63 - 1
     incr_num_instants: int = 5
     csv_header: bool = False
-    source_schema_file: str | None = None
+    source_schema_file: str | None = None  # FilebasedSchemaProvider
+    schema_registry: SchemaRegistryConfig | None = None  # SchemaRegistryProvider
     error_table_path: str | None = None
     error_table_name: str = ""
     spark_master: str | None = None
@@ -101,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--continuous", action="store_true")
     p.add_argument("--min-sync-interval-seconds", type=float, default=0.0)
     p.add_argument("--post-write-termination-strategy-class", default=None, help=NO_NEW_DATA_TERMINATION)
+    p.add_argument("--schemaprovider-class", default=None, help=f"one of {', '.join(SCHEMA_PROVIDERS)}")
     p.add_argument("--checkpoint", default=None, help="resume from this checkpoint instead of the recorded one")
     p.add_argument("--source-limit", type=int, default=2**63 - 1, help="bytes of source files per round")
     p.add_argument("--props", default=None, help="a properties file of settings")
@@ -133,7 +145,10 @@ def parse_config(argv: Sequence[str], read_file=None) -> StreamerConfig:
     if not conf.get(root_key):
         raise HoodieConfigError(f"--source-class {args.source_class} needs --hoodie-conf {root_key}=<"
                                 f"{'topic' if source.startswith('kafka') else 'path'}>")
-    kafka = _kafka_config(source, conf, root_key) if source.startswith("kafka") else None
+    provider = _schema_provider(args.schemaprovider_class, conf)
+    registry = SchemaRegistryConfig(conf[REGISTRY + "url"], conf.get(REGISTRY + "targetUrl") or conf[REGISTRY + "url"]) \
+        if provider == "SchemaRegistryProvider" else None
+    kafka = _kafka_config(source, conf, root_key, provider) if source.startswith("kafka") else None
     sql = conf.get("hoodie.streamer.transformer.sql")
     if args.transformer_class is not None:
         if _short(args.transformer_class) != SQL_TRANSFORMER:
@@ -174,14 +189,32 @@ def parse_config(argv: Sequence[str], read_file=None) -> StreamerConfig:
         checkpoint=args.checkpoint, source_limit=args.source_limit,
         incr_num_instants=int(conf.get("hoodie.streamer.source.hoodieincr.num_instants", "5")),
         csv_header=conf.get("hoodie.streamer.csv.header", "false").lower() == "true",
-        source_schema_file=conf.get("hoodie.streamer.schemaprovider.source.schema.file"),
+        source_schema_file=conf.get(SCHEMA_FILE) if provider == "FilebasedSchemaProvider" else None,
+        schema_registry=registry,
         error_table_path=conf.get("hoodie.errortable.base.path") if error_table else None,
         error_table_name=conf.get("hoodie.errortable.target.table.name") or f"{args.target_table}_errors",
         spark_master=args.spark_master, kafka=kafka, write_options=write_options,
     )
 
 
-def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> KafkaSourceConfig:
+def _schema_provider(name: str | None, conf: Mapping[str, str]) -> str | None:
+    """``--schemaprovider-class``'s short name, checked against its settings; without the option, the provider
+    whose settings are given (the registry's first)."""
+    if conf.get(REGISTRY + "schemaconverter"):
+        raise HoodieConfigError(f"{REGISTRY}schemaconverter names a Java class, which the streamer cannot load here: "
+                                "register the schema in Avro")
+    if name is None:
+        return "SchemaRegistryProvider" if conf.get(REGISTRY + "url") else \
+            "FilebasedSchemaProvider" if conf.get(SCHEMA_FILE) else None
+    if _short(name) not in SCHEMA_PROVIDERS:
+        raise HoodieConfigError(f"Unknown --schemaprovider-class {name!r}; valid values: {', '.join(SCHEMA_PROVIDERS)}")
+    needed = SCHEMA_FILE if _short(name) == "FilebasedSchemaProvider" else REGISTRY + "url"
+    if not conf.get(needed):
+        raise HoodieConfigError(f"--schemaprovider-class {_short(name)} needs --hoodie-conf {needed}=...")
+    return _short(name)
+
+
+def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str, provider: str | None) -> KafkaSourceConfig:
     """A Kafka source's settings, under Apache Hudi's names (``KafkaSourceConfig``)."""
     reset = conf.get("auto.offset.reset", "latest").lower()
     if reset not in RESETS:
@@ -191,9 +224,10 @@ def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> Kafka
         if deserializer not in AVRO_DESERIALIZERS:
             raise HoodieConfigError(f"{KAFKA}value.deserializer.class={deserializer!r} is not one of "
                                     f"{', '.join(AVRO_DESERIALIZERS)}")
-        if not conf.get("hoodie.streamer.schemaprovider.source.schema.file"):
-            raise HoodieConfigError("AvroKafkaSource needs the records' Avro schema: --hoodie-conf "
-                                    "hoodie.streamer.schemaprovider.source.schema.file=<path of the .avsc>")
+        if provider is None:
+            raise HoodieConfigError(f"AvroKafkaSource needs the records' Avro schema: --hoodie-conf {SCHEMA_FILE}=<path "
+                                    f"of the .avsc>, or --hoodie-conf {REGISTRY}url=<registry>/subjects/<subject>/"
+                                    "versions/latest")
     unsupported = {KAFKA + "checkpoint.type": "string", KAFKA + "append.offsets": "false"}
     for key, only in unsupported.items():
         if conf.get(key, only).lower() != only:
@@ -219,4 +253,6 @@ def _kafka_config(source: str, conf: Mapping[str, str], topic_key: str) -> Kafka
         min_partitions=numbers[KAFKA + "minPartitions"],
         fail_on_data_loss=conf.get(KAFKA + "enable.failOnDataLoss", "true").lower() == "true",
         commit_offsets=conf.get(KAFKA + "enable.commit.offset", "false").lower() == "true",
-        confluent_framing=AVRO_DESERIALIZERS.get(deserializer, True))
+        confluent_framing=AVRO_DESERIALIZERS.get(deserializer, True),
+        schema_registry=conf.get("schema.registry.url") or (registry_root(conf[REGISTRY + "url"])
+                                                            if provider == "SchemaRegistryProvider" else None))

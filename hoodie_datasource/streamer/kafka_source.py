@@ -12,11 +12,17 @@ partition that ends before the range does fails the same way. Offsets the broker
 transaction markers) are not records and are passed over, as Hudi's reader does.
 
 Decoding (``decode``): JSON values are parsed together, columnar, by the same parser as JSON files
-(``file_source``); Avro values are binary records of the schema file's schema, framed as Confluent's
-``KafkaAvroSerializer`` frames them (a zero byte and a 4-byte schema id first; Hudi's default
-``KafkaAvroDeserializer``) or bare (Hudi's ``ByteArrayDeserializer`` setting). A value that does not decode and
-a record with a null key are bad records, named by topic and partition (and offset, for a value). A null or
-empty value, a compacted topic's tombstone, is no record and is skipped (logged), as Hudi's sources skip it.
+(``file_source``); Avro values are binary records, framed as Confluent's ``KafkaAvroSerializer`` frames them
+(a zero byte and a 4-byte schema id first; Hudi's default ``KafkaAvroDeserializer``) or bare (Hudi's
+``ByteArrayDeserializer`` setting, records of the source schema). A framed value is read with the writer schema
+its id names in the schema registry (``schema.registry.url``, ``schema_registry``) and resolved into the source
+schema by Avro's rules, as Hudi's ``KafkaAvroSchemaDeserializer`` does: a message written with an older
+compatible version decodes into the latest (a field it lacks takes the default). Without a registry the id is
+not looked up and the value is read with the source schema. A value that does not decode (no zero byte, an id the
+registry does not know, a writer schema that does not resolve into the source schema) and a record with a null
+key are bad records, named by topic and partition (and offset, for a value); a registry that does not answer
+fails the round (``SchemaRegistryError``, naming the message). A null or empty value, a compacted topic's
+tombstone, is no record and is skipped (logged), as Hudi's sources skip it.
 
 Consumer settings: every setting whose name does not start with ``hoodie.`` goes to the client (Hudi's
 ``KafkaOffsetGen.excludeHoodieConfigs``), less the Java client's deserializer classes, which librdkafka
@@ -36,7 +42,13 @@ from dataclasses import dataclass, field
 import fastavro
 import pyarrow as pa
 
-from hoodie_datasource.errors import HoodieConfigError, KafkaDataLossError, KafkaSourceError, PythonEnvironmentError
+from hoodie_datasource.errors import (
+    HoodieConfigError,
+    KafkaDataLossError,
+    KafkaSourceError,
+    PythonEnvironmentError,
+    SchemaRegistryError,
+)
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, keyed_records, parse_json_lines
 from hoodie_datasource.streamer.kafka_offsets import (
     OffsetRange,
@@ -46,6 +58,7 @@ from hoodie_datasource.streamer.kafka_offsets import (
     parse_checkpoint,
     valid_start,
 )
+from hoodie_datasource.streamer.schema_registry import UnknownSchemaId, writer_schema
 
 RESETS = ("earliest", "latest", "group")
 AVRO_DESERIALIZERS = {"io.confluent.kafka.serializers.KafkaAvroDeserializer": True,
@@ -67,6 +80,7 @@ class KafkaSourceConfig:
     fail_on_data_loss: bool = True
     commit_offsets: bool = False  # hoodie.streamer.source.kafka.enable.commit.offset
     confluent_framing: bool = True
+    schema_registry: str | None = None  # schema.registry.url: where a framed value's schema id is looked up
     timeout_s: float = 60.0  # a metadata request, or a read that gets no record
 
 
@@ -268,7 +282,7 @@ def decode(cfg: KafkaSourceConfig, messages: Messages, schema: pa.Schema | None,
     if cfg.value_format == "json":
         table = _json(values, schema, source, bad)
     else:
-        table = _avro(values, avro_schema, schema, cfg.confluent_framing, source, bad)
+        table = _avro(values, cfg, messages.partition, avro_schema, schema, source, bad)
     table, rejected = keyed_records(table, schema, key_fields, f"the records of Kafka topic {cfg.topic!r}")
     bad += [(source, record, reason) for record, reason in rejected]
     return Decoded(table, pa.table({"source": [b[0] for b in bad], "record": [b[1] for b in bad],
@@ -290,25 +304,46 @@ def _json(values: list[tuple[int, bytes]], schema: pa.Schema | None, source: str
     return table
 
 
-def _avro(values: list[tuple[int, bytes]], avro_schema: dict, schema: pa.Schema, framed: bool, source: str,
-          bad: list[tuple[str, str, str]]) -> pa.Table:
-    parsed = fastavro.parse_schema(avro_schema)
+def _avro(values: list[tuple[int, bytes]], cfg: KafkaSourceConfig, partition: int, avro_schema: dict,
+          schema: pa.Schema, source: str, bad: list[tuple[str, str, str]]) -> pa.Table:
+    """The values' records in the source schema ``avro_schema``; a framed value is read with the writer schema
+    its id names when there is a registry (``writer_schema`` keeps each id's), resolved into the source schema."""
+    reader = fastavro.parse_schema(avro_schema)
+    framed = cfg.confluent_framing
     records = []
     for offset, value in values:
         try:
-            if framed and (len(value) < 5 or value[0] != 0):
-                raise ValueError("not framed as Confluent's KafkaAvroSerializer frames a value (a zero byte and a "
-                                 "4-byte schema id first); set hoodie.streamer.source.kafka.value.deserializer.class="
-                                 "org.apache.kafka.common.serialization.ByteArrayDeserializer for bare Avro records")
+            writer = reader
+            if framed:
+                if len(value) < 5 or value[0] != 0:
+                    raise ValueError("not framed as Confluent's KafkaAvroSerializer frames a value (a zero byte and "
+                                     "a 4-byte schema id first); set hoodie.streamer.source.kafka.value.deserializer."
+                                     "class=org.apache.kafka.common.serialization.ByteArrayDeserializer for bare "
+                                     "Avro records")
+                if cfg.schema_registry:
+                    writer = _writer(cfg, int.from_bytes(value[1:5], "big"), partition, offset)
             stream = io.BytesIO(value)
             stream.seek(5 if framed else 0)
-            record = fastavro.schemaless_reader(stream, parsed, None)
+            record = fastavro.schemaless_reader(stream, writer, None if writer is reader else reader)
             if stream.tell() != len(value):
                 raise ValueError(f"{len(value) - stream.tell()} bytes left after the record")
             records.append(record)
+        except SchemaRegistryError:
+            raise
         except Exception as exc:  # noqa: BLE001 - fastavro raises several unrelated types on bad input
             bad.append((f"{source}@{offset}", value.hex(), f"unparseable Avro: {exc}"))
     return pa.Table.from_pylist(records, schema=schema)
+
+
+def _writer(cfg: KafkaSourceConfig, schema_id: int, partition: int, offset: int) -> dict:
+    """The writer schema of ``schema_id``; ``ValueError`` (a bad record) for an id the registry does not know."""
+    try:
+        return writer_schema(cfg.schema_registry, schema_id)
+    except UnknownSchemaId as exc:
+        raise ValueError(f"unknown schema id {schema_id}: {exc}") from None
+    except SchemaRegistryError as exc:
+        raise SchemaRegistryError(f"Cannot decode the message at {cfg.topic}-{partition} offset {offset} (schema id "
+                                  f"{schema_id}): {exc}. Nothing was written") from None
 
 
 def read_ranges(cfg: KafkaSourceConfig, ranges: Sequence[OffsetRange], schema: pa.Schema | None,

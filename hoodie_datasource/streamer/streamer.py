@@ -31,6 +31,7 @@ from hoodie_datasource.errors import InvalidRecordError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset
 from hoodie_datasource.schema.avro_schema import avro_to_arrow_schema
 from hoodie_datasource.spark.register import register
+from hoodie_datasource.spark.task_errors import task_error
 from hoodie_datasource.spark.types import spark_schema
 from hoodie_datasource.spark.write_dag import write_dataframe
 from hoodie_datasource.storage.registry import open_storage
@@ -39,6 +40,7 @@ from hoodie_datasource.streamer.config import StreamerConfig
 from hoodie_datasource.streamer.file_source import BAD_RECORD_SCHEMA, parse_file, select_new_files
 from hoodie_datasource.streamer.kafka_offsets import OffsetRange
 from hoodie_datasource.streamer.kafka_source import commit_to_group, plan, read_ranges, sample_json_schema
+from hoodie_datasource.streamer.schema_registry import subject_schema
 from hoodie_datasource.table.meta_columns import META_COLUMNS
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
@@ -91,8 +93,9 @@ def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | Non
     selection = select_new_files(storage, checkpoint, cfg.source_limit)
     if not selection.files:
         return None
-    if cfg.source_schema_file:
-        schema = avro_to_arrow_schema(read_file(cfg.source_schema_file, options).decode("utf-8"))
+    schemas = _provided_schemas(cfg, options)
+    if schemas is not None:
+        schema = schemas[1]
     else:  # the first file's columns: give a schema file when files differ
         schema = parse_file(storage, selection.files[0].path, cfg.source, None, (), cfg.csv_header).good.schema
     out = _with_bad_columns(schema)
@@ -109,6 +112,21 @@ def _dfs_records(spark: SparkSession, cfg: StreamerConfig, checkpoint: str | Non
     paths = spark.createDataFrame([(f.path,) for f in selection.files], "path string")
     tasks = max(1, min(len(selection.files), spark.sparkContext.defaultParallelism))
     return paths.repartition(tasks).mapInArrow(parse, spark_schema(out)), selection.checkpoint
+
+
+def _provided_schemas(cfg: StreamerConfig, options: dict[str, str]) -> tuple[dict, pa.Schema] | None:
+    """The schema provider's source schema (Avro, what records are read into) and the columns of the rows the
+    round writes (the target schema's), fetched anew each round; None without a schema provider."""
+    if cfg.schema_registry is not None:
+        registry = cfg.schema_registry
+        source = subject_schema(registry.url, registry.timeout_s)
+        target = source if registry.target_url == registry.url else subject_schema(registry.target_url,
+                                                                                   registry.timeout_s)
+        return source, avro_to_arrow_schema(target)
+    if cfg.source_schema_file:
+        source = json.loads(read_file(cfg.source_schema_file, options))
+        return source, avro_to_arrow_schema(source)
+    return None
 
 
 def _with_bad_columns(schema: pa.Schema) -> pa.Schema:
@@ -135,11 +153,11 @@ def _kafka_records(spark: SparkSession, cfg: StreamerConfig,
         return None
     if not planned.count:
         return None, planned.checkpoint
-    avro = json.loads(read_file(cfg.source_schema_file, options)) if cfg.source_schema_file else None
-    if avro is not None:
-        schema = avro_to_arrow_schema(avro)
+    schemas = _provided_schemas(cfg, options)
+    if schemas is not None:
+        avro, schema = schemas
     else:
-        schema = sample_json_schema(kafka, planned.ranges)
+        avro, schema = None, sample_json_schema(kafka, planned.ranges)
     out = _with_bad_columns(schema)
     keys = tuple(f for f in cfg.key_fields if f in schema.names)
 
@@ -207,12 +225,18 @@ def run_round(spark: SparkSession, cfg: StreamerConfig, carried: str | None = No
         good = frame.filter(F.col(BAD + "reason").isNull()).drop(*[BAD + f.name for f in BAD_RECORD_SCHEMA]) \
             if has_bad else frame
         bad = frame.filter(F.col(BAD + "reason").isNotNull()) if has_bad else None
-        if has_bad:  # both counts in one job: a Spark job is seconds on a busy machine
-            counts = frame.agg(F.count_if(F.col(BAD + "reason").isNull()), F.count(F.lit(1))).first()
-            rows, bad_count = counts[0], counts[1] - counts[0]
-            _check_bad(bad, bad_count, cfg)
-        else:
-            rows, bad_count = good.count(), 0
+        try:
+            if has_bad:  # both counts in one job: a Spark job is seconds on a busy machine
+                counts = frame.agg(F.count_if(F.col(BAD + "reason").isNull()), F.count(F.lit(1))).first()
+                rows, bad_count = counts[0], counts[1] - counts[0]
+            else:
+                rows, bad_count = good.count(), 0
+        except Exception as exc:  # a HoodieError a task raised reading the source, raised as itself
+            raised_in_task = task_error(exc)
+            if raised_in_task is not None:
+                raise raised_in_task from exc
+            raise
+        _check_bad(bad, bad_count, cfg)
         if cfg.transformer_sql:
             view = f"{SOURCE_VIEW}_{uuid.uuid4().hex[:8]}"
             good.createOrReplaceTempView(view)
