@@ -331,7 +331,7 @@ def _avro(values: list[tuple[int, bytes]], cfg: KafkaSourceConfig, partition: in
         except SchemaRegistryError:
             raise
         except Exception as exc:  # noqa: BLE001 - fastavro raises several unrelated types on bad input
-            bad.append((f"{source}@{offset}", value.hex(), f"unparseable Avro: {exc}"))
+            bad.append((f"{source}@{offset}", value.hex(), f"unparseable Avro: {str(exc) or type(exc).__name__}"))
     return pa.Table.from_pylist(records, schema=schema)
 
 

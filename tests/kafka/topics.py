@@ -37,9 +37,11 @@ def produce(server, topic: str, values: list, partition=lambda i: i % 3) -> None
     assert producer.flush(30) == 0
 
 
-def avro_value(record: dict, framed: bool = True, schema_id: int = 1) -> bytes:
+def avro_value(record: dict, framed: bool = True, schema_id: int = 1, schema: dict = AVRO_SCHEMA) -> bytes:
+    """``record`` in Avro's binary encoding of ``schema``, framed as Confluent's ``KafkaAvroSerializer`` frames it
+    (a zero byte, then ``schema_id`` in 4 bytes, big-endian) unless not ``framed``."""
     out = io.BytesIO()
-    fastavro.schemaless_writer(out, fastavro.parse_schema(AVRO_SCHEMA), record)
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
     return (b"\x00" + struct.pack(">I", schema_id) if framed else b"") + out.getvalue()
 
 
