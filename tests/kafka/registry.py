@@ -14,18 +14,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, _missing
 from tests.object_stores import free_port
-from tests.server_process import log_tail, stop_process
+from tests.server_process import ServerProcess, wait_until_ready
 
 APICURIO_VERSION = "2.4.2.Final"  # as the Makefile's APICURIO_VERSION
 APICURIO_DIR = REPO / ".tools" / "apicurio" / APICURIO_VERSION
@@ -34,12 +31,7 @@ COMPLETE = ".complete"  # written by the Makefile once the build is done
 CCOMPAT = "/apis/ccompat/v7"
 
 
-@dataclass
-class SchemaRegistry:
-    port: int
-    process: subprocess.Popen
-    log_path: Path
-
+class SchemaRegistry(ServerProcess):
     @property
     def url(self) -> str:
         """The root of the Confluent-compatible API: ``schema.registry.url``."""
@@ -57,12 +49,6 @@ class SchemaRegistry:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())["id"]
 
-    def log_tail(self, lines: int = 20) -> str:
-        return log_tail(self.log_path, lines)
-
-    def stop(self) -> None:
-        stop_process(self.process)
-
 
 def start_registry(work: Path, timeout: float = 120.0) -> SchemaRegistry:
     java = shutil.which("java")
@@ -77,19 +63,14 @@ def start_registry(work: Path, timeout: float = 120.0) -> SchemaRegistry:
                                     "-Dquarkus.log.level=WARN", "-jar", str(RUNNER)],
                                    stdout=log, stderr=subprocess.STDOUT, cwd=work)
     registry = SchemaRegistry(port, process, log_path)
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"Apicurio Registry exited with {process.returncode}: {registry.log_tail()}")
-        try:
-            with urllib.request.urlopen(f"{registry.url}/subjects", timeout=2):
-                return registry
-        except (urllib.error.URLError, OSError):
-            if time.monotonic() > deadline:
-                registry.stop()
-                raise RuntimeError(f"Apicurio Registry did not answer on port {port} within {timeout:.0f}s: "
-                                   f"{registry.log_tail()}") from None
-            time.sleep(0.5)
+    wait_until_ready(process, "Apicurio Registry", registry.url, lambda: _get(f"{registry.url}/subjects"), log_path,
+                     timeout, interval=0.5)
+    return registry
+
+
+def _get(url: str) -> None:
+    with urllib.request.urlopen(url, timeout=2):
+        pass
 
 
 @pytest.fixture(scope="session")

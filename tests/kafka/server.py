@@ -16,17 +16,15 @@ from __future__ import annotations
 import base64
 import shutil
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, _missing, require_module
 from tests.object_stores import free_port
-from tests.server_process import log_tail, stop_process
+from tests.server_process import ServerProcess, wait_until_ready
 
 KAFKA_VERSION = "4.4.0"  # as the Makefile's KAFKA_VERSION
 SPARK_KAFKA_VERSION = "4.2.0"  # as the Makefile's SPARK_KAFKA_VERSION
@@ -48,21 +46,10 @@ def require_spark_kafka() -> None:
                  "run `make kafka` (it needs mvn)")
 
 
-@dataclass
-class KafkaServer:
-    port: int
-    process: subprocess.Popen
-    log_path: Path
-
+class KafkaServer(ServerProcess):
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
-
-    def log_tail(self, lines: int = 20) -> str:
-        return log_tail(self.log_path, lines)
-
-    def stop(self) -> None:
-        stop_process(self.process)
 
 
 def _properties(work: Path, port: int, controller_port: int) -> str:
@@ -100,19 +87,8 @@ def start_kafka(work: Path, timeout: float = 90.0) -> KafkaServer:
                                    stdout=log, stderr=subprocess.STDOUT, cwd=work)
     server = KafkaServer(port, process, log_path)
     admin = admin_module.AdminClient({"bootstrap.servers": server.bootstrap})
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"Kafka exited with {process.returncode}: {server.log_tail()}")
-        try:
-            admin.list_topics(timeout=2)
-            return server
-        except Exception:  # noqa: BLE001 - KafkaException until the broker answers
-            if time.monotonic() > deadline:
-                server.stop()
-                raise RuntimeError(f"Kafka did not answer on {server.bootstrap} within {timeout:.0f}s: "
-                                   f"{server.log_tail()}") from None
-            time.sleep(0.2)
+    wait_until_ready(process, "Kafka", server.bootstrap, lambda: admin.list_topics(timeout=2), log_path, timeout)
+    return server
 
 
 @pytest.fixture(scope="session")

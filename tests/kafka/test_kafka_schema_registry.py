@@ -17,6 +17,7 @@ from hoodie_datasource.streamer.streamer import run, run_round
 from tests.kafka.test_kafka_streamer import args, checkpoints, rec
 from tests.kafka.topics import AVRO_SCHEMA, avro_value, make_topic, produce
 from tests.object_stores import free_port
+from tests.unit.small_tables import read_pairs
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -93,20 +94,16 @@ def test_unframed_unknown_and_unresolvable_values_are_bad_records(spark, tmp_pat
         run(spark, cfg)
     assert not (tmp_path / "t" / ".hoodie").exists() or checkpoints(cfg.target_path) == []
     errors = str(tmp_path / "errors")
-    cfg = parse_config(registry_args(tmp_path, kafka, schema_registry, topic, "--hoodie-conf",
-                                     "hoodie.errortable.enable=true", "--hoodie-conf", f"hoodie.errortable.base.path={errors}"))
+    cfg = parse_config(registry_args(tmp_path, kafka, schema_registry, topic,
+                                     "--hoodie-conf", "hoodie.errortable.enable=true",
+                                     "--hoodie-conf", f"hoodie.errortable.base.path={errors}"))
     assert run(spark, cfg).bad == 3
-    assert read_pairs_of(cfg.target_path) == [("k000", "a"), ("k004", "a")]
+    assert read_pairs(cfg.target_path) == [("k000", "a"), ("k004", "a")]
     bad = sorted((r["source"], r["reason"]) for r in spark.read.format("hoodie").load(errors).collect())
     assert [source for source, _ in bad] == [f"kafka:{topic}/0@{offset}" for offset in (1, 2, 3)]
     assert "not framed" in bad[0][1]
     assert "unknown schema id 987654" in bad[1][1]
     assert bad[2][1].startswith("unparseable Avro: ") and "trip" in bad[2][1]  # payment does not resolve into trip
-
-
-def read_pairs_of(path: str) -> list[tuple]:
-    table = read_table(path, ReadConfig())
-    return sorted(zip(table.column("id").to_pylist(), table.column("v").to_pylist()))
 
 
 def test_a_registry_that_does_not_answer_fails_the_round_naming_it_and_the_table_is_unchanged(spark, tmp_path, kafka,
@@ -130,6 +127,6 @@ def test_a_registry_that_does_not_answer_fails_the_round_naming_it_and_the_table
     with pytest.raises(SchemaRegistryError, match=rf"message at {topic}-0 offset 1 \(schema id {v2}\).*{dead}"):
         run_round(spark, ids_down)
     assert checkpoints(cfg.target_path) == [f"{topic},0:1"]
-    assert read_pairs_of(cfg.target_path) == [("k000", "a")]
+    assert read_pairs(cfg.target_path) == [("k000", "a")]
     assert run_round(spark, cfg).rows == 1  # the registry back: the round reads what the failed ones did not
     assert rows(cfg.target_path) == [("k000", "a", None), ("k001", "a", "eve")]
