@@ -180,7 +180,7 @@ test: install  ## run the whole test suite (SQL, the slow object-store and fault
 # the lanes take about as long as each other (estimated on 2 cores, both lanes running, from each suite's last
 # measured time: the default tests 23 min, Java Hudi's tests/hudi_oracle 15 and the unit tests on the oldest
 # pyarrow 4 in one; tests/sql 18, the object-store and fault suites 6.5, Java's data skipping 4, properties 1.5,
-# Kafka 3, the HBase index 3 (a real HBase and Java Hudi), the Delta Sharing server 2.5, docs 2.5 in the other)
+# Kafka 4 (with the schema registry), the HBase index 3 (a real HBase and Java Hudi), the Delta Sharing server 2.5, docs 2.5 in the other)
 test-lane-local: install
 	$(PY) -m pytest -q --durations=10 --ignore=tests/sql --ignore=tests/sharing
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/hudi_oracle

@@ -87,9 +87,8 @@ def _get_schema(url: str, timeout_s: float) -> dict:
         raise SchemaRegistryError(f"The schema registry at {_redacted(url)} did not answer: {reason}") from None
     except ValueError as exc:
         raise SchemaRegistryError(f"The schema registry's answer to GET {_redacted(url)} is not JSON: {exc}") from None
-    kind = answer.get("schemaType", "AVRO") if isinstance(answer, dict) else None
-    if kind != "AVRO":
-        raise UnknownSchemaId(f"{_redacted(url)} is a {kind} schema, not an Avro one")
+    if isinstance(answer, dict) and answer.get("schemaType", "AVRO") != "AVRO":
+        raise UnknownSchemaId(f"{_redacted(url)} is a {answer['schemaType']} schema, not an Avro one")
     try:
         return json.loads(answer["schema"])
     except (KeyError, TypeError, ValueError) as exc:
