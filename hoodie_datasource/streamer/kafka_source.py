@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import fastavro
 import pyarrow as pa
+from fastavro.schema import to_parsing_canonical_form
 
 from hoodie_datasource.errors import (
     HoodieConfigError,
@@ -310,6 +311,7 @@ def _avro(values: list[tuple[int, bytes]], cfg: KafkaSourceConfig, partition: in
     its id names when there is a registry (``writer_schema`` keeps each id's), resolved into the source schema."""
     reader = fastavro.parse_schema(avro_schema)
     framed = cfg.confluent_framing
+    by_id: dict[int, dict] = {}  # schema id -> its writer schema, the reader itself when they are equal
     records = []
     for offset, value in values:
         try:
@@ -321,7 +323,13 @@ def _avro(values: list[tuple[int, bytes]], cfg: KafkaSourceConfig, partition: in
                                      "class=org.apache.kafka.common.serialization.ByteArrayDeserializer for bare "
                                      "Avro records")
                 if cfg.schema_registry:
-                    writer = _writer(cfg, int.from_bytes(value[1:5], "big"), partition, offset)
+                    schema_id = int.from_bytes(value[1:5], "big")
+                    writer = by_id.get(schema_id)
+                    if writer is None:  # resolving a schema into an equal one costs fastavro a third more time
+                        writer = _writer(cfg, schema_id, partition, offset)
+                        if to_parsing_canonical_form(writer) == to_parsing_canonical_form(reader):
+                            writer = reader
+                        by_id[schema_id] = writer
             stream = io.BytesIO(value)
             stream.seek(5 if framed else 0)
             record = fastavro.schemaless_reader(stream, writer, None if writer is reader else reader)
