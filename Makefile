@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws hbase kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite fake-gcs oracle hadoop-aws hbase kafka sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -36,6 +36,18 @@ $(AZURITE_STAMP):
 	else echo "npm not found: the Azure Blob tests will be skipped (CI=true fails them); install node 20 and npm"; fi
 
 azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the object-store tests
+
+# fake-gcs-server, the Google Cloud Storage emulator the tests start (tests/object_stores.py), pinned, built from its Go
+# module into .tools/fake-gcs-server/<version>. The version is also in tests/object_stores.py.
+FAKE_GCS_VERSION := 1.56.1
+FAKE_GCS_BIN := .tools/fake-gcs-server/$(FAKE_GCS_VERSION)/fake-gcs-server
+
+$(FAKE_GCS_BIN):
+	@if command -v go >/dev/null 2>&1; then \
+	  GOBIN=$(CURDIR)/$(dir $@) go install github.com/fsouza/fake-gcs-server@v$(FAKE_GCS_VERSION); \
+	else echo "go not found: the Google Cloud Storage tests will be skipped (CI=true fails them); install go"; fi
+
+fake-gcs: $(FAKE_GCS_BIN)  ## build fake-gcs-server (go) into .tools/ for the Google Cloud Storage tests
 
 # Apache Hudi itself, the oracle of the hudi_oracle tests (tests/hudi_oracle): its Spark 3.5 bundles from
 # Maven Central into .tools/hudi-oracle/jars, and a venv of its own with pyspark 3.5 (ours has pyspark 4).
@@ -151,7 +163,7 @@ hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the
 	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; the Delta Sharing client; HBase
+install: java-check $(STAMP) $(SHIM_JAR) azurite fake-gcs oracle hadoop-aws kafka sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; fake-gcs-server; the Hudi oracle; hadoop-aws; the Delta Sharing client; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane
