@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install azurite oracle hadoop-aws hbase kafka apicurio sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
+.PHONY: help install azurite fake-gcs oracle hadoop-aws hbase kafka apicurio sharing-client test-pyarrow-floor test test-lane-local test-lane-services test-unit lint docs demo bench bench-hudi clean java-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -36,6 +36,28 @@ $(AZURITE_STAMP):
 	else echo "npm not found: the Azure Blob tests will be skipped (CI=true fails them); install node 20 and npm"; fi
 
 azurite: $(AZURITE_STAMP)  ## install Azurite (node + npm) into .tools/ for the object-store tests
+
+# fake-gcs-server, the Google Cloud Storage emulator the tests start (tests/object_stores.py), pinned, built from its Go
+# module into .tools/fake-gcs-server/<version>. The version is also in tests/object_stores.py.
+FAKE_GCS_VERSION := 1.56.1
+FAKE_GCS_BIN := .tools/fake-gcs-server/$(FAKE_GCS_VERSION)/fake-gcs-server
+# its go.mod asks for Go 1.26: the go on PATH, else the one this kind of machine keeps in /usr/local/go, else Go's
+# own toolchain module from the Go module proxy (what GOTOOLCHAIN=auto fetches; Debian's golang-go is 1.19) in .tools/
+GO_TOOLCHAIN := 1.26.8
+GO_FETCHED := .tools/go/$(GO_TOOLCHAIN)
+GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),$(GO_FETCHED)/go/bin/go)
+
+$(GO_FETCHED)/go/bin/go:
+	mkdir -p $(GO_FETCHED)
+	curl -fsSL -o $(GO_FETCHED)/toolchain.zip \
+	  https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go$(GO_TOOLCHAIN).linux-amd64.zip
+	cd $(GO_FETCHED) && $(PYTHON) -m zipfile -e toolchain.zip . && mv golang.org/toolchain@v0.0.1-go$(GO_TOOLCHAIN).linux-amd64 go \
+	  && chmod +x go/bin/* go/pkg/tool/*/* && rm -rf toolchain.zip golang.org
+
+$(FAKE_GCS_BIN): $(filter .tools/%,$(GO))
+	GOBIN=$(CURDIR)/$(dir $@) $(GO) install github.com/fsouza/fake-gcs-server@v$(FAKE_GCS_VERSION)
+
+fake-gcs: $(FAKE_GCS_BIN)  ## build fake-gcs-server (go) into .tools/ for the Google Cloud Storage tests
 
 # Apache Hudi itself, the oracle of the hudi_oracle tests (tests/hudi_oracle): its Spark 3.5 bundles from
 # Maven Central into .tools/hudi-oracle/jars, and a venv of its own with pyspark 3.5 (ours has pyspark 4).
@@ -168,7 +190,7 @@ hbase: java-check  ## HBase and its Thrift gateway (Maven) into .tools/, for the
 	     -DincludeScope=runtime -DoutputDirectory="$(CURDIR)/$(HBASE_DIR)" && touch "$(HBASE_DIR)/.complete"; \
 	 fi
 
-install: java-check $(STAMP) $(SHIM_JAR) azurite oracle hadoop-aws kafka apicurio sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; the Hudi oracle; hadoop-aws; Kafka; Apicurio Registry; the Delta Sharing client; HBase
+install: java-check $(STAMP) $(SHIM_JAR) azurite fake-gcs oracle hadoop-aws kafka apicurio sharing-client hbase  ## create .venv with the library, its test and documentation tools; build the jvm-shim; Azurite; fake-gcs-server; the Hudi oracle; hadoop-aws; Kafka; Apicurio Registry; the Delta Sharing client; HBase
 
 test: install  ## run the whole test suite (SQL, the slow object-store and fault suites, the property tests, the standalone-cluster suite: processes of their own)
 	@# two lanes at once (much of a Spark test is waiting: JVM starts, servers, subprocesses; the docs lane

@@ -171,11 +171,13 @@ def table_path(tmp_path: Path) -> str:
 
 
 # Spark's default shuffle partitions and adaptive execution for a test: tests/spark_stages.py
-# Object-store servers (moto's S3, Azurite) and a new bucket or container per test: tests/object_stores.py
+# Object-store servers (moto's S3, Azurite, fake-gcs-server) and a new bucket or container per test: tests/object_stores.py
 from tests.object_stores import (  # noqa: E402, F401
     azure_container,
     azure_env,
     azurite,
+    fake_gcs,
+    gcs_bucket,
     moto,
     moto_auth,
     no_conditional_put_proxy,

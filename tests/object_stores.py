@@ -1,4 +1,4 @@
-"""Real object-store servers for the tests, started by the tests: moto's S3 server and Azurite.
+"""Real object-store servers for the tests, started by the tests: moto's S3 server, Azurite and fake-gcs-server.
 
 Each server runs as a child process on a free loopback port for the whole test session and is stopped
 after it. Its access log (werkzeug's for moto, Azurite's own; both ``"PUT /path HTTP/1.1" 201``) is kept
@@ -11,8 +11,9 @@ in a file, so a test or a benchmark can count the requests an operation made:
 Every test gets its own new bucket (``s3_bucket``) or container (``azure_container``); their
 ``options`` are the table options that reach them (``hoodie.storage.*``), their ``env`` the same
 settings as environment variables. A missing server binary skips the test locally and fails it under
-``CI=true`` (like the shared tables in tests/conftest.py). Azurite comes from npm: ``make install``
-puts it under ``.tools/``.
+``CI=true`` (like the shared tables in tests/conftest.py). Azurite comes from npm, fake-gcs-server is built from its
+Go module: ``make install`` puts them under ``.tools/``. fake-gcs-server sits behind ``_GcsFront``, which verifies
+signed URLs as GCS does and takes the XML API's object uploads it lacks (``gcs_bucket``).
 
 Authentication: moto accepts any key unless told otherwise, so the access tests use a second moto
 server (``moto_auth``) whose IAM users are created first and whose authentication is then switched on
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime
+import functools
 import hashlib
 import hmac
 import http.client
@@ -53,6 +56,9 @@ from tests.conftest import REPO, _missing, require_module
 from tests.server_process import log_tail, stop_process
 
 AZURITE_BIN = REPO / ".tools" / "node_modules" / ".bin" / "azurite-blob"
+GCS_HOST = "storage.googleapis.com"
+FAKE_GCS_VERSION = "1.56.1"  # also in the Makefile
+FAKE_GCS_BIN = REPO / ".tools" / "fake-gcs-server" / FAKE_GCS_VERSION / "fake-gcs-server"
 AZURE_ACCOUNT = "devstoreaccount1"
 # Azurite's well-known development account key (public, documented by Microsoft)
 AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -304,37 +310,47 @@ class _Proxy(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _forward(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
+        body = self._body()
         if self.command == "PUT" and self.refused is not None and self.refused.search(self.path):
             self._refuse()
             return
+        self._reply(*self._exchange(self.command, self.path, body))
+
+    def _body(self) -> bytes | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else None
+
+    def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The upstream's answer to the request (status, headers, body), sent without the ``dropped`` headers."""
         headers = {k: v for k, v in self.headers.items() if k.lower() not in (*self.dropped, "connection")}
         conn = http.client.HTTPConnection(*self.upstream, timeout=30)
         try:
-            conn.request(self.command, self.path, body=body, headers=headers)
+            conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
-            data = response.read()
+            return response.status, response.getheaders(), response.read()
         finally:
             conn.close()
-        self.send_response(response.status)
-        for key, value in response.getheaders():
-            if key.lower() not in ("transfer-encoding", "connection", "content-length", "date", "server"):
+
+    def _reply(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
+        self.send_response(status)
+        length = None
+        for key, value in headers:
+            if key.lower() == "content-length":
+                length = value
+            elif key.lower() not in ("transfer-encoding", "connection", "date", "server"):
                 self.send_header(key, value)
         # a HEAD answer has no body but the object's length
-        length = response.getheader("Content-Length") if self.command == "HEAD" else None
-        self.send_header("Content-Length", length or str(len(data)))
+        self.send_header("Content-Length", (length if self.command == "HEAD" else None) or str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
 
     def _refuse(self) -> None:
-        data = b"<Error><Code>AccessDenied</Code><Message>Access Denied (refused by the test proxy)</Message></Error>"
-        self.send_response(403)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._error(403, "AccessDenied", "Access Denied (refused by the test proxy)")
+
+    def _error(self, status: int, code: str, message: str) -> None:
+        data = f"<Error><Code>{code}</Code><Message>{message}</Message></Error>".encode()
+        self._reply(status, [("Content-Type", "application/xml")], data)
 
     do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = _forward
 
@@ -347,7 +363,13 @@ def proxy(server: Server, dropped: tuple[str, ...] = (), refused: str | None = N
     """The URL of a ``_Proxy`` in front of ``server`` while the block runs."""
     attrs = {"upstream": ("127.0.0.1", server.port), "dropped": dropped,
              "refused": re.compile(refused) if refused else None}
-    handler = type("Handler", (_Proxy,), attrs)
+    with _serving(type("Handler", (_Proxy,), attrs)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """The URL of ``handler`` served by a thread of this process on a free loopback port while the block runs."""
     running = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=running.serve_forever, daemon=True)
     thread.start()
@@ -453,3 +475,139 @@ def azure_container(azurite: Server) -> AzureContainer:
 def azure_env(azure_container: AzureContainer, monkeypatch) -> AzureContainer:
     """``azure_container`` with its connection string in the environment."""
     return _in_environment(azure_container, monkeypatch)
+
+
+class _GcsFront(_Proxy):
+    """In front of fake-gcs-server, the two things of Google Cloud Storage that it lacks and the tests need.
+
+    - Signed URLs are verified as GCS does (V4, ``GOOG4-RSA-SHA256``): the signature over the canonical request with
+      the service account's public key, and the expiry (``X-Goog-Date`` + ``X-Goog-Expires``); a wrong one is
+      refused with 403 ``SignatureDoesNotMatch``, an expired one with 400 ``ExpiredToken``. fake-gcs-server serves any
+      signed URL without looking at its signature.
+    - An object upload (``PUT /bucket/object``, with ``x-goog-if-generation-match`` for a conditional create: what
+      obstore sends) is made the JSON API's media upload, which fake-gcs-server has (its XML API has no plain PUT:
+      fsouza/fake-gcs-server#1164); the answer carries the object's ``ETag`` and ``x-goog-generation`` as GCS's does.
+    """
+
+    public_key: object  # the service account's RSA public key
+    dropped = ("host",)  # fake-gcs-server serves the XML API on its own host name only
+
+    def _forward(self) -> None:
+        body = self._body()
+        problem = self._signature_problem()
+        if problem:
+            self._error(*problem)
+            return
+        parts = urllib.parse.urlsplit(self.path)
+        if self.command != "PUT" or parts.path.startswith(("/storage/", "/upload/")) or "X-Goog-Signature" in parts.query:
+            self._reply(*self._exchange(self.command, self.path, body))
+            return
+        bucket, name = parts.path.lstrip("/").split("/", 1)
+        query = {"uploadType": "media", "name": urllib.parse.unquote(name)}
+        if self.headers.get("x-goog-if-generation-match") is not None:
+            query["ifGenerationMatch"] = self.headers["x-goog-if-generation-match"]
+        status, headers, data = self._exchange("POST", f"/upload/storage/v1/b/{bucket}/o?"
+                                               f"{urllib.parse.urlencode(query)}", body)
+        if status == 200:
+            created = json.loads(data)
+            headers, data = [("ETag", f'"{created["etag"]}"'), ("x-goog-generation", created["generation"])], b""
+        self._reply(status, headers, data)
+
+    do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = _forward
+
+    def _signature_problem(self) -> tuple[int, str, str] | None:
+        """(status, code, message) refusing a signed URL request, or None (a valid one, or no signed URL)."""
+        parts = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        fields = dict(query)
+        if "X-Goog-Signature" not in fields:
+            return None
+        signed_at = datetime.datetime.strptime(fields["X-Goog-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.UTC)
+        if time.time() > signed_at.timestamp() + int(fields["X-Goog-Expires"]):
+            return 400, "ExpiredToken", f"The provided token has expired (signed {fields['X-Goog-Date']})."
+        encode = functools.partial(urllib.parse.quote, safe="-_.~")
+        canonical_query = "&".join(f"{encode(k)}={encode(v)}" for k, v in sorted(query) if k != "X-Goog-Signature")
+        signed_headers = fields["X-Goog-SignedHeaders"]
+        # the front stands for GCS's own host, the one a URL is signed for (object_store signs ``host:
+        # storage.googleapis.com`` whatever its base URL: object_store's gcp/credential.rs, GCSAuthorizer::sign)
+        values = {**{k.lower(): v.strip() for k, v in self.headers.items()}, "host": GCS_HOST}
+        canonical_headers = "".join(f"{h}:{values.get(h, '')}\n" for h in signed_headers.split(";"))
+        canonical_request = "\n".join([self.command, parts.path, canonical_query, canonical_headers, signed_headers,
+                                       "UNSIGNED-PAYLOAD"])
+        scope = fields["X-Goog-Credential"].split("/", 1)[1]
+        to_sign = "\n".join(["GOOG4-RSA-SHA256", fields["X-Goog-Date"], scope,
+                             hashlib.sha256(canonical_request.encode()).hexdigest()])
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+        try:
+            self.public_key.verify(bytes.fromhex(fields["X-Goog-Signature"]), to_sign.encode(), padding.PKCS1v15(),
+                                   hashes.SHA256())
+        except (InvalidSignature, ValueError):
+            return 403, "SignatureDoesNotMatch", "The request signature does not match the signature you provided."
+        return None
+
+
+@dataclass
+class FakeGcs:
+    """fake-gcs-server and its ``_GcsFront``, whose URL (``url``) is the store's endpoint; ``service_account`` is a
+    key file naming it (``gcs_base_url``, the key object_store's GCS client takes an emulator's URL from) with a
+    new RSA key that signs URLs (and the JWTs the client sends as bearer tokens, which the emulator ignores)."""
+
+    server: Server
+    url: str
+    service_account: Path
+
+
+@pytest.fixture(scope="session")
+def fake_gcs(tmp_path_factory) -> Iterator[FakeGcs]:
+    """fake-gcs-server (``make install`` builds it into ``.tools/``) behind ``_GcsFront``, for the test session."""
+    if not FAKE_GCS_BIN.is_file():
+        _missing(f"fake-gcs-server is not installed at {FAKE_GCS_BIN.relative_to(REPO)}: run `make install` (needs go)")
+    require_module("cryptography")  # moto's own dependency
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    work = tmp_path_factory.mktemp("fake-gcs")
+    port = free_port()
+    server = Server("fake-gcs-server", [str(FAKE_GCS_BIN), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+                                        "-backend", "memory", "-public-host", f"127.0.0.1:{port}"],
+                    port, work / "fake-gcs-server.log", ready_path="/_internal/healthcheck")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    try:
+        with _serving(type("Handler", (_GcsFront,), {"upstream": ("127.0.0.1", port),
+                                                      "public_key": key.public_key()})) as url:
+            service_account = work / "service-account.json"
+            service_account.write_text(json.dumps({
+                "type": "service_account", "client_email": "hoodie-tests@hoodie.iam.gserviceaccount.com",
+                "private_key_id": "hoodie-tests", "private_key": pem, "gcs_base_url": url}))
+            yield FakeGcs(server, url, service_account)
+    finally:
+        server.stop()
+
+
+@dataclass
+class GcsBucket:
+    """A new bucket on fake-gcs-server; ``uri(key)`` names a table in it."""
+
+    name: str
+    server: FakeGcs
+
+    def uri(self, key: str = "table") -> str:
+        return f"gs://{self.name}/{key}" if key else f"gs://{self.name}"
+
+    @property
+    def options(self) -> dict[str, str]:
+        return {"hoodie.storage.gcs.service.account.path": str(self.server.service_account),
+                "hoodie.storage.allow.http": "true"}
+
+
+@pytest.fixture
+def gcs_bucket(fake_gcs: FakeGcs) -> GcsBucket:
+    name = new_bucket_name()
+    create = urllib.request.Request(f"{fake_gcs.url}/storage/v1/b", data=json.dumps({"name": name}).encode(),
+                                    headers={"Content-Type": "application/json"}, method="POST")
+    urllib.request.urlopen(create, timeout=10).close()
+    return GcsBucket(name, fake_gcs)
