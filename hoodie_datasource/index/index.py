@@ -141,7 +141,7 @@ class Index(ABC):
 
     @abstractmethod
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The slices with a base file, as the index needs them."""
+        """The latest slices, as the index needs them (a merge-on-read slice of log files only included)."""
 
     def scope(self, table: Table, instant: str, operation: WriteOperation, data: pa.Schema) -> TagScope:
         """What tagging the records of a write of ``operation`` at ``instant`` into ``table`` (as the write started)

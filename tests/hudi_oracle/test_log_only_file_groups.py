@@ -1,0 +1,149 @@
+"""Merge-on-read file groups of log files only, as Apache Hudi writes them (0.15.0, and 1.1.1 writing table
+version 6): its in-memory index (``hoodie.index.type=INMEMORY``, ``HoodieInMemoryHashIndex``) can index log files
+(``HoodieIndex.canIndexLogFiles``), so its merge-on-read inserts go to new file groups as log files
+(``BaseSparkDeltaCommitActionExecutor.handleInsert``), as under its HBase index.
+
+Java writes such a table (an insert, an upsert, a delete; its default metadata table on); we read its snapshot,
+read-optimized (no rows: no base file), incremental and time-travel queries as Java does, and hudi-rs reads its
+snapshot and time travel alike. Our upsert tags the keys of the log-only groups through the record index we build
+from their merged logs (a bloom index, which reads base files only, is refused); our compaction gives each group a
+base file written from its logs alone (none for a group whose logs merge to no record, as Hudi's
+``HoodieCompactor``); Java reads what we wrote; ``validate`` finds nothing wrong.
+
+Java's in-memory index is the JVM's: one table per Java process, whose keys no other test writes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hoodie_datasource import HoodieTable
+from hoodie_datasource.client.local_engine import write_local
+from hoodie_datasource.config.read_config import ReadConfig
+from hoodie_datasource.errors import HoodieIndexError
+from hoodie_datasource.read.table_reader import read_table
+from hoodie_datasource.table.file_names import BASE_FILE, LOG_FILE
+from tests.conftest import require_module
+from tests.hudi_oracle import HudiOracle, assert_same_table
+from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows
+from tests.hudi_oracle.test_we_read_hudis import hudi_options
+from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true
+from tests.unit.test_cli import as_json
+
+pytestmark = pytest.mark.hudi_oracle
+
+INMEMORY = {"hoodie.index.type": "INMEMORY", "hoodie.compact.inline": "false"}
+
+
+def data_files(path: str) -> tuple[list[str], list[str]]:
+    """The table's base files and log files (partition/name)."""
+    names = [p.relative_to(path).as_posix() for p in Path(path).glob("*/*") if p.parent.name != ".hoodie"]
+    return (sorted(n for n in names if BASE_FILE.match(Path(n).name)),
+            sorted(n for n in names if LOG_FILE.match(Path(n).name)))
+
+
+@pytest.fixture(scope="module")
+def java_table(hudi: HudiOracle, tmp_path_factory) -> tuple[str, list[str]]:
+    """Java writes the table: an insert into three partitions, an upsert (an update, a key of a new partition), a
+    delete (the only key of ``nyc``); its path and instants."""
+    path = str(tmp_path_factory.mktemp(f"log-only-{hudi.version}") / "trips")
+    options = {**hudi_options(hudi, "MERGE_ON_READ"), **INMEMORY}
+    hudi.write(path, rows(["lo-a", "lo-b", "lo-c", "lo-e"], [1] * 4, ["sf", "nyc", "sf", "la"], [1.0, 2.0, 3.0, 4.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    hudi.write(path, rows(["lo-a", "lo-d"], [2, 2], ["sf", "sea"], [1.5, 4.0]),
+               {**options, "hoodie.datasource.write.operation": "upsert"})
+    instants = hudi.write(path, rows(["lo-b"], [3], ["nyc"], [0.0]),
+                          {**options, "hoodie.datasource.write.operation": "delete"})
+    bases, logs = data_files(path)
+    assert bases == [] and {n.split("/")[0] for n in logs} == {"sf", "nyc", "la", "sea"}, (bases, logs)
+    return path, [i.split(".")[0] for i in instants]
+
+
+def keys_and_ts(table: pa.Table) -> list[tuple[str, int]]:
+    return sorted(zip(table.column("_hoodie_record_key").to_pylist(), table.column("ts").to_pylist()))
+
+
+def test_we_read_javas_log_only_groups_as_java_does(hudi, java_table):
+    path, (t1, t2, t3) = java_table
+    snapshot = read_table(path)
+    assert keys_and_ts(snapshot) == [("lo-a", 2), ("lo-c", 1), ("lo-d", 2), ("lo-e", 1)]
+    assert_same_table(hudi.read(path), snapshot)
+    listed = read_table(path, ReadConfig(metadata_enable=False))
+    assert_same_table(hudi.read(path, {"hoodie.metadata.enable": "true"}), snapshot)
+    assert_same_table(hudi.read(path, {"hoodie.metadata.enable": "false"}), listed)
+    # a slice with no base file has no rows in a read-optimized query
+    optimized = read_table(path, ReadConfig(query_type="read_optimized"))
+    assert optimized.num_rows == 0
+    assert_same_table(hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"}), optimized)
+    for begin, end in ((t1, t3), ("000", t2), (t1, t2)):
+        ours = read_table(path, ReadConfig(query_type="incremental", begin_instant=begin, end_instant=end))
+        java = hudi.read(path, {"hoodie.datasource.query.type": "incremental",
+                                "hoodie.datasource.read.begin.instanttime": begin,
+                                "hoodie.datasource.read.end.instanttime": end})
+        assert ours.num_rows > 0
+        assert_same_table(java, ours)
+    for instant, expected in ((t1, [("lo-a", 1), ("lo-b", 1), ("lo-c", 1), ("lo-e", 1)]),
+                              (t2, [("lo-a", 2), ("lo-b", 1), ("lo-c", 1), ("lo-d", 2), ("lo-e", 1)])):
+        ours = read_table(path, ReadConfig(as_of_instant=instant))
+        assert keys_and_ts(ours) == expected
+        assert_same_table(hudi.read(path, {"as.of.instant": instant}), ours)
+
+
+def test_hudi_rs_reads_javas_log_only_groups_as_we_do(java_table):
+    hudi_rs = require_module("hudi")
+    path, (t1, t2, _) = java_table
+
+    def rs(options=None) -> list[tuple[str, int]]:
+        table = hudi_rs.HudiTableBuilder.from_base_uri(path).build()
+        batches = table.read(options) if options is not None else table.read()
+        return keys_and_ts(pa.Table.from_batches(batches)) if batches else []
+
+    assert rs() == keys_and_ts(read_table(path))
+    for instant in (t1, t2):
+        assert rs(hudi_rs.HudiReadOptions().with_as_of_timestamp(instant)) == keys_and_ts(
+            read_table(path, ReadConfig(as_of_instant=instant)))
+
+
+def test_our_upsert_and_compaction_of_log_only_groups_java_reads_back(hudi, java_table, tmp_path):
+    path = str(tmp_path / "trips")
+    shutil.copytree(java_table[0], path)
+    upsert = {**our_options("MERGE_ON_READ", True), "hoodie.datasource.write.operation": "upsert"}
+    before = HoodieTable(path).completed_commits()
+    # a bloom index sees base files only (Hudi's too): the keys of the log-only groups would be stored twice
+    with pytest.raises(HoodieIndexError, match="log files only"):
+        write_local(path, rows(["lo-a", "lo-z"], [5, 5], ["sf", "nyc"], [5.0, 5.0]), upsert)
+    assert HoodieTable(path).completed_commits() == before
+    # the record index, built from the merged logs, locates them: updates append to the log-only groups
+    by_record_index = {**upsert, "hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "true"}
+    groups = {p.name.split("_")[0] for p in Path(path).glob("sf/.*.log.*")}
+    write_local(path, rows(["lo-a", "lo-c", "lo-z"], [5, 0, 5], ["sf", "sf", "nyc"], [5.0, 0.5, 5.0]), by_record_index)
+    assert {p.name.split("_")[0] for p in Path(path).glob("sf/.*.log.*")} == groups, "no new group for sf's keys"
+    expected = [("lo-a", 5), ("lo-c", 1), ("lo-d", 2), ("lo-e", 1), ("lo-z", 5)]  # lo-c's ts 0 loses to 1
+    assert keys_and_ts(read_table(path)) == expected
+    assert_same_table(hudi.read(path), read_table(path))
+    assert_record_index_true(path)
+    # compaction: every group with records gets a base file made from its logs; nyc's (lo-b deleted) none
+    assert HoodieTable(path).compact()
+    bases, _ = data_files(path)
+    assert {b.split("/")[0] for b in bases} == {"sf", "la", "sea", "nyc"}
+    assert len([b for b in bases if b.startswith("nyc/")]) == 1, "lo-z's new group only"
+    assert keys_and_ts(read_table(path)) == expected
+    assert keys_and_ts(read_table(path, ReadConfig(query_type="read_optimized"))) == expected
+    for options in ({}, {"hoodie.datasource.query.type": "read_optimized"}, {"hoodie.metadata.enable": "true"}):
+        assert_same_table(hudi.read(path, options), read_table(path, ReadConfig(
+            query_type=options.get("hoodie.datasource.query.type", "snapshot"))))
+    assert_metadata_table_true(path)
+    # the cleaner takes a log-only slice for a file version like any other: once a write after the compaction
+    # is the only one retained, the compacted groups' logs go; nyc's group, whose latest slice they are, keeps them
+    write_local(path, rows(["lo-e"], [6], ["la"], [6.0]), by_record_index)
+    expected = [("lo-a", 5), ("lo-c", 1), ("lo-d", 2), ("lo-e", 6), ("lo-z", 5)]
+    _, java_logs = data_files(java_table[0])
+    assert HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1"})
+    _, logs = data_files(path)
+    assert sorted(set(java_logs) & set(logs)) == [n for n in java_logs if n.startswith("nyc/")]
+    assert keys_and_ts(read_table(path)) == expected
+    assert_same_table(hudi.read(path), read_table(path))
+    assert as_json("validate", path) == {"valid": True, "problems": []}
