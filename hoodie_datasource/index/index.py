@@ -155,6 +155,11 @@ class Index(ABC):
         nothing was looked up). ``records`` hold every record of their keys; ``files``: those of ``file_ranges``
         of the latest slices of the records' partitions (of every partition: a global index)."""
 
+    def check_lookup_files(self, files: Sequence[FileKeyRange]) -> None:
+        """Refuse, before a key is looked up, ``files`` (``file_ranges``') the index cannot look keys up in (none
+        here: every other index locates keys in any slice)."""
+        return None
+
     def check_table(self, timeline: Timeline) -> None:
         """Refuse, before anything is written, a write the table's history says the index cannot do (none here)."""
         return None

@@ -93,9 +93,24 @@ class LookupIndex(Index):
         deletes = LogDeletes.of(table, data) if self.is_global and table.config.is_mor else None
         return replace(super().scope(table, instant, operation, data), log_deletes=deletes)
 
+    def check_lookup_files(self, files: Sequence[FileKeyRange]) -> None:
+        """Keys are looked up among base files only, as Hudi's bloom and simple indexes do
+        (``HoodieIndexUtils.getLatestBaseFilesForAllPartitions``): a key stored in a file group of log files only
+        (which Hudi writes under an index that indexes log files, ``HoodieIndex.canIndexLogFiles``) would be taken
+        for new and stored twice, as Hudi stores it. Refused instead, naming the indexes that locate such keys."""
+        log_only = [f for f in files if f.base_file is None]
+        if log_only:
+            first = log_only[0]
+            raise HoodieIndexError(
+                f"hoodie.index.type={self.config.index_type} looks keys up in base files only, and {len(log_only)} "
+                f"file group(s) hold log files only (e.g. {first.file_id} in partition {first.partition!r}): their "
+                "keys would be stored twice. Tag with an index that locates keys in log files: RECORD_INDEX, BUCKET "
+                "(when the table was written with it), HBASE; or compact the table first (a compaction gives each "
+                "group holding records a base file)")
+
     def candidates(self, records: pa.Table, files: Sequence[FileKeyRange]) -> pa.Table:
         """Thin (key, partition, candidate file) rows (``CANDIDATE_SCHEMA``) of keyed ``records``."""
-        _refuse_log_only_slices(files, self.config.index_type)
+        self.check_lookup_files(files)
         keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
         parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
         found = range_candidates(keys, parts, files, self.config.prune_by_ranges, self.is_global)
@@ -141,7 +156,7 @@ class LookupIndex(Index):
         With no files to look in, every key is new and nothing is counted."""
         if not files:
             return unlocated(records), None
-        _refuse_log_only_slices(files, self.config.index_type)
+        self.check_lookup_files(files)
         storage = scope.storage
         keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
         parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
@@ -175,21 +190,6 @@ class LookupIndex(Index):
                          files=len(files) if self.is_global else sum(f.partition in touched for f in files))
         return (records.append_column(FILE_ID_COLUMN, file_ids).append_column(LOCATION_PARTITION_COLUMN, where),
                 counts)
-
-
-def _refuse_log_only_slices(files: Sequence[FileKeyRange], index_type: str) -> None:
-    """Keys are looked up among base files only, as Hudi's bloom and simple indexes do
-    (``HoodieIndexUtils.getLatestBaseFilesForAllPartitions``): a key stored in a file group of log files only (which
-    Hudi writes under an index that indexes log files, ``HoodieIndex.canIndexLogFiles``) would be taken for new and
-    stored twice, where Hudi stores it twice. Refused instead, naming the indexes that locate such keys."""
-    log_only = [f for f in files if f.base_file is None]
-    if log_only:
-        first = log_only[0]
-        raise HoodieIndexError(
-            f"hoodie.index.type={index_type} looks keys up in base files only, and {len(log_only)} file group(s) "
-            f"hold log files only (e.g. {first.file_id} in partition {first.partition!r}): their keys would be "
-            "stored twice. Tag with an index that locates keys in log files: RECORD_INDEX, BUCKET (when the table "
-            "was written with it), HBASE; or compact the table first (a compaction gives each group a base file)")
 
 
 class BloomIndex(LookupIndex):
