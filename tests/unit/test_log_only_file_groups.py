@@ -127,3 +127,22 @@ def test_upsert_compaction_and_clean_of_log_only_groups(log_only):
     assert read_pairs(path) == [*expected[:4], ("k5", 55.0), ("k9", 9.0)]
     assert_metadata_table_true(path)
     assert as_json("validate", path) == {"valid": True, "problems": []}
+
+
+def test_clustering_replaces_log_only_groups_and_the_cleaner_removes_them(tmp_path):
+    path = str(tmp_path / "t")
+    options = {k: v for k, v in OPTIONS.items() if not k.startswith("hoodie.bucket")} | {"hoodie.index.type": "SIMPLE"}
+    write_local(path, batch(ROWS), {**options, "hoodie.datasource.write.operation": "insert"})
+    to_log_only(path)
+    _, logs = files(path)
+    rows = [(k, v) for k, _, _, v in ROWS]
+    assert read_pairs(path) == rows and read_pairs(path, query_type="read_optimized") == []
+    assert HoodieTable(path).cluster(**options)
+    bases, _ = files(path)
+    assert {b.split("/")[0] for b in bases} == {"x", "y"}
+    assert read_pairs(path) == read_pairs(path, query_type="read_optimized") == rows
+    write_local(path, batch([("k0", 2, "x", 10.0)]), options)  # the SIMPLE index finds k0 in the new base file
+    assert HoodieTable(path).clean(**{"hoodie.cleaner.commits.retained": "1"})
+    assert not set(logs) & set(files(path)[1]), "the replaced groups' logs are cleaned"
+    assert read_pairs(path) == [("k0", 10.0), *rows[1:]]
+    assert as_json("validate", path) == {"valid": True, "problems": []}
