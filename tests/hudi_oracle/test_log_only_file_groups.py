@@ -9,7 +9,7 @@ Spark datasource, and hudi-rs reads its snapshot and time travel alike. Our upse
 groups through the record index we build from their merged logs (a bloom index, which reads base files only, is
 refused); our compaction gives each group a base file written from its logs alone (none for a group whose logs
 merge to no record, as Hudi's ``HoodieCompactor``); our cleaner removes the compacted slices; Java reads what we
-wrote; ``validate`` finds nothing wrong.
+wrote; ``validate`` finds nothing wrong. A CDC query of such a table, which Java 0.15 fails, gives every change.
 
 Java's in-memory index is the JVM's: one table per Java process, whose keys no other test writes."""
 
@@ -28,7 +28,7 @@ from hoodie_datasource.errors import HoodieConfigError, HoodieIndexError
 from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.table.file_names import BASE_FILE, LOG_FILE
 from tests.conftest import require_module
-from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
+from tests.hudi_oracle import HUDI_0_15, HudiOracle, HudiOracleError, assert_same_table, cdc_changes, skip_hudi_1_mor_cdc
 from tests.hudi_oracle.test_hudi_reads_ours import our_options, rows
 from tests.hudi_oracle.test_we_read_hudis import hudi_options
 from tests.metadata_checks import assert_metadata_table_true, assert_record_index_true
@@ -232,3 +232,32 @@ def test_we_read_javas_consistent_hashing_bucket_groups_of_log_files_only(hudi, 
     assert_same_table(hudi.read(path, {"as.of.instant": t1}), read_table(path, ReadConfig(as_of_instant=t1)))
     with pytest.raises(HoodieConfigError, match="CONSISTENT_HASHING"):
         write_local(path, rows(["ch-a"], [3], ["sf"], [3.0]), {**our_options("MERGE_ON_READ", True), **options})
+
+
+def test_our_cdc_query_of_javas_log_only_groups(hudi, tmp_path):
+    """A CDC query of a table whose groups are log files only (no ``.cdc`` file: Java's append handle writes none
+    for them): every change with its images, derived from the merged slices before and after each write. Java 0.15
+    fails this query on its own table: ``HoodieCDCRDD.loadFileSlice`` opens the before slice's base file, which is
+    absent, as a parquet file at the partition's path (Hudi's bug)."""
+    skip_hudi_1_mor_cdc(hudi, "MERGE_ON_READ")
+    path = str(tmp_path / "trips")
+    options = {**hudi_options(hudi, "MERGE_ON_READ"), **INMEMORY, "hoodie.table.cdc.enabled": "true"}
+    hudi.write(path, rows(["cdc-a", "cdc-b", "cdc-c"], [1] * 3, ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    hudi.write(path, rows(["cdc-a", "cdc-d"], [2, 2], ["sf", "sea"], [1.5, 4.0]),
+               {**options, "hoodie.datasource.write.operation": "upsert"})
+    hudi.write(path, rows(["cdc-b"], [3], ["nyc"], [0.0]), {**options, "hoodie.datasource.write.operation": "delete"})
+    t1, t2, t3 = HoodieTable(path).completed_commits()
+    bases, logs = data_files(path)
+    assert bases == [] and not [n for n in logs if n.endswith(".cdc")]
+
+    def image(key, city, fare, ts):
+        return [("city", city), ("fare", fare), ("id", key), ("paid", fare > 1.5), ("seats", len(key)), ("ts", ts)]
+
+    changes = cdc_changes(read_table(path, ReadConfig(query_type="incremental", begin_instant=t1,
+                                                      incremental_format="cdc")))
+    assert changes == [("d", t3, image("cdc-b", "nyc", 2.0, 1), None), ("i", t2, None, image("cdc-d", "sea", 4.0, 2)),
+                       ("u", t2, image("cdc-a", "sf", 1.0, 1), image("cdc-a", "sf", 1.5, 2))]
+    with pytest.raises(HudiOracleError, match="Is a directory"):
+        hudi.read(path, {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+                         "hoodie.datasource.read.begin.instanttime": t1})
