@@ -11,7 +11,8 @@ refused); our compaction gives each group a base file written from its logs alon
 merge to no record, as Hudi's ``HoodieCompactor``); our cleaner removes the compacted slices; Java reads what we
 wrote; ``validate`` finds nothing wrong. A CDC query of such a table, which Java 0.15 fails, gives every change.
 
-Java's in-memory index is the JVM's: one table per Java process, whose keys no other test writes."""
+Java's in-memory index is the JVM's, shared by every table a Java process writes: each table here has keys of a
+prefix of its own, which no other test writes."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ import pytest
 from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieIndexError
-from hoodie_datasource.log.data_block import encode_parquet_data_block
-from hoodie_datasource.log.log_format import write_log_file
+from hoodie_datasource.log.data_block import decode_data_block, encode_parquet_data_block
+from hoodie_datasource.log.log_format import read_log_blocks, write_log_file
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import BASE_FILE, LOG_FILE, BaseFileName, LogFileName
 from hoodie_datasource.table.meta_columns import data_schema_of
@@ -146,3 +146,34 @@ def test_clustering_replaces_log_only_groups_and_the_cleaner_removes_them(tmp_pa
     assert not set(logs) & set(files(path)[1]), "the replaced groups' logs are cleaned"
     assert read_pairs(path) == [("k0", 10.0), *rows[1:]]
     assert as_json("validate", path) == {"valid": True, "problems": []}
+
+
+def test_a_pending_compaction_and_a_failed_write_on_log_only_groups(log_only):
+    """Logs written while a compaction of a log-only group is pending are named after it and merge into the slice
+    before it, which has no base file; a failed write's new log-only group and its log appended to an existing group
+    are read past."""
+    path, (t1, *_) = log_only
+    compaction = HoodieTable(path).schedule_compaction()
+    assert compaction
+    t4 = write_local(path, batch([("k3", 4, "y", 33.0)]), OPTIONS)
+    _, logs = files(path)
+    assert [n for n in logs if f"_{compaction}.log." in n], "the update is named after the pending compaction"
+    expected = [("k0", 0.0), ("k1", 11.0), ("k3", 33.0), ("k4", 4.0), ("k5", 5.0)]
+    assert read_pairs(path) == expected
+    assert read_pairs(path, as_of_instant=t4) == expected
+    assert read_pairs(path, query_type="read_optimized") == []
+    # a write that failed midway: a new group of log files only named after it, and a log of it in k0's group
+    failed = "20991231000000000"
+    for state in ("requested", "inflight"):
+        Path(path, ".hoodie", f"{failed}.deltacommit.{state}").write_bytes(b"")
+    k0_log = next(Path(path, "x").glob(f".*_{t1}.log.1_*"))
+    group = k0_log.name[1:].split("_")[0]
+    storage = open_storage(path)
+    (block,) = read_log_blocks(storage, f"x/{k0_log.name}")
+    stored = decode_data_block(block)
+    failed_block = encode_parquet_data_block(stored, failed, log_schema_text("t", data_schema_of(stored.schema)))
+    write_log_file(storage, f"x/.{'99999999' + group[8:]}_{failed}.log.1_0-0-0", [failed_block])
+    write_log_file(storage, f"x/.{group}_{t1}.log.9_0-0-0", [failed_block])
+    assert read_pairs(path) == expected, "neither the failed write's group nor its log is read"
+    assert HoodieTable(path).run_compaction(compaction)
+    assert read_pairs(path) == expected
