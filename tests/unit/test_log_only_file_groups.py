@@ -20,6 +20,7 @@ from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.errors import HoodieIndexError
 from hoodie_datasource.log.data_block import decode_data_block, encode_parquet_data_block
 from hoodie_datasource.log.log_format import read_log_blocks, write_log_file
+from hoodie_datasource.procedures.registry import run_procedure
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.file_names import BASE_FILE, LOG_FILE, BaseFileName, LogFileName
 from hoodie_datasource.table.meta_columns import data_schema_of
@@ -177,3 +178,12 @@ def test_a_pending_compaction_and_a_failed_write_on_log_only_groups(log_only):
     assert read_pairs(path) == expected, "neither the failed write's group nor its log is read"
     assert HoodieTable(path).run_compaction(compaction)
     assert read_pairs(path) == expected
+    # show_fsview_all: each group's slice of log files only (no data file), then the compacted one
+    table = HoodieTable(path)
+    slices = run_procedure("show_fsview_all", table, {"path_regex": "y"}).to_pylist()
+    by_group: dict[str, list[tuple[str, bool]]] = {}
+    for s in sorted(slices, key=lambda s: s["base_instant"]):
+        by_group.setdefault(s["file_id"], []).append((s["base_instant"], s["data_file"].endswith(".parquet")))
+    assert sorted(by_group.values()) == [[(t1, False), (compaction, True)]] * 2
+    latest = run_procedure("show_fsview_latest", table, {"partition_path": "y"}).to_pylist()
+    assert sorted((s["base_instant"], s["data_file"].endswith(".parquet")) for s in latest) == [(compaction, True)] * 2
