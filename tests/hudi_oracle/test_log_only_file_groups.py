@@ -125,19 +125,19 @@ def test_our_spark_upsert_of_log_only_groups_java_reads_back(spark, hudi, java_t
     assert_record_index_true(path)
 
 
-def test_hudi_rs_reads_javas_log_only_groups_as_we_do(java_table):
+def hudi_rs_keys_and_ts(path: str, as_of: str | None = None) -> list[tuple[str, int]]:
+    """hudi-rs's snapshot (as of ``as_of``), an independent reader."""
     hudi_rs = require_module("hudi")
+    table = hudi_rs.HudiTableBuilder.from_base_uri(path).build()
+    batches = table.read(hudi_rs.HudiReadOptions().with_as_of_timestamp(as_of)) if as_of else table.read()
+    return keys_and_ts(pa.Table.from_batches(batches)) if batches else []
+
+
+def test_hudi_rs_reads_javas_log_only_groups_as_we_do(java_table):
     path, (t1, t2, _) = java_table
-
-    def rs(options=None) -> list[tuple[str, int]]:
-        table = hudi_rs.HudiTableBuilder.from_base_uri(path).build()
-        batches = table.read(options) if options is not None else table.read()
-        return keys_and_ts(pa.Table.from_batches(batches)) if batches else []
-
-    assert rs() == keys_and_ts(read_table(path))
+    assert hudi_rs_keys_and_ts(path) == keys_and_ts(read_table(path))
     for instant in (t1, t2):
-        assert rs(hudi_rs.HudiReadOptions().with_as_of_timestamp(instant)) == keys_and_ts(
-            read_table(path, ReadConfig(as_of_instant=instant)))
+        assert hudi_rs_keys_and_ts(path, instant) == keys_and_ts(read_table(path, ReadConfig(as_of_instant=instant)))
 
 
 def test_our_upsert_and_compaction_of_log_only_groups_java_reads_back(hudi, java_table, tmp_path):
@@ -179,6 +179,7 @@ def test_our_upsert_and_compaction_of_log_only_groups_java_reads_back(hudi, java
     assert sorted(set(java_logs) & set(logs)) == [n for n in java_logs if n.startswith("nyc/")]
     assert keys_and_ts(read_table(path)) == expected
     assert_same_table(hudi.read(path), read_table(path))
+    assert hudi_rs_keys_and_ts(path) == expected
     assert as_json("validate", path) == {"valid": True, "problems": []}
 
 
