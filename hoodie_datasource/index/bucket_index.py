@@ -80,9 +80,10 @@ class BucketIndex(Index):
         return not operation.drops_partitions
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The slices with a base file, their footers unread (file ids alone place records), checked against the
-        bucket count before anything is written (``bucket_file_groups``)."""
-        files = [unranged(s) for s in slices if s.base_file is not None]
+        """Every slice, its footers unread (file ids alone place records; a slice of log files only is its bucket's
+        file group, as in Hudi's ``HoodieSimpleBucketIndex.loadPartitionBucketIdFileIdMapping``), checked against
+        the bucket count before anything is written (``bucket_file_groups``)."""
+        files = [unranged(s) for s in slices]
         bucket_file_groups(files, self.config.num_buckets)
         return files
 

@@ -4,8 +4,8 @@ kept in an HBase table (``index.hbase_table``) that Java Hudi's HBase index may 
 Tagging looks the batch's keys up in batched gets, in the task holding the records (``tags_records``; Hudi's
 ``locationTagFunction`` in ``mapPartitionsWithIndex``). An entry counts as ``index.location_validity`` says: its
 ``commit_ts`` a completed instant or older than the timeline (Hudi's ``checkIfValidCommit``: a failed write's
-entries are ignored), and, beyond Hudi, its file group live with a base file (a key whose group a clustering or an
-overwrite replaced is new, not an update of a file group no reader sees). The index is global; a key written with
+entries are ignored), and, beyond Hudi, its file group live (a key whose group a clustering or an overwrite replaced
+is new, not an update of a file group no reader sees). The index is global; a key written with
 another partition moves there with ``hoodie.hbase.index.update.partition.path`` (``routing.partition_changes``).
 
 After the data files are written and before the commit completes (``update_location``, Hudi's ``updateLocation``),
@@ -34,7 +34,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.hbase_index_config import HBaseIndexConfig
-from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.index.hbase_table import ENTRY_SCHEMA, HBaseIndexTable
 from hoodie_datasource.index.index import Index, TagScope
 from hoodie_datasource.index.key_ranges import FileKeyRange, unranged
@@ -44,8 +43,7 @@ from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
 from hoodie_datasource.table.meta_columns import FILE_ID_COLUMN, LOCATION_PARTITION_COLUMN, RECORD_KEY_COLUMN
 from hoodie_datasource.table.table import Table
-from hoodie_datasource.timeline.commit_metadata import WriteStat, write_stats_of
-from hoodie_datasource.timeline.instant import DELTA_COMMIT
+from hoodie_datasource.timeline.commit_metadata import WriteStat
 from hoodie_datasource.timeline.instant_time import parse_instant
 from hoodie_datasource.timeline.timeline import Timeline
 from hoodie_datasource.timeline.written_keys import written_keys
@@ -66,13 +64,12 @@ class HBaseIndex(Index):
         return self.config.hbase
 
     def for_table(self, table: Table) -> Index:
-        if table.config.is_mor:
-            _refuse_log_only_groups(table)
         return replace(self, timeline=table.timeline)
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The slices with a base file, their footers unread: HBase names the file groups."""
-        return [unranged(s) for s in slices if s.base_file is not None]
+        """Every slice, its footers unread: HBase names the file groups (Java Hudi's merge-on-read inserts under
+        this index go to file groups of log files only, ``HoodieIndex.canIndexLogFiles``)."""
+        return [unranged(s) for s in slices]
 
     def tag(self, records: pa.Table, files: Sequence[FileKeyRange], scope: TagScope
             ) -> tuple[pa.Table, IndexCounts | None]:
@@ -135,19 +132,3 @@ class HBaseIndex(Index):
         gone = pc.invert(pc.is_in(pa.array(keys, pa.string()), value_set=previous.column("key")))
         table.mutate(previous, pa.array(keys, pa.string()).filter(gone).to_pylist(), self.hbase.put_batch_size)
 
-
-def _refuse_log_only_groups(table: Table) -> None:
-    """Refuse a merge-on-read table holding a file group of log files only: Java Hudi writes them for inserts under
-    an index that locates keys in log files (``HoodieIndex.canIndexLogFiles``, HBase's true: ``BaseSparkDeltaCommit
-    ActionExecutor.handleInsert``), and this library's file-system view reads only slices with a base file, so the
-    group's keys would be taken for new and stored twice. A compaction gives the group its base file."""
-    log_only = {(s.get("partitionPath") or "", s.get("fileId")) for instant in table.timeline.completed((DELTA_COMMIT,))
-                for s in write_stats_of(table.timeline.read_metadata(instant)) if s.get("baseFile") == ""}
-    if not log_only:
-        return
-    with_base = {(s.partition_path, s.file_id) for s in table.file_system_view().latest_file_slices()}
-    if missing := sorted(log_only - with_base):
-        raise UnsupportedTableError(
-            f"{table.uri} has file groups of log files only (e.g. {missing[0][1]} in partition {missing[0][0]!r}), "
-            "which Java Hudi's merge-on-read inserts under the HBase index write and this library does not read "
-            "yet: compact the table with Java Hudi first (hoodie.compact.inline=true), then write with HBASE here")

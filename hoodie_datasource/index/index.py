@@ -141,7 +141,7 @@ class Index(ABC):
 
     @abstractmethod
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The slices with a base file, as the index needs them."""
+        """The latest slices, as the index needs them (a merge-on-read slice of log files only included)."""
 
     def scope(self, table: Table, instant: str, operation: WriteOperation, data: pa.Schema) -> TagScope:
         """What tagging the records of a write of ``operation`` at ``instant`` into ``table`` (as the write started)
@@ -154,6 +154,11 @@ class Index(ABC):
         """Keyed ``records`` with their location columns (``LOCATION_COLUMNS``), and the index work it took (None:
         nothing was looked up). ``records`` hold every record of their keys; ``files``: those of ``file_ranges``
         of the latest slices of the records' partitions (of every partition: a global index)."""
+
+    def check_lookup_files(self, files: Sequence[FileKeyRange]) -> None:
+        """Refuse, before a key is looked up, ``files`` (``file_ranges``') the index cannot look keys up in (none
+        here: every other index locates keys in any slice)."""
+        return None
 
     def check_table(self, timeline: Timeline) -> None:
         """Refuse, before anything is written, a write the table's history says the index cannot do (none here)."""

@@ -19,7 +19,7 @@ from hoodie_datasource.table.file_group import BaseFile, FileSlice, LogFile
 class FileKeyRange:
     partition: str
     file_id: str
-    base_file: str  # relative path
+    base_file: str | None  # relative path; None: a merge-on-read slice of log files only
     base_instant: str
     size: int
     num_records: int
@@ -37,7 +37,8 @@ class FileKeyRange:
     @property
     def file_slice(self) -> FileSlice:
         """The slice this range was read from (its base file's size, not its name, is what a range keeps)."""
-        base = BaseFile(posixpath.basename(self.base_file), self.file_id, self.base_instant, self.size)
+        base = (None if self.base_file is None
+                else BaseFile(posixpath.basename(self.base_file), self.file_id, self.base_instant, self.size))
         return FileSlice(self.partition, self.file_id, self.base_instant, base, self.logs)
 
 
@@ -50,12 +51,11 @@ def _read_range(storage: Storage, file_slice: FileSlice) -> FileKeyRange:
 
 
 def unranged(file_slice: FileSlice) -> FileKeyRange:
-    """A slice with a base file as a ``FileKeyRange`` without reading its footer: no key range, no
-    record count (what a bucket index needs: the file ids alone place records)."""
-    relative = file_slice.base_relative_path
-    assert relative is not None and file_slice.base_file is not None
-    return FileKeyRange(file_slice.partition_path, file_slice.file_id, relative, file_slice.base_instant,
-                        file_slice.base_file.size, 0, None, None, bool(file_slice.log_files),
+    """A slice as a ``FileKeyRange`` without reading its footer: no key range, no record count (what a bucket
+    index needs: the file ids alone place records). A slice of log files only has no base file, size 0."""
+    size = file_slice.base_file.size if file_slice.base_file is not None else 0
+    return FileKeyRange(file_slice.partition_path, file_slice.file_id, file_slice.base_relative_path,
+                        file_slice.base_instant, size, 0, None, None, bool(file_slice.log_files),
                         logs=file_slice.log_files)
 
 

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie_datasource.config.write_operation import WriteOperation
+from hoodie_datasource.errors import HoodieIndexError
 from hoodie_datasource.index.index import CANDIDATE_SCHEMA, LOCATION_SCHEMA, LOOKUP_FILE_COLUMN, Index, TagScope, unlocated
 from hoodie_datasource.index.key_ranges import FileKeyRange, load_key_ranges, unranged
 from hoodie_datasource.index.log_deletes import LogDeletes
@@ -74,12 +75,14 @@ class LookupIndex(Index):
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
         """The key range of every slice with a base file: from the footers (``key_ranges.load_key_ranges``), or
-        the metadata table's record key statistics (none needed when the ranges prune nothing)."""
+        the metadata table's record key statistics (none needed when the ranges prune nothing); then the slices
+        of log files only, unranged, which ``tag`` and ``candidates`` refuse to look keys up in."""
+        log_only = [unranged(s) for s in slices if s.base_file is None]
         if self.metadata is None:
-            return load_key_ranges(storage, list(slices))
+            return load_key_ranges(storage, list(slices)) + log_only
         if not self.config.prune_by_ranges:
-            return [unranged(s) for s in slices if s.base_file is not None]
-        return self.metadata.key_ranges(storage, slices)
+            return [unranged(s) for s in slices if s.base_file is not None] + log_only
+        return self.metadata.key_ranges(storage, slices) + log_only
 
     def _blooms(self, storage: Storage, listed: dict[str, FileInfo] | None = None) -> BloomSource | None:
         return None if self.metadata is None else self.metadata.blooms(storage, listed)
@@ -90,8 +93,24 @@ class LookupIndex(Index):
         deletes = LogDeletes.of(table, data) if self.is_global and table.config.is_mor else None
         return replace(super().scope(table, instant, operation, data), log_deletes=deletes)
 
+    def check_lookup_files(self, files: Sequence[FileKeyRange]) -> None:
+        """Keys are looked up among base files only, as Hudi's bloom and simple indexes do
+        (``HoodieIndexUtils.getLatestBaseFilesForAllPartitions``): a key stored in a file group of log files only
+        (which Hudi writes under an index that indexes log files, ``HoodieIndex.canIndexLogFiles``) would be taken
+        for new and stored twice, as Hudi stores it. Refused instead, naming the indexes that locate such keys."""
+        log_only = [f for f in files if f.base_file is None]
+        if log_only:
+            first = log_only[0]
+            raise HoodieIndexError(
+                f"hoodie.index.type={self.config.index_type} looks keys up in base files only, and {len(log_only)} "
+                f"file group(s) hold log files only (e.g. {first.file_id} in partition {first.partition!r}): their "
+                "keys would be stored twice. Tag with an index that locates keys in log files: RECORD_INDEX, BUCKET "
+                "(when the table was written with it), HBASE; or compact the table first (a compaction gives each "
+                "group holding records a base file)")
+
     def candidates(self, records: pa.Table, files: Sequence[FileKeyRange]) -> pa.Table:
         """Thin (key, partition, candidate file) rows (``CANDIDATE_SCHEMA``) of keyed ``records``."""
+        self.check_lookup_files(files)
         keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
         parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()
         found = range_candidates(keys, parts, files, self.config.prune_by_ranges, self.is_global)
@@ -137,6 +156,7 @@ class LookupIndex(Index):
         With no files to look in, every key is new and nothing is counted."""
         if not files:
             return unlocated(records), None
+        self.check_lookup_files(files)
         storage = scope.storage
         keys = records.column(RECORD_KEY_COLUMN).combine_chunks()
         parts = records.column(PARTITION_PATH_COLUMN).combine_chunks()

@@ -90,8 +90,9 @@ class RecordIndex(Index):
         return self.reader
 
     def file_ranges(self, storage: Storage, slices: Sequence[FileSlice]) -> list[FileKeyRange]:
-        """The slices with a base file, their footers unread: the record index names the file groups."""
-        return [unranged(s) for s in slices if s.base_file is not None]
+        """Every slice, its footers unread: the record index names the file groups (a group of log files only
+        too: Hudi's record index holds the keys of merged log records)."""
+        return [unranged(s) for s in slices]
 
     def lookup_tasks(self, files: Sequence[FileKeyRange]) -> int:
         """A task per file group of the record index."""

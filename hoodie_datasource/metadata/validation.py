@@ -20,6 +20,7 @@ from hoodie_datasource.table.table import Table
 # HoodieFileFormat's extensions (PARQUET, HOODIE_LOG, HFILE, ORC), and a log file's marker in its name
 _DATA_EXTENSIONS = frozenset((".parquet", ".log", ".hfile", ".orc"))
 _LOG_MARKER = ".log"
+_HADOOP_CHECKSUM = ".crc"
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,12 @@ class FileListingDifference:
 
 
 def is_data_file(name: str) -> bool:
-    """Whether storage's listing counts ``name`` as a data file (``FSUtils.getAllDataFilesInPartition``)."""
+    """Whether storage's listing counts ``name`` as a data file (``FSUtils.getAllDataFilesInPartition``). The
+    ``.<file>.crc`` checksum Hadoop's local file system writes beside each file of Java Hudi's (``..<log>.crc``
+    beside a log file holds ``.log.``) never is: that file system hides them from every listing
+    (``ChecksumFileSystem``)."""
+    if name.startswith(".") and name.endswith(_HADOOP_CHECKSUM):
+        return False
     dot = name.rfind(".")
     return (dot >= 0 and name[dot:] in _DATA_EXTENSIONS) or _LOG_MARKER in name
 

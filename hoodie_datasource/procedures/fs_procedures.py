@@ -24,7 +24,7 @@ from hoodie_datasource.procedures.procedure import LIMIT, TABLE, Parameter, Proc
 from hoodie_datasource.storage.local import local_path
 from hoodie_datasource.storage.storage import FileInfo, Storage, join
 from hoodie_datasource.storage.uri import parse_table_uri, scheme_of
-from hoodie_datasource.table.file_group import LogFile
+from hoodie_datasource.table.file_group import BaseFile, LogFile
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.instant import COMPACTION, WRITE_ACTIONS
 from hoodie_datasource.timeline.timeline import Timeline
@@ -63,12 +63,18 @@ def _show_fsview_all(table: HoodieTable, args: dict[str, Any], conf: dict[str, s
     for group in view.file_groups(_partitions(view, args["path_regex"])):
         bases = sorted((b for b in group.base_files if b.instant_time in shown), key=lambda b: b.instant_time)
         logs = [log for log in group.log_files if log.instant_time in shown]
-        starts = [b.instant_time for b in bases] or [min((log.instant_time for log in logs), default="")]
+        # a slice starts at each base file, and before the first at the first log: a file group that began as log
+        # files only (HoodieFileGroup.getBaseInstantTime with no slice yet)
+        by_start: dict[str, BaseFile | None] = {b.instant_time: b for b in bases}
+        first_log = min((log.instant_time for log in logs), default=None)
+        if first_log is not None and (not bases or first_log < bases[0].instant_time):
+            by_start[first_log] = None
+        starts = sorted(by_start) or [""]
         for i, start in enumerate(starts):
             end = starts[i + 1] if i + 1 < len(starts) else None
             in_slice = sorted((log for log in logs if log.instant_time >= start and (end is None or log.instant_time < end)),
                               key=lambda log: (log.instant_time, log.version))
-            base = bases[i] if bases else None
+            base = by_start.get(start)
             rows.append((group.partition_path, group.file_id, start, _data_file(table, group.partition_path, base),
                          base.size if base else 0, len(in_slice), sum(log.size for log in in_slice), _log_names(in_slice)))
     return rows[:args["limit"]]

@@ -89,8 +89,11 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
     doomed: dict[str, list[str]] = defaultdict(list)
     for group in view.file_groups():
         key = (group.partition_path, group.file_id)
-        bases = sorted((b for b in group.base_files if b.instant_time in committed), key=lambda b: b.instant_time)
-        if not bases:
+        # the group's committed slices by the instant each starts at: its base file's, or (a slice of log files
+        # only, which Hudi writes under an index that indexes log files) the instant its logs are named after
+        starts = sorted({b.instant_time for b in group.base_files if b.instant_time in committed}
+                        | {log.instant_time for log in group.log_files if log.instant_time in committed})
+        if not starts:
             continue
         if key in replaced_at:
             # Hudi's CleanPlanner.getReplacedFilesEligibleToClean: a replaced file group goes once its
@@ -100,22 +103,22 @@ def files_to_clean(table: Table, cfg: CleanConfig) -> tuple[dict[str, list[str]]
             else:
                 continue
         elif cfg.policy == BY_VERSIONS:
-            keep = {b.instant_time for b in bases[-cfg.file_versions_retained:]}
+            keep = set(starts[-cfg.file_versions_retained:])
         else:
-            older = [b for b in bases if b.instant_time < retained_from]
-            keep = {b.instant_time for b in bases if b.instant_time >= retained_from}
+            older = [t for t in starts if t < retained_from]
+            keep = {t for t in starts if t >= retained_from}
             if older:
-                keep.add(older[-1].instant_time)
+                keep.add(older[-1])
         if key not in replaced_at:
-            keep.add(bases[-1].instant_time)
+            keep.add(starts[-1])
         if key in pending_compaction:
             continue
-        for base in bases:
-            if base.instant_time in keep:
+        for start in starts:
+            if start in keep:
                 continue
             # the slice's CDC logs too, as Hudi's CleanPlanner.getCleanFileInfoForSlice does with CDC on
-            names = [base.name, *(log.name for log in (*group.log_files, *group.cdc_log_files)
-                                  if log.instant_time == base.instant_time)]
+            names = [*(b.name for b in group.base_files if b.instant_time == start),
+                     *(log.name for log in (*group.log_files, *group.cdc_log_files) if log.instant_time == start)]
             if savepointed.isdisjoint(names):
                 doomed[group.partition_path].extend(names)
     return dict(doomed), retained_from

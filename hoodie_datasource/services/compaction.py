@@ -70,7 +70,7 @@ def _pending_writes(timeline: Timeline) -> list[str]:
 
 
 def _select(slices: list[FileSlice], cfg: CompactionConfig) -> list[FileSlice]:
-    with_logs = [s for s in slices if s.log_files and s.base_file is not None]
+    with_logs = [s for s in slices if s.log_files]  # a slice of log files only too (Hudi's, no data file)
     if cfg.strategy == "DayBasedCompactionStrategy":
         latest = sorted({s.partition_path for s in with_logs}, reverse=True)[: cfg.target_partitions]
         return [s for s in with_logs if s.partition_path in set(latest)]
@@ -150,7 +150,9 @@ def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard
     stats = []
     file_sizes: dict[str, dict[str, int]] = {}  # per partition, listed once for all its operations
     for op in plan.get("operations") or ():
-        stats.append(_compact_one(table, op, instant_time, schema, visible, cfg, file_sizes))
+        stat = _compact_one(table, op, instant_time, schema, visible, cfg, file_sizes)
+        if stat is not None:
+            stats.append(stat)
     name = table.config.name
     extra = {"schema": to_avro_json(arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}"))}
     metadata = CommitMetadata("COMPACT", stats, extra, compacted=True)
@@ -163,7 +165,9 @@ def _execute(table: Table, instant: Instant, cfg: CompactionConfig, guard: Guard
 
 
 def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, visible: frozenset[str],
-                 cfg: CompactionConfig, file_sizes: dict[str, dict[str, int]]) -> WriteStat:
+                 cfg: CompactionConfig, file_sizes: dict[str, dict[str, int]]) -> WriteStat | None:
+    """The base file of ``op``'s slice merged; none when a slice of log files only merges to no record (Hudi's
+    ``HoodieCompactor.compact`` writes nothing then: the group keeps its logs, which read as empty)."""
     started = time.monotonic()
     storage = table.storage
     partition = op.get("partitionPath") or ""
@@ -182,6 +186,8 @@ def _compact_one(table: Table, op: dict, instant_time: str, schema: pa.Schema, v
     base = BaseFile(posixpath.basename(base_name), op["fileId"], op["baseInstantTime"], 0) if base_name else None
     file_slice = FileSlice(partition, op["fileId"], op["baseInstantTime"], base, tuple(logs))
     merged = read_merged_slice(storage, file_slice, schema, visible, MergeRule.of(table.config))
+    if base is None and merged.num_rows == 0:
+        return None
     file_name = base_file_name(op["fileId"], UNKNOWN_WRITE_TOKEN, instant_time)
     if FILE_NAME_COLUMN in merged.column_names:
         merged = merged.set_column(merged.schema.get_field_index(FILE_NAME_COLUMN), FILE_NAME_COLUMN,

@@ -474,6 +474,7 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         writing = "tagging and writing file groups by bucket"
     else:
         if in_lookup_tasks or (session.looks_up_keys and files):
+            index.check_lookup_files(files)  # on the driver: the tasks' lookups would fail each alike
             if in_lookup_tasks:
                 located = _tagged_in_lookup_tasks(session, keyed, writer, files)
             else:

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hoodie_datasource.config.table_config import METAFOLDER, TableConfig
-from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.storage.storage import FileInfo, Storage
 from hoodie_datasource.table.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodie_datasource.table.file_names import (
@@ -138,48 +137,64 @@ class FileSystemView:
             key = (group.partition_path, group.file_id)
             if key in replaced or (file_ids is not None and key not in file_ids):
                 continue
-            bases = group.base_files
-            if len(bases) == 1:  # most groups: one base file, not sorted for
-                base = bases[0] if committed(bases[0].instant_time) else None
-            else:
-                base = max((b for b in bases if committed(b.instant_time)), key=_instant_of, default=None)
-            if base is None:
-                _refuse_log_only_group(group, committed, layout, as_of)
-                continue
-            pending_instant = pending.get(key)
-            logs = tuple(
-                sorted(
-                    (log for log in group.log_files
-                     if _log_in_slice(log, base, committed, layout, as_of)
-                     or (pending_instant is not None and layout < 2 and log.instant_time == pending_instant)),
-                    key=lambda log: (log.instant_time, log.version, log.write_token),
-                )
-            ) if group.log_files else ()
-            slices.append(FileSlice(group.partition_path, group.file_id, base.instant_time, base, logs))
+            pending_instant = pending.get(key) if layout < 2 else None
+            found = (_latest_slice_layout_1(group, committed, pending_instant) if layout < 2
+                     else _latest_slice_layout_2(group, committed, as_of))
+            if found is not None:
+                slices.append(found)
         return slices
 
 
-def _refuse_log_only_group(group: FileGroup, committed: Callable[[str], bool], layout: int, as_of: str | None) -> None:
-    """A file group whose committed files are log files only (Apache Hudi writes them on merge-on-read tables when
-    its index can index log files: the HBase index, Flink's writers) is not read yet: refused, rather than its rows
-    silently left out of every read."""
-    if any(committed(log.instant_time) and (layout < 2 or as_of is None or log.instant_time <= as_of)
-           for log in group.log_files):
-        raise UnsupportedTableError(
-            f"File group {group.file_id} of partition {group.partition_path!r} holds log files only (Apache Hudi "
-            "writes file groups of log files only under an index that indexes log files, such as its HBase index, "
-            "and from Flink); this library does not read them yet: compact the table with Apache Hudi first")
+def _log_order(log: LogFile) -> tuple[str, int, str]:
+    return log.instant_time, log.version, log.write_token
+
+
+def _latest_slice_layout_1(group: FileGroup, committed: Callable[[str], bool], pending_instant: str | None
+                           ) -> FileSlice | None:
+    """Layout 1 names a log by its slice's base instant, so a slice starts at a base file's instant or at the
+    instant its logs are named after; a file group of log files only (Hudi's ``HoodieFileGroup`` with a
+    ``FileSlice`` whose base file is absent) starts at the deltacommit that created it. The latest slice
+    whose start is committed is the group's (``HoodieFileGroup.isFileSliceCommitted``); logs named after a
+    pending compaction of the group merge into it (``getLatestMergedFileSlicesBeforeOrOn``)."""
+    bases = group.base_files
+    if len(bases) == 1 and not group.log_files:  # most copy-on-write groups: one base file, nothing to sort
+        return _slice(group, bases[0], ()) if committed(bases[0].instant_time) else None
+    start = max((t for t in {b.instant_time for b in bases} | {log.instant_time for log in group.log_files}
+                 if committed(t)), default=None)
+    if start is None:
+        return None
+    base = next((b for b in bases if b.instant_time == start), None)
+    logs = tuple(sorted((log for log in group.log_files
+                         if log.instant_time == start or (pending_instant is not None
+                                                          and log.instant_time == pending_instant)),
+                        key=_log_order))
+    return _slice(group, base, logs, start)
+
+
+def _latest_slice_layout_2(group: FileGroup, committed: Callable[[str], bool], as_of: str | None
+                           ) -> FileSlice | None:
+    """Layout 2 names a log by its own deltacommit: a slice is the latest committed base file and the committed
+    logs at or after it (to ``as_of``); a group without a committed base file is a slice of its committed logs
+    alone, starting at the first of them (``HoodieFileGroup.getBaseInstantTime`` with no slice yet)."""
+    bases = group.base_files
+    if len(bases) == 1:
+        base = bases[0] if committed(bases[0].instant_time) else None
+    else:
+        base = max((b for b in bases if committed(b.instant_time)), key=_instant_of, default=None)
+    since = base.instant_time if base is not None else ""
+    logs = tuple(sorted((log for log in group.log_files
+                         if committed(log.instant_time) and log.instant_time >= since
+                         and (as_of is None or log.instant_time <= as_of)), key=_log_order))
+    if base is None and not logs:
+        return None
+    return _slice(group, base, logs, base.instant_time if base is not None else logs[0].instant_time)
+
+
+def _slice(group: FileGroup, base: BaseFile | None, logs: tuple[LogFile, ...], start: str | None = None
+           ) -> FileSlice:
+    return FileSlice(group.partition_path, group.file_id, start if start is not None else base.instant_time,
+                     base, logs)
 
 
 def _instant_of(base: BaseFile) -> str:
     return base.instant_time
-
-
-def _log_in_slice(log: LogFile, base: BaseFile, committed: Callable[[str], bool], layout: int,
-                  as_of: str | None) -> bool:
-    """Layout 1 names a log by its slice's base instant; layout 2 by its own deltacommit."""
-    if layout < 2:
-        return log.instant_time == base.instant_time
-    return committed(log.instant_time) and log.instant_time >= base.instant_time and (
-        as_of is None or log.instant_time <= as_of
-    )

@@ -155,7 +155,7 @@ def encode_log_file(
     deletes = records.filter(is_delete)
     if upserts.num_rows == 0 and deletes.num_rows == 0:
         return None
-    assert target.base_instant is not None and target.base_file is not None
+    assert target.base_instant is not None
     avro_schema = log_schema_text(ctx.table_name, ctx.data_schema)
     blocks = []
     column_stats = None
@@ -193,7 +193,7 @@ def encode_log_file(
         column_stats=column_stats,
         logVersion=version,
         logOffset=0,
-        baseFile=posixpath.basename(target.base_file),
+        baseFile=posixpath.basename(target.base_file) if target.base_file else "",  # "": a slice of logs only
         # HoodieAppendHandle: the slice's log files and the new one (Hudi's CDC extractor takes the slice a
         # log file was written on from them: HoodieCommitMetadata.getFileSliceForFileGroupFromDeltaCommit)
         logFiles=[*target.log_files, log_name],

@@ -5,8 +5,8 @@ through ZooKeeper) and us (through the Thrift gateway), on one HBase table, both
 * we write a table tagging through HBase; Java upserts the same keys and new ones through the entries we put (its
   updates land in our file groups, no key stored twice); we upsert again through Java's;
 * Java writes a table with its HBase index; we upsert it through Java's entries, and Java reads what we wrote;
-* Java's merge-on-read inserts under the HBase index go to file groups of log files only, which this library does
-  not read: our write refuses such a table before it writes anything.
+* Java's merge-on-read inserts under the HBase index go to file groups of log files only: we read them, upsert
+  them through Java's entries (an update lands in Java's log-only group) and compact them, and Java reads it all.
 
 After each write HBase holds exactly the table's keys, at their file groups and partitions. Java's bundle relocates
 the HBase client, which names its cell codec by the relocated class name: the test server has an alias of that name
@@ -14,10 +14,12 @@ the HBase client, which names its cell codec by the relocated class name: the te
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.local_engine import write_local
-from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.read.table_reader import read_table
 from tests.hbase.test_hbase_index import hbase_entries
 from tests.hudi_oracle import HUDI_0_15, HudiOracle, assert_same_table
@@ -92,16 +94,26 @@ def test_we_upsert_through_javas_hbase_entries(hudi, hbase, tmp_path, table_type
     assert_hbase_holds(hbase, table, path)
 
 
-def test_we_refuse_javas_log_only_file_groups(hudi, hbase, tmp_path):
+def test_we_upsert_and_compact_javas_log_only_file_groups(hudi, hbase, tmp_path):
     path, table = str(tmp_path / "trips"), hbase.create_table("java_mor")
     opts = _options(hbase, table, "MERGE_ON_READ")
     hudi.write(path, rows(["k0", "k1"], [1, 1], ["sf", "nyc"], [1.0, 1.0]), _java(opts))
-    entries = hbase_entries(hbase, table)
-    assert set(entries) == {"k0", "k1"}
-    with pytest.raises(UnsupportedTableError, match="file groups of log files only"):
-        write_local(path, rows(["k0", "n1"], [2, 2], ["sf", "la"], [2.0, 2.0]), opts)
-    assert hbase_entries(hbase, table) == entries
-    assert unique_keys(hudi, path) == ["k0", "k1"]
-    # a read refuses the log-only groups rather than leave their rows out
-    with pytest.raises(UnsupportedTableError, match="holds log files only"):
-        read_table(path)
+    assert not list(Path(path).glob("*/*.parquet")), "Java's inserts under HBase went to log files only"
+    assert set(hbase_entries(hbase, table)) == {"k0", "k1"}
+    before = table_keys(path)
+    assert_same_table(hudi.read(path), read_table(path))
+    # k0 is updated in Java's log-only group (found through Java's entry), n1 is new
+    write_local(path, rows(["k0", "n1"], [2, 2], ["sf", "la"], [2.0, 2.0]), opts)
+    after = table_keys(path)
+    assert after["k0"] == before["k0"] and after["k1"] == before["k1"]
+    assert unique_keys(hudi, path) == ["k0", "k1", "n1"]
+    assert sorted(zip(*(read_table(path).column(c).to_pylist() for c in ("id", "ts")))) == [
+        ("k0", 2), ("k1", 1), ("n1", 2)]
+    assert_same_table(hudi.read(path), read_table(path))
+    assert_hbase_holds(hbase, table, path)
+    # our compaction gives Java's groups base files written from their logs alone; Java reads them
+    assert HoodieTable(path).compact()
+    assert {p.parent.name for p in Path(path).glob("*/*.parquet")} == {"sf", "nyc", "la"}
+    assert table_keys(path) == after
+    assert_same_table(hudi.read(path), read_table(path))
+    assert_same_table(hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"}), read_table(path))
