@@ -72,8 +72,9 @@ from hoodie_datasource.table.partition_metafile import write_partition_metafile
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.table.table_schema import evolve_schema
 from hoodie_datasource.timeline.commit_metadata import CommitMetadata, WriteStat, write_stats_of
-from hoodie_datasource.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
+from hoodie_datasource.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hoodie_datasource.timeline.instant_time import new_instant_time
+from hoodie_datasource.timeline.timeline import instant_path, timeline_dir
 from hoodie_datasource.timeline.transitions import create_requested, transition_to_completed, transition_to_inflight
 from hoodie_datasource.transaction.conflict import FileGroup, check_conflicts
 from hoodie_datasource.transaction.transaction_manager import TransactionManager
@@ -552,30 +553,23 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
     created = None if checked.table else _create_table(checked)
     tx = TransactionManager(storage, concurrency)
     action = REPLACE_COMMIT if config.operation.replaces_file_groups else (DELTA_COMMIT if config.is_mor else COMMIT)
-    with tx.locked():
-        if checked.table is None:
-            table = Table.load(storage, config=created)
-        else:  # with several writers, the timeline as it is under the lock
-            table = checked.table.refresh() if concurrency.is_occ else checked.table
-        table = prepare_metadata_table(table, metadata)
-        if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
-            table = finish_pending_restores(table)  # a restore that died midway first: its plan is the newest writes
-            rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
-            table = table.refresh()
-        table = build_metadata_table(table, metadata)
-        table = run_metadata_table_services(table, metadata, services)
-        # tagging, small files, overwrites and the services after the commit take the table's files from there:
-        # the metadata table as opened above, its timeline listed once for the whole write
-        table = planning_from_metadata(table, metadata.enabled)
-        index = checked.index.for_table(table)  # the record index as the write starts
-        instant_time = new_instant_time(table.timeline.last_instant_time())
-        tx.start_heartbeat(instant_time)
-        try:
-            instant = create_requested(table, instant_time, action)
-        except BaseException as exc:  # the instant may be another writer's, and so the heartbeat file
-            tx.stop_heartbeat(delete=not isinstance(exc, CommitConflictError))
-            tx.close()
-            raise
+    for attempt in range(PLAN_RACE_ATTEMPTS):
+        with tx.locked():
+            instant, table, index = _create_instant(checked, created, concurrency, tx, metadata, services, action,
+                                                    relist=attempt > 0)
+            scheduled = _compactions_scheduled_meanwhile(table, instant.timestamp) if table.config.is_mor else []
+            if not scheduled:
+                break
+            # a compactor in another process planned while this write picked its time: the plan is
+            # later, yet it covers slices this write would change; the write starts again after it, nothing written
+            storage.delete(instant_path(table.config, instant))
+            tx.stop_heartbeat(delete=True)
+            logger.info("Withdrew %s %s: %s scheduled meanwhile; starting again after it", action, instant.timestamp,
+                        ", ".join(scheduled))
+    else:
+        tx.close()
+        raise HoodieWriteConflictError(f"Could not start a write on {storage.uri}: a compactor in another process "
+                                       f"scheduled a compaction each time it started ({PLAN_RACE_ATTEMPTS} times)")
     logger.info("Started %s %s (%s) on %s", action, instant.timestamp, config.operation, storage.uri)
     session = WriteSession(table.with_instant(instant), config, index, instant, data_schema,
                            not table.timeline.completed(), services, concurrency=concurrency, transactions=tx,
@@ -587,6 +581,54 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
         raise
     return session
 
+
+PLAN_RACE_ATTEMPTS = 3
+
+
+def _create_instant(checked: _CheckedWrite, created: TableConfig | None, concurrency: ConcurrencyConfig,
+                    tx: TransactionManager, metadata: MetadataConfig, services: ServicesConfig, action: str,
+                    relist: bool) -> tuple[Instant, Table, Index]:
+    """The write's requested instant, the table it plans against and its index, under ``tx``'s lock."""
+    if checked.table is None and not relist:
+        table = Table.load(checked.storage, config=created)
+    else:  # with several writers, the timeline as it is under the lock
+        base = checked.table or Table.load(checked.storage, config=created)
+        table = base.refresh() if concurrency.is_occ or relist else base
+    table = prepare_metadata_table(table, metadata)
+    if table.timeline.pending():  # failed writes and dead rollbacks are rolled back here: list the timeline again
+        table = finish_pending_restores(table)  # a restore that died midway first: its plan is the newest writes
+        rollback_failed_writes(table, concurrency.heartbeat_expiry_ms, checked.index)
+        table = table.refresh()
+    table = build_metadata_table(table, metadata)
+    table = run_metadata_table_services(table, metadata, services)
+    # tagging, small files, overwrites and the services after the commit take the table's files from there:
+    # the metadata table as opened above, its timeline listed once for the whole write
+    table = planning_from_metadata(table, metadata.enabled)
+    index = checked.index.for_table(table)  # the record index as the write starts
+    instant_time = new_instant_time(table.timeline.last_instant_time())
+    tx.start_heartbeat(instant_time)
+    try:
+        instant = create_requested(table, instant_time, action)
+    except BaseException as exc:  # the instant may be another writer's, and so the heartbeat file
+        tx.stop_heartbeat(delete=not isinstance(exc, CommitConflictError))
+        tx.close()
+        raise
+    return instant, table, index
+
+
+def _compactions_scheduled_meanwhile(table: Table, instant_time: str) -> list[str]:
+    """Pending compactions later than ``instant_time``, listed after its requested file exists. A compactor creates
+    its plan, then lists the timeline and withdraws the plan if a write is pending (``schedule_compaction``); a write
+    creates its instant, then lists it here: whichever lists second sees the other, so a write never appends to a
+    slice a plan it did not see was made from (its log would be left out of the compacted slice: the compactor alone
+    misses a write between picking its time and creating it). A clustering needs no such check: a write that meets
+    one fails either way (``SparkRejectUpdateStrategy``, or the conflict check at its commit). One listing of the
+    timeline folder; the timeline is loaded only when it holds a later compaction's file."""
+    names = (f.name for f in table.storage.list_dir(timeline_dir(table.config)).files)
+    if not any(i is not None and i.timestamp > instant_time and i.action == COMPACTION and not i.is_completed
+               for i in map(Instant.parse, names)):
+        return []
+    return sorted({t for t in table.refresh().timeline.pending_compactions().values() if t > instant_time})
 
 def run_write(storage: Storage, options: Mapping[str, str], incoming_schema: pa.Schema,
               engine: Callable[[WriteSession], CommitResult],

@@ -96,16 +96,17 @@ def test_a_default_upsert_lists_the_timeline_twice(tmp_path):
     assert read_pairs(path) == [("a", 3), ("b", 4), ("c", 5)]
 
 
-def test_an_upsert_compacting_inline_lists_the_timeline_four_times(tmp_path):
-    """The two of the write, then compaction's: once after its plan is written, to find writers that started
-    meanwhile (``schedule_compaction``), and once before running it (``execute_compaction``); cleaning and
-    archival go on from the table the compaction left (eight listings before the handle)."""
+def test_an_upsert_compacting_inline_lists_the_timeline_five_times(tmp_path):
+    """The two of the write and, on a merge-on-read table, the folder once more after its instant exists, to find a
+    compaction another process scheduled meanwhile; then compaction's: once after its plan is written, to find
+    writers that started meanwhile (``schedule_compaction``), and once before running it (``execute_compaction``);
+    cleaning and archival go on from the table the compaction left (eight listings before the handle)."""
     path = str(tmp_path / "t")
     options = {**MOR, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"}
     write_local(path, batch([("a", 1, "x", 1), ("b", 1, "y", 2)]), options)
     storage = ReadCounting(path)
     write_local(storage, batch([("a", 2, "x", 3)]), options)
-    assert storage.timeline_listings() == 4
+    assert storage.timeline_listings() == 5
     table = Table.load(path)
     assert [table.timeline.is_compaction(i) for i in table.timeline.completed()] == [False, False, True]
     assert read_pairs(path, query_type="read_optimized") == [("a", 3), ("b", 2)]

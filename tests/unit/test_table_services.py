@@ -278,6 +278,30 @@ def test_compaction_from_another_process_while_writes_continue(mor, tmp_path):
     assert rows(mor) == sorted(expected.items()) == rows(mor, query_type="read_optimized")
 
 
+def test_a_write_that_picked_its_time_before_a_plan_was_scheduled_starts_again_after_it(mor, monkeypatch, caplog):
+    """The race the test above can lose: a compactor in another process schedules between the writer's choice of
+    instant time and its requested file, so neither listing showed the other; the write withdraws its instant."""
+    from hoodie_datasource.client import write_client
+
+    caplog.set_level("INFO", logger=write_client.__name__)
+    write_local(mor, batch([("a", 2, "x", 10)]), MOR)  # a log to compact
+    create, planned = write_client.create_requested, []
+
+    def schedule_first(table, instant_time, action, *args):
+        if not planned:
+            planned.append(HoodieTable(mor).schedule_compaction())
+        return create(table, instant_time, action, *args)
+
+    monkeypatch.setattr(write_client, "create_requested", schedule_first)
+    written = write_local(mor, batch([("b", 3, "x", 20)]), MOR)
+    assert planned[0] is not None and written > planned[0] and "scheduled meanwhile" in caplog.text
+    timeline = HoodieTable(mor).timeline()
+    assert [i.timestamp for i in timeline.instants if i.timestamp > planned[0]] == [written]  # no withdrawn trace
+    assert rows(mor) == [("a", 10), ("b", 20), ("c", 3)]
+    HoodieTable(mor).compact()
+    assert rows(mor) == [("a", 10), ("b", 20), ("c", 3)] == rows(mor, query_type="read_optimized")
+
+
 def test_rollbacks_are_recorded_on_the_timeline_and_finished_if_they_died(mor):
     t2 = write_local(mor, batch([("a", 2, "x", 10)]), MOR)
     rollback_time = HoodieTable(mor).rollback(t2)[0]
