@@ -404,7 +404,7 @@ BULK_INSERT_SORT_MODE = ConfigProperty(
 )
 BULK_INSERT_PARALLELISM = ConfigProperty(
     "hoodie.bulkinsert.shuffle.parallelism", 0, ("bulkinsert.shuffle.parallelism",), parser=parse_int,
-    doc=("bulk_insert: tasks of every mode but NONE; 0: a file's worth of bytes a task and at least one per core "
+    doc=("bulk_insert: tasks of every mode but NONE; 0: about a file's worth of bytes a task, a multiple of the cores "
          "(Hudi's 0 keeps the input's partition count, which says nothing of its size)."),
 )
 # HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS: the partitions an insert_overwrite replaces besides those

@@ -29,8 +29,11 @@ def assign_tasks(weights: Mapping[Piece, int], tasks: int) -> dict[Piece, int]:
 
 
 def inferred_parallelism(input_bytes: float, max_file_size: int, cores: int) -> int:
-    """A write's tasks when its ``hoodie.*.shuffle.parallelism`` is 0: a file's worth of bytes
-    (``hoodie.parquet.max.file.size``) each, and at least one per core. Hudi
+    """A write's tasks when its ``hoodie.*.shuffle.parallelism`` is 0: about a file's worth of bytes
+    (``hoodie.parquet.max.file.size``) each, as a multiple of the cores. Tasks run in waves of one a core, and
+    a last wave of fewer tasks than cores leaves cores idle for a whole task's time (5M rows, 345 MB, on 2
+    cores: 3 tasks ran as two waves of 4 s where 4 tasks run as two of 3 s). Hudi
     (``ParallelismHelper.deduceShuffleParallelism``) keeps the input's partition count instead, which says
     nothing of its size: a DataFrame read from 200 files has 200 partitions for 2 rows or 2 billion."""
-    return max(1, cores, math.ceil(input_bytes / max_file_size))
+    cores = max(1, cores)
+    return math.ceil(max(1, math.ceil(input_bytes / max_file_size)) / cores) * cores

@@ -29,7 +29,21 @@ def test_tasks_follow_the_size_or_the_parallelism_asked_for():
     assert plan_layout({"a": 2}, 100.0, 120 * MB, 0, cores=8, task_memory=256 * MB).tasks == 1  # one unit
     assert plan_layout(small, 100.0, 120 * MB, 5, cores=2, task_memory=256 * MB).tasks == 5
     assert plan_layout({}, 100.0, 120 * MB, 0, cores=2, task_memory=256 * MB).tasks == 1
-    assert inferred_parallelism(1000 * MB, 120 * MB, 2) == 9 and inferred_parallelism(1, 120 * MB, 4) == 4
+    assert inferred_parallelism(1, 120 * MB, 4) == 4  # a task a core at least
+    assert plan_layout({"a": 2}, 100.0, 120 * MB, 0, cores=0, task_memory=256 * MB).tasks == 1
+
+
+def test_inferred_tasks_come_in_whole_waves_of_one_a_core():
+    assert inferred_parallelism(1000 * MB, 120 * MB, 2) == 10  # 9 files' worth, rounded up to 2 waves' worth
+    assert inferred_parallelism(345 * MB, 120 * MB, 2) == 4  # 3 files' worth: not 2 tasks then 1 alone
+    assert inferred_parallelism(240 * MB, 120 * MB, 2) == 2
+    assert inferred_parallelism(241 * MB, 120 * MB, 3) == 3 and inferred_parallelism(361 * MB, 120 * MB, 3) == 6
+    # the layout takes the rounded count when it has the units for it: 30 partitions of 11.5 MB on 2 cores
+    layout = plan_layout({f"d{i}": int(11.5 * MB) for i in range(30)}, 1.0, 120 * MB, 0, cores=2,
+                         task_memory=256 * MB)
+    assert layout.tasks == 4
+    assert sorted(Counter(t for units in layout.unit_tasks.values() for t in units).values()) == [7, 7, 8, 8]
+    assert not layout.sorted_by_partition
 
 
 def test_a_task_holding_more_than_its_memory_of_several_partitions_gets_them_sorted():
