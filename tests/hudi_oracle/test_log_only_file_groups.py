@@ -183,6 +183,16 @@ def test_our_upsert_and_compaction_of_log_only_groups_java_reads_back(hudi, java
     assert as_json("validate", path) == {"valid": True, "problems": []}
 
 
+def insert_upsert_delete(hudi: HudiOracle, path: str, options: dict[str, str], prefix: str) -> None:
+    """Java writes three rows, updates one and inserts another, then deletes one: keys ``<prefix>-a`` to ``-d``."""
+    keys = [f"{prefix}-{k}" for k in "abcd"]
+    hudi.write(path, rows(keys[:3], [1] * 3, ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
+               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    hudi.write(path, rows([keys[0], keys[3]], [2, 2], ["sf", "sea"], [1.5, 4.0]),
+               {**options, "hoodie.datasource.write.operation": "upsert"})
+    hudi.write(path, rows([keys[1]], [3], ["nyc"], [0.0]), {**options, "hoodie.datasource.write.operation": "delete"})
+
+
 def test_we_read_hudi_1s_own_log_only_groups_as_it_does(hudi, tmp_path):
     """Hudi 1.1.1 writing its own table version (9, timeline layout 2), where a log file is named after the
     deltacommit that wrote it, not its slice's: a group of log files only is a slice of its committed logs."""
@@ -191,11 +201,7 @@ def test_we_read_hudi_1s_own_log_only_groups_as_it_does(hudi, tmp_path):
     path = str(tmp_path / "trips")
     options = {k: v for k, v in hudi_options(hudi, "MERGE_ON_READ").items() if k != "hoodie.write.table.version"}
     options.update(INMEMORY)
-    hudi.write(path, rows(["v9-a", "v9-b", "v9-c"], [1] * 3, ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
-               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
-    hudi.write(path, rows(["v9-a", "v9-d"], [2, 2], ["sf", "sea"], [1.5, 4.0]),
-               {**options, "hoodie.datasource.write.operation": "upsert"})
-    hudi.write(path, rows(["v9-b"], [3], ["nyc"], [0.0]), {**options, "hoodie.datasource.write.operation": "delete"})
+    insert_upsert_delete(hudi, path, options, "v9")
     t1, t2, _ = HoodieTable(path).completed_commits()
     properties = (Path(path) / ".hoodie" / "hoodie.properties").read_text().splitlines()
     assert "hoodie.table.version=9" in properties and "hoodie.timeline.layout.version=2" in properties
@@ -244,11 +250,7 @@ def test_our_cdc_query_of_javas_log_only_groups(hudi, tmp_path):
     skip_hudi_1_mor_cdc(hudi, "MERGE_ON_READ")
     path = str(tmp_path / "trips")
     options = {**hudi_options(hudi, "MERGE_ON_READ"), **INMEMORY, "hoodie.table.cdc.enabled": "true"}
-    hudi.write(path, rows(["cdc-a", "cdc-b", "cdc-c"], [1] * 3, ["sf", "nyc", "sf"], [1.0, 2.0, 3.0]),
-               {**options, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
-    hudi.write(path, rows(["cdc-a", "cdc-d"], [2, 2], ["sf", "sea"], [1.5, 4.0]),
-               {**options, "hoodie.datasource.write.operation": "upsert"})
-    hudi.write(path, rows(["cdc-b"], [3], ["nyc"], [0.0]), {**options, "hoodie.datasource.write.operation": "delete"})
+    insert_upsert_delete(hudi, path, options, "cdc")
     t1, t2, t3 = HoodieTable(path).completed_commits()
     bases, logs = data_files(path)
     assert bases == [] and not [n for n in logs if n.endswith(".cdc")]
