@@ -562,8 +562,10 @@ def start_write(storage: Storage, options: Mapping[str, str], incoming_schema: p
                 break
             # a compactor in another process planned while this write picked its time: the plan is
             # later, yet it covers slices this write would change; the write starts again after it, nothing written
-            storage.delete(instant_path(table.config, instant))
-            tx.stop_heartbeat(delete=True)
+            try:
+                storage.delete(instant_path(table.config, instant))
+            finally:  # a requested instant left behind without a heartbeat is rolled back by the next writer
+                tx.stop_heartbeat(delete=True)
             logger.info("Withdrew %s %s: %s scheduled meanwhile; starting again after it", action, instant.timestamp,
                         ", ".join(scheduled))
     else:
