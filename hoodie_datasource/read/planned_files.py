@@ -49,6 +49,7 @@ class PlannedFiles:
     instant: str | None  # the newest completed write the plan shows
     begin: str | None  # incremental pulls: rows with _hoodie_commit_time > begin (and <= instant)
     files: tuple[PlannedFile, ...]
+    commits: frozenset[str] | None = None  # incremental pulls by completion time: rows of these commit times
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,5 +93,6 @@ def planned_files(plan: ReadPlan) -> PlannedFiles:
         files.append(PlannedFile(s.group, path, size, native, changes))
     logger.info("Planned %d file slices: %d base files read as they are, %d less their log changes", len(files),
                 sum(f.native for f in files), sum(f.changes for f in files))
-    begin = plan.commit_range[0] if plan.commit_range and plan.commit_filter() is not None else None
-    return PlannedFiles(plan.instant, begin, tuple(files))
+    filtered = plan.commit_filter() is not None
+    begin = plan.commit_range[0] if plan.commit_range and filtered else None
+    return PlannedFiles(plan.instant, begin, tuple(files), plan.commit_times if filtered else None)

@@ -3,8 +3,10 @@
 * snapshot: latest committed slice of every file group (as of ``as.of.instant`` for time travel)
 * read_optimized: the same, base files only (identical to snapshot for COW)
 * incremental: the file groups that the completed writes in (begin, end] touched, found through
-  their commit metadata (no table scan), and only rows with ``_hoodie_commit_time`` in that range; on
-  merge-on-read, of each such slice only the files those writes wrote, as Hudi merges them
+  their commit metadata (no table scan), and only the rows those writes committed (``_hoodie_commit_time``
+  in the range, or on a table that ranges by completion time one of the writes' instant times:
+  ``read.incremental_range``); on merge-on-read, of each such slice only the files those writes wrote, as
+  Hudi merges them
 
 A read of the past that the cleaner or Hudi's archival put out of reach fails (``read.read_window``);
 an incremental one may instead, with Hudi's fallback option, read the latest snapshot filtered on
@@ -26,7 +28,7 @@ from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.config.table_config import TableConfig
 from hoodie_datasource.errors import UnsupportedTableError
 from hoodie_datasource.file_group.merged_reader import MergeRule
-from hoodie_datasource.read.hollow_commits import readable_end
+from hoodie_datasource.read.incremental_range import incremental_range
 from hoodie_datasource.read.read_window import check_as_of, is_exact_range
 from hoodie_datasource.storage.storage import Storage
 from hoodie_datasource.table.file_group import FileSlice
@@ -47,6 +49,8 @@ class ReadPlan:
     schema: pa.Schema  # meta columns (when the table has them) + data columns
     slices: tuple[FileSlice, ...]
     commit_range: tuple[str, str] | None  # (begin exclusive, end inclusive) for incremental
+    # incremental by completion time: the commit times of the rows it returns (in place of ``commit_range``)
+    commit_times: frozenset[str] | None = None
     merge_logs: bool = False  # merge-on-read snapshot / incremental: merge log blocks
     visible_instants: frozenset[str] = frozenset()  # completed writes whose log blocks count
     ordering_field: str | None = None
@@ -65,8 +69,12 @@ class ReadPlan:
         return dataclasses.replace(self, slices=tuple(s for s in self.slices if s.group in groups))
 
     def commit_filter(self) -> pc.Expression | None:
-        """Incremental queries: ``_hoodie_commit_time`` in (begin, end]."""
-        if self.commit_range is None or COMMIT_TIME_COLUMN not in self.schema.names:
+        """Incremental queries: ``_hoodie_commit_time`` in (begin, end], or one of ``commit_times``."""
+        if COMMIT_TIME_COLUMN not in self.schema.names:
+            return None
+        if self.commit_times is not None:
+            return pc.field(COMMIT_TIME_COLUMN).isin(pa.array(sorted(self.commit_times), pa.string()))
+        if self.commit_range is None:
             return None
         begin, end = self.commit_range
         return (pc.field(COMMIT_TIME_COLUMN) > begin) & (pc.field(COMMIT_TIME_COLUMN) <= end)
@@ -93,23 +101,25 @@ def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
     # (hoodie.datasource.read.schema.use.end.instanttime is false by default)
     schema = table.as_of(cfg.as_of_instant if cfg.query_type != "incremental" else None).schema
     view = table.fs_view
-    commit_range = None
+    commit_range, commit_times = None, None
     upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)
-    visible_upto = upto  # the newest write whose log blocks the slices merge
+    visible = timeline.completed_writes_upto(upto)  # the completed writes whose log blocks the slices merge
     if cfg.query_type == "incremental":
-        begin = cfg.begin_instant or "0"
-        latest = timeline.last_completed_write()
-        end = readable_end(timeline, cfg.hollow_commits, begin, cfg.end_instant or (latest.timestamp if latest else begin))
-        in_range = [i for i in timeline.completed() if begin < i.timestamp <= end]
-        stats = [s for instant in in_range for s in write_stats_of(timeline.read_metadata(instant)) if s.get("fileId")]
+        span = incremental_range(timeline, cfg.begin_instant or "0", cfg.end_instant, cfg.hollow_commits)
+        stats = [s for instant in span.writes for s in write_stats_of(timeline.read_metadata(instant))
+                 if s.get("fileId")]
         touched = {(s.get("partitionPath") or "", s["fileId"]) for s in stats}
-        commit_range, upto, visible_upto = (begin, end), end, end
-        if is_exact_range(timeline, view, begin, end, touched, cfg.incr_fallback_full_scan):
-            slices = view.latest_file_slices(as_of=end, file_ids=touched) if touched else []
+        if span.by_completion:
+            commit_times = span.commit_times
+        else:
+            commit_range = (span.begin, span.end)
+        upto, visible = span.upto, list(span.shown)
+        if is_exact_range(timeline, view, span, touched, cfg.incr_fallback_full_scan):
+            slices = view.latest_file_slices(as_of=upto, file_ids=touched) if touched else []
             if config.is_mor:
                 slices = _written_in_range(slices, {posixpath.basename(s.get("path") or "") for s in stats})
         else:  # Hudi's IncrementalRelation.fullTableScanDataFrame: the latest snapshot, filtered on commit time
-            slices, visible_upto = view.latest_file_slices(), None
+            slices, visible = view.latest_file_slices(), timeline.completed()
     else:
         if cfg.as_of_instant:
             check_as_of(timeline, view, cfg.as_of_instant)
@@ -120,8 +130,7 @@ def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
                 f"Base file {s.base_relative_path} is in format {s.base_file.extension!r}; "
                 "only parquet base files are supported (Lance base files of table version 9 are not)"
             )
-    visible = timeline.completed_writes_upto(visible_upto)
-    return ReadPlan(table.storage, config, schema, tuple(slices), commit_range,
+    return ReadPlan(table.storage, config, schema, tuple(slices), commit_range, commit_times,
                     merge_logs=cfg.query_type != "read_optimized",
                     visible_instants=frozenset(i.timestamp for i in visible),
                     ordering_field=config.precombine_field,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from hoodie_datasource.config.keys import INCR_FALLBACK_FULL_SCAN
 from hoodie_datasource.errors import ReadWindowError
+from hoodie_datasource.read.incremental_range import IncrementalRange, range_time
 from hoodie_datasource.table.file_names import BaseFileName, LogFileName
 from hoodie_datasource.table.fs_view import FileSystemView
 from hoodie_datasource.timeline.instant import CLEAN, REPLACE_COMMIT, Instant, State
@@ -177,35 +178,39 @@ def check_as_of(timeline: Timeline, view: FileSystemView, as_of: str) -> None:
     )
 
 
-def is_exact_range(timeline: Timeline, view: FileSystemView, begin: str, end: str, groups: Iterable[Group],
+def is_exact_range(timeline: Timeline, view: FileSystemView, span: IncrementalRange, groups: Iterable[Group],
                    fallback: bool = False) -> bool:
-    """Whether the incremental read (begin, end] of these file groups (those its commits wrote) is exact:
-    every commit in the range is on the timeline, and the groups' slices as of ``end`` are still on
-    storage. When it is not: with ``fallback`` (Hudi's
-    hoodie.datasource.read.incr.fallback.fulltablescan.enable) say so in a warning and return False,
-    else raise ``ReadWindowError``."""
+    """Whether the incremental read of ``span`` (of these file groups: those its commits wrote) is exact:
+    every commit in the range is on the timeline, and the groups' slices as of its end are still on storage.
+    When it is not: with ``fallback`` (Hudi's hoodie.datasource.read.incr.fallback.fulltablescan.enable) say
+    so in a warning and return False, else raise ``ReadWindowError``."""
     writes = timeline.completed()
-    start = writes[0].timestamp if writes and timeline.unread_archive else None
+    begin, end = span.begin, span.end
+    # the first time on the timeline in the range's time (Hudi 1.x: HoodieTimeline.isBeforeTimelineStartsByCompletionTime)
+    start = min(range_time(w, span.by_completion) for w in writes) if writes and timeline.unread_archive else None
     archived = start is not None and begin < start
-    if not archived and (not writes or end >= writes[-1].timestamp):
+    if not archived and len(span.shown) == len(writes):
         return True
-    window = load_read_window(timeline, view, start)
+    window = load_read_window(timeline, view, writes[0].timestamp if start is not None else None)
     if archived:
-        reason = (f"the instants before {start} were archived where this library does not read them, "
+        what = "writes completed" if span.by_completion else "instants"
+        reason = (f"the {what} before {start} were archived where this library does not read them, "
                   "so commits in the range may be unknown")
-    elif window.misses(end, groups):
-        reason = f"the cleaner has removed files of the table as of {end} that this read needs"
+    elif window.misses(span.upto, groups):
+        reason = f"the cleaner has removed files of the table as of {span.upto} that this read needs"
     else:
         return True
     problem = (f"Cannot answer the incremental read ({begin}, {end}] exactly: {reason}. The earliest instant "
                f"that can still be read exactly is {window.earliest}")
+    rows = (f"the commit times of the writes completed in ({begin}, {end}]" if span.by_completion
+            else f"_hoodie_commit_time in ({begin}, {end}]")
     if fallback:
         logger.warning("%s. Falling back to a full table scan (%s=true): returning the current snapshot's rows "
-                       "with _hoodie_commit_time in (%s, %s]", problem, FALLBACK_KEY, begin, end)
+                       "with %s", problem, FALLBACK_KEY, rows)
         return False
     raise ReadWindowError(
         f"{problem}: read from it or later, or set {FALLBACK_KEY}=true to answer from the current snapshot "
-        f"filtered on _hoodie_commit_time in ({begin}, {end}]. {_RETAIN_HINT}"
+        f"filtered on {rows}. {_RETAIN_HINT}"
     )
 
 

@@ -39,6 +39,7 @@ from hoodie_datasource.errors import HoodieConfigError
 from hoodie_datasource.metadata.reader import MetadataTableReader
 from hoodie_datasource.read.cdc_reader import CDCPlan, plan_cdc
 from hoodie_datasource.read.data_skipping import skipped
+from hoodie_datasource.read.incremental_range import range_time
 from hoodie_datasource.read.planned_files import planned_files
 from hoodie_datasource.read.planner import ReadPlan, plan_read
 from hoodie_datasource.read.table_reader import table_for
@@ -88,9 +89,13 @@ def _with_later_columns(table: Table, plan: ReadPlan, unknown: list[str]) -> tup
 
 
 def _shows_the_same_writes(table: Table, plan: ReadPlan, cfg: ReadConfig) -> bool:
-    """Whether ``table``'s completed writes are those the plan shows (up to the read's end, when it has one)."""
-    upto = cfg.end_instant if cfg.query_type == "incremental" else cfg.as_of_instant
-    return frozenset(i.timestamp for i in table.timeline.completed_writes_upto(upto)) == plan.visible_instants
+    """Whether ``table``'s completed writes are those the plan shows (up to the read's end, when it has one, in
+    the time an incremental read ranges by: ``read.incremental_range``)."""
+    incremental = cfg.query_type == "incremental"
+    upto = cfg.end_instant if incremental else cfg.as_of_instant
+    by_completion = incremental and table.timeline.ranges_by_completion_time
+    shown = (i.timestamp for i in table.timeline.completed() if upto is None or range_time(i, by_completion) <= upto)
+    return frozenset(shown) == plan.visible_instants
 
 
 def _planned_by(pickled: str, path: str, cfg: ReadConfig) -> tuple[Table, ReadPlan] | None:

@@ -77,6 +77,10 @@ def listing_schema(planned: PlannedFiles, storage: Storage | None = None, table_
     }
     if s3a:  # never an empty list: Spark reads one back from the metadata JSON as an array of longs
         metadata.update({"s3a.keys": list(s3a), "s3a.values": list(s3a.values())})
+    if planned.commits is not None:  # the count tells none from an empty list, which reads back as longs
+        metadata["commits.count"] = len(planned.commits)
+        if planned.commits:
+            metadata["commits"] = sorted(planned.commits)
     return StructType([StructField(LISTING_FIELD, StringType(), True, metadata)])
 
 

@@ -160,6 +160,13 @@ class Timeline:
     def _actions_by_time(self) -> dict[str, frozenset[str]]:
         return dict(self.actions_seen)
 
+    @property
+    def ranges_by_completion_time(self) -> bool:
+        """Incremental reads of this table range by completion time, not instant time: Apache Hudi 1.x's
+        ``DefaultSource`` does so on table version 8 and later, whose timeline records completion times
+        (``hoodieTableSupportsCompletionTime``; ``read.incremental_range``)."""
+        return self._config.version >= 8
+
     def is_compaction(self, instant: Instant) -> bool:
         return COMPACTION in self._actions_by_time.get(instant.timestamp, frozenset())
 

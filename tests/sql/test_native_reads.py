@@ -168,6 +168,26 @@ def test_real_hudi_tables_read_the_same(sql, tmp_path, zip_name):
         assert scans(read_optimized)["parquet"] == 1  # Spark reads (some of) the base files
 
 
+@pytest.mark.parametrize("zip_name", ["sample_table/cow/v9_timebasedkeygen_nonhivestyle.zip",
+                                      "sample_table/mor/avro/v9_txns_complex_meta.zip"])
+def test_incremental_reads_of_hudi_1_tables_keep_the_rows_of_the_writes_completed_in_range(sql, tmp_path, zip_name):
+    """Apache Hudi 1.x ranges an incremental read of a table of version 8 and later by completion time and keeps
+    the rows of the writes it picked, by their instant times (``read.incremental_range``): Spark's parquet scan
+    filters its base files on that set of commit times, as the Python reader does. Begun at a write's instant
+    time, which is before it completed, the read returns that write's rows too."""
+    base = str(unzip_table(zip_name, tmp_path))
+    snapshot = {r._hoodie_commit_time for r in sql.read.format("hoodie").load(base).collect()}
+    writes = HoodieTable(base).timeline().completed()
+    write = next(w for w in writes[1:] if w.timestamp in snapshot)
+    pull = lambda: sql.read.format("hoodie").option("query", "incremental") \
+        .option("begin.instant", write.timestamp).load(base)  # noqa: E731
+    got = {r._hoodie_commit_time for r in pull().collect()}
+    assert got == {t for t in snapshot if any(w.timestamp == t and w.completion > write.timestamp for w in writes)}
+    assert write.timestamp in got and got < snapshot
+    assert scans(pull())["parquet"] == 1
+    assert_same_as_python_reads(sql, pull)
+
+
 def test_base_files_of_the_same_size_are_told_apart(sql, tmp_path):
     """A replaced base row is named by its file's ordinal and row index: two partitions holding the same keys
     and values make base files of the same size (uncompressed: snappy's output for the random file ids in the

@@ -9,7 +9,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GreaterThan, In,
+  LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.expressions.variant.VariantExpressionEvalUtils
 import org.apache.spark.sql.execution.datasources.{DataSourceStrategy, FileIndex, PartitionDirectory}
 import org.apache.spark.sql.sources
@@ -28,12 +29,19 @@ object HoodieFiles {
   case class Planned(group: String, path: String, size: Long, native: Boolean, changes: Boolean)
 
   /** What a read plans: its file slices, the newest completed write it shows, for an incremental pull the
-   * commit time its rows come after, for a table on S3 the S3A settings that reach its store
+   * commit time its rows come after (or, on a table that ranges pulls by completion time, `commits`: the commit
+   * times of its rows), for a table on S3 the S3A settings that reach its store
    * (`hoodie_datasource.storage.s3a.s3a_identity`: `fs.s3a.*` keys), and the plan itself, opaque here, for the
    * Python reads of the same query ([[HoodieSource.PlanOption]]), of which `files` are all slices unless
    * data skipping left some out (not `whole`). */
   case class Listing(files: Seq[Planned], instant: String, begin: Option[String], s3a: Map[String, String],
-                     plan: String, whole: Boolean = true)
+                     plan: String, whole: Boolean = true, commits: Option[Seq[String]] = None) {
+    /** The rows an incremental pull keeps, by their commit time `time`: those of the commits it picked, or
+     * those committed after `begin` up to `instant`; None for other reads. */
+    def commitFilter(time: Expression): Option[Expression] =
+      commits.map(times => In(time, times.map(Literal(_)))).orElse(
+        begin.map(b => And(GreaterThan(time, Literal(b)), LessThanOrEqual(time, Literal(instant)))))
+  }
 
   /** A planned file's Hadoop path: local files are plain absolute paths, others full URIs. */
   def path(planned: String): Path = if (planned.startsWith("/")) new Path("file", null, planned) else new Path(planned)
@@ -102,8 +110,11 @@ object HoodieFiles {
       m.getLongArray("size"), m.getBooleanArray("native"), m.getBooleanArray("changes"))
     val s3a = if (m.contains("s3a.keys")) m.getStringArray("s3a.keys").zip(m.getStringArray("s3a.values")).toMap
       else Map.empty[String, String]
+    // an empty list would read back from the metadata JSON as an array of longs: none picked is a count of 0
+    val commits = if (!m.contains("commits.count")) None
+      else if (m.getLong("commits.count") == 0) Some(Nil) else Some(m.getStringArray("commits").toSeq)
     Listing(ids.indices.map(i => Planned(ids(i), paths(i), sizes(i), native(i), changes(i))), m.getString("instant"),
-      Option(m.getString("begin")).filter(_.nonEmpty), s3a, m.getString("plan"), m.getLong("skipped") == 0)
+      Option(m.getString("begin")).filter(_.nonEmpty), s3a, m.getString("plan"), m.getLong("skipped") == 0, commits)
   }
 
   private val FilterLeaves = Set("EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan",

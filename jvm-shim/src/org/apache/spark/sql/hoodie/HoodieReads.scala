@@ -6,8 +6,8 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.spark.sql.{classic, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GetStructField, GreaterThan,
-  LessThanOrEqual, Literal, Predicate, PredicateHelper, UnixMillis}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, GetStructField, Predicate,
+  PredicateHelper, UnixMillis}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan, Project, Union}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.connector.catalog.{SupportsRead, Table, TableCapability}
@@ -147,10 +147,10 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
                           listing: HoodieFiles.Listing, floatPredicates: Boolean,
                           positions: Boolean = false): LogicalPlan = {
     val commitTime = output.find(_.name == HoodieSource.CommitTimeColumn)
-    val read = listing.begin match {
-      case Some(_) if commitTime.isEmpty => output :+ AttributeReference(HoodieSource.CommitTimeColumn, StringType)()
-      case _ => output
-    }
+    val filtered = listing.begin.isDefined || listing.commits.isDefined
+    val read = if (filtered && commitTime.isEmpty) {
+      output :+ AttributeReference(HoodieSource.CommitTimeColumn, StringType)()
+    } else output
     // no partition columns: hoodie base files hold them, so Spark takes none from the paths
     val dataSchema = StructType(read.map(a => StructField(a.name, a.dataType, a.nullable)))
     val spark = session.asInstanceOf[classic.SparkSession]
@@ -162,12 +162,9 @@ case class HoodieReads(session: SparkSession) extends Rule[LogicalPlan] {
     // whose meta columns Spark takes for the relation's metadata columns
     val metadata = if (positions) Seq(relation.fileFormat.createFileMetadataCol()) else Nil
     val scan = LogicalRelation(relation, read ++ metadata, None, isStreaming = false, None)
-    listing.begin match {
+    read.find(_.name == HoodieSource.CommitTimeColumn).flatMap(listing.commitFilter) match {
       case None => scan
-      case Some(begin) =>
-        val time = read.find(_.name == HoodieSource.CommitTimeColumn).get
-        val inRange = And(GreaterThan(time, Literal(begin)), LessThanOrEqual(time, Literal(listing.instant)))
-        Project(output ++ scan.output.drop(read.size), Filter(inRange, scan))
+      case Some(kept) => Project(output ++ scan.output.drop(read.size), Filter(kept, scan))
     }
   }
 }
