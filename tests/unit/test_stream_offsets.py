@@ -8,12 +8,15 @@ import pytest
 
 from hoodie_datasource.client.local_engine import write_local
 from hoodie_datasource.client.write_client import start_write
+from hoodie_datasource.config.read_config import ReadConfig
 from hoodie_datasource.config.stream_config import StreamReadConfig, resolve_stream_read_config
 from hoodie_datasource.errors import HoodieConfigError, ReadWindowError
 from hoodie_datasource.read.stream_offsets import START_OF_TIMELINE, end_offset, initial_offset
+from hoodie_datasource.read.table_reader import read_table
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.table import Table
 from hoodie_datasource.timeline.timeline import Timeline
+from tests.conftest import unzip_table
 from tests.unit.small_tables import batch
 
 OPTS = {"table.name": "t", "recordkey.field": "id", "partitionpath.field": "p", "precombine.field": "ts"}
@@ -81,3 +84,26 @@ def test_a_write_in_flight_before_a_completed_one_blocks_the_stream_or_fails_it(
 def test_bad_stream_options_are_refused_naming_them(options, message):
     with pytest.raises(HoodieConfigError, match=message):
         resolve_stream_read_config(options)
+
+
+def test_offsets_of_a_hudi_1_table_are_completion_times(tmp_path):
+    """On a table of version 8 and later offsets are completion times, as ``HoodieStreamSourceV2`` takes them
+    (``read.incremental_range``): one write per micro-batch, in the order the writes completed, each batch
+    only its own write's rows."""
+    path = str(unzip_table("sample_table/cow/v9_timebasedkeygen_nonhivestyle.zip", tmp_path))
+    t, cfg = timeline(path), StreamReadConfig()
+    writes = sorted(t.completed(), key=lambda w: w.completion)
+    assert len(writes) == 4 and all(w.timestamp < w.completion for w in writes)
+    assert initial_offset(t, resolve_stream_read_config({"startOffset": "latest"})) == writes[-1].completion
+    start, seen = START_OF_TIMELINE, []
+    for write in writes:
+        end = end_offset(t, cfg, start, max_instants=1)
+        assert end == write.completion
+        rows = read_table(path, ReadConfig(query_type="incremental", begin_instant=start, end_instant=end))
+        assert set(rows.column("_hoodie_commit_time").to_pylist()) <= {write.timestamp}
+        seen += zip(rows.column("_hoodie_commit_time").to_pylist(), rows.column("_hoodie_record_key").to_pylist())
+        start = end
+    assert end_offset(t, cfg, start) == start  # nothing new
+    every = read_table(path)  # each record's latest version came in the batch of the write that wrote it
+    assert set(zip(every.column("_hoodie_commit_time").to_pylist(), every.column("_hoodie_record_key").to_pylist())) \
+        <= set(seen)
