@@ -807,11 +807,13 @@ QUERY_TYPE = ConfigProperty(
 BEGIN_INSTANT = ConfigProperty(
     "hoodie.datasource.read.begin.instanttime", None, ("begin.instant", "begin.instanttime"),
     doc=("Incremental reads: the range is (begin, end]. An instant in any form `as.of.instant` takes, or `000` for "
-         "the start of the table; a begin after the end is an error."),
+         "the start of the table; a begin after the end is an error. On a table of version 8 or 9 (Apache Hudi "
+         "1.x) the bounds are completion times, as in Hudi 1.x: the writes that completed in the range."),
 )
 END_INSTANT = ConfigProperty(
     "hoodie.datasource.read.end.instanttime", None, ("end.instant", "end.instanttime"),
-    doc="Incremental reads: the end of the range (inclusive). Default: the latest commit.",
+    doc=("Incremental reads: the end of the range (inclusive; a completion time on a table of version 8 or 9). "
+         "Default: the latest commit."),
 )
 AS_OF_INSTANT = ConfigProperty(
     "as.of.instant", None, ("hoodie.datasource.read.as.of.instant", "timestampasof"),
@@ -855,8 +857,8 @@ DATA_SKIPPING = ConfigProperty(
 # the two read limits are this library's: Hudi's Spark source has none)
 STREAMING_START_OFFSET = ConfigProperty(
     "hoodie.datasource.streaming.startOffset", "earliest", ("startOffset",),
-    doc=("Streaming reads: where a new query starts: earliest, latest or an instant. A restarted query resumes "
-         "from its checkpoint."),
+    doc=("Streaming reads: where a new query starts: earliest, latest or an instant (a completion time on a table "
+         "of version 8 or 9). A restarted query resumes from its checkpoint."),
 )
 STREAMING_MAX_INSTANTS = ConfigProperty(
     "hoodie.datasource.streaming.max.instants.per.trigger", None, ("maxInstantsPerTrigger",), parser=parse_int,

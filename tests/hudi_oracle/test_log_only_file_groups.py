@@ -214,8 +214,11 @@ def test_we_read_hudi_1s_own_log_only_groups_as_it_does(hudi, tmp_path):
     assert hudi.read(path, {"hoodie.datasource.query.type": "read_optimized"}).num_rows == 0
     for instant in (t1, t2):
         assert_same_table(hudi.read(path, {"as.of.instant": instant}), read_table(path, ReadConfig(as_of_instant=instant)))
-    # (no incremental query: Hudi 1.x ranges one on a version 9 table by completion time, which this library does
-    # not, with base files as without: a difference of its own)
+    # incremental reads range by completion time on this table version (tests/hudi_oracle/test_completion_time_reads)
+    for begin in (t1, HoodieTable(path).timeline().find(t1).completion):
+        incremental = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": begin}
+        assert_same_table(hudi.read(path, incremental),
+                          read_table(path, ReadConfig(query_type="incremental", begin_instant=begin)))
 
 
 def test_we_read_javas_consistent_hashing_bucket_groups_of_log_files_only(hudi, tmp_path):
