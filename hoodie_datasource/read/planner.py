@@ -54,7 +54,9 @@ class ReadPlan:
     merge_logs: bool = False  # merge-on-read snapshot / incremental: merge log blocks
     visible_instants: frozenset[str] = frozenset()  # completed writes whose log blocks count
     ordering_field: str | None = None
-    instant: str | None = None  # the newest completed write the plan shows (None: the table has none)
+    # the newest completed write the plan shows (None: the table has none); of an incremental read, its end, in the
+    # time it ranges by: ``ReadConfig.pinned_to`` plans the same read again from it
+    instant: str | None = None
 
     @property
     def merge_rule(self) -> MergeRule:
@@ -103,6 +105,7 @@ def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
     view = table.fs_view
     commit_range, commit_times = None, None
     upto = cfg.as_of_instant  # the newest write the plan shows (None: the latest)
+    pin = upto
     visible = timeline.completed_writes_upto(upto)  # the completed writes whose log blocks the slices merge
     if cfg.query_type == "incremental":
         span = incremental_range(timeline, cfg.begin_instant or "0", cfg.end_instant, cfg.hollow_commits)
@@ -113,7 +116,7 @@ def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
             commit_times = span.commit_times
         else:
             commit_range = (span.begin, span.end)
-        upto, visible = span.upto, list(span.shown)
+        upto, visible, pin = span.upto, list(span.shown), span.end
         if is_exact_range(timeline, view, span, touched, cfg.incr_fallback_full_scan):
             slices = view.latest_file_slices(as_of=upto, file_ids=touched) if touched else []
             if config.is_mor:
@@ -134,4 +137,4 @@ def plan_read(table: Table, cfg: ReadConfig) -> ReadPlan:
                     merge_logs=cfg.query_type != "read_optimized",
                     visible_instants=frozenset(i.timestamp for i in visible),
                     ordering_field=config.precombine_field,
-                    instant=upto or max((i.timestamp for i in visible), default=None))
+                    instant=pin or max((i.timestamp for i in visible), default=None))
