@@ -50,16 +50,13 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.index.index import located
 from hoodie_datasource.read.key_lookup import KeyLookup
-from hoodie_datasource.spark.arrow_steps import per_batch
 from hoodie_datasource.spark.write_dag import (
     LOCATION_FIELDS,
-    _add_keys,
-    _Batches,
+    _keying,
     _looked_up,
     _schema_with,
     _tagged_in_lookup_tasks,
     _tags_in_lookup_tasks,
-    _with_lookup_task,
 )
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import (
@@ -70,7 +67,6 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.table import Table
-from hoodie_datasource.write import record_keys
 
 logger = logging.getLogger(__name__)
 
@@ -119,15 +115,13 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
         files = writer.key_ranges(None)
         keyed_schema = _schema_with(batch.schema, (RECORD_KEY_COLUMN, T.StringType()),
                                     (PARTITION_PATH_COLUMN, T.StringType()), (IS_DELETE_COLUMN, T.BooleanType()))
-        keyed = batch.mapInArrow(_add_keys(session.config), keyed_schema)
-        keys = _Batches(batch, batch.schema).then(lambda records: record_keys.keyed(records, session.config),
-                                                  keyed_schema)
+        keys = _keying(session.config, batch, keyed_schema)
         if index.places_by_hash:
             scope = writer.scope
-            tagged = keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
-                                      _schema_with(keyed_schema, *LOCATION_FIELDS))
-        elif _tags_in_lookup_tasks(session):  # shuffled to their lookup tasks, tagged there and persisted, as the write
-            persisted = _tagged_in_lookup_tasks(session, _with_lookup_task(session, keys), writer, files).persist(
+            tagged = keys.then(lambda records: index.tag(records, files, scope)[0],
+                               _schema_with(keyed_schema, *LOCATION_FIELDS)).frame()
+        elif _tags_in_lookup_tasks(session):  # the write's own tagging, persisted as the write persists it
+            persisted = _tagged_in_lookup_tasks(session, batch, keyed_schema, writer, files).persist(
                 StorageLevel.MEMORY_AND_DISK)
             tagged = persisted
         else:  # keyed as the write keys them and persisted, then looked up
