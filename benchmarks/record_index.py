@@ -5,11 +5,13 @@ incoming keys, half of them stored (random, over the whole table) and half new, 
 Tagging is the write pipeline's own (``spark.write_dag``): a write session is started on the table (``start_write``,
 not timed), then its keys are tagged as the upsert would tag them and the keys found counted in one Spark job; the
 session is aborted (its instant rolled back), so every run tags the same table. The bucket index keys and hashes
-each batch. RECORD_INDEX names each key's record-index file group as it keys the records, shuffles the records to
-a task per group, which combines them, looks its keys up and tags them; the tagged records are persisted, as the
-write persists them before it counts its inserts. GLOBAL_BLOOM's records are keyed once and persisted, as the
-write persists them before it looks keys up, then looked up in two distributed steps: the keys paired with
-candidate base files per batch, the pairs shuffled by file, the locations found broadcast. GLOBAL_BLOOM and
+each batch in one pass, as the write does. RECORD_INDEX runs the write's own function
+(``write_dag._tagged_in_lookup_tasks``): Spark names each key's record-index file group from the key field
+(``spark.lookup_routing``), shuffles the records to a task per group, which keys and combines them, looks its keys
+up and tags them; the tagged records are persisted, as the write persists them before it counts its inserts.
+GLOBAL_BLOOM's records are keyed once and persisted, as the write persists them before it looks keys up, then looked
+up in two distributed steps: the keys paired with candidate base files per batch, the pairs shuffled by file, the
+locations found broadcast. GLOBAL_BLOOM and
 RECORD_INDEX tag the same copy-on-write table (bulk-inserted, then its record index built by a one-row upsert with
 ``hoodie.metadata.record.index.enable=true``); BUCKET tags a table bulk-inserted under a bucket index of 4 buckets
 a partition. Cases interleave (``timing.interleave``), medians of ``--runs`` after a warm-up round (footers and
@@ -201,12 +203,12 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     if note:
         lines += [note, ""]
     lines += ["Tagging: incoming keys, half stored (random over the whole table), half new, as an "
-              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch; RECORD_INDEX "
-              "shuffles the records to a task per record-index file group, named as they are keyed, which "
-              "combines them, looks their keys up and tags them, the tagged records persisted as the write "
-              "persists them; GLOBAL_BLOOM keys the records once, persisted as the write persists them, and "
-              "looks keys up in two distributed steps, (key, candidate base file) pairs shuffled by file, the "
-              "locations broadcast), one Spark job counting the keys found; the write "
+              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch in one pass; "
+              "RECORD_INDEX shuffles the records to a task per record-index file group, named by Spark from the "
+              "key field, which keys and combines them, looks their keys up and tags them, the tagged records "
+              "persisted as the write persists them; GLOBAL_BLOOM keys the records once, persisted as the "
+              "write persists them, and looks keys up in two distributed steps, (key, candidate base file) "
+              "pairs shuffled by file, the locations broadcast), one Spark job counting the keys found; the write "
               "session started before the timed region and aborted after it. `tag s`: that job, and for "
               "GLOBAL_BLOOM the driver's read of the base files' key ranges (footers, cached after the warm-up "
               "round). local[2], tables bulk-inserted copy-on-write with the library's defaults (30 day "
