@@ -78,6 +78,12 @@ def test_spark_writes_tag_through_the_record_index(spark, tmp_path, table_type):
           also=[("k010", 7, "x", 7), ("n2", 5, "z", 5), ("n3", 7, "z", 7)])
     model.update({"k010": ("y", "x", 7), "k011": ("z", "z", 6), "n2": ("y", "y", 6), "n3": ("z", "z", 7)})
     assert snapshot(path) == model
+    # a record without a key is refused where the records are keyed, after the shuffle: nothing is written
+    keyless = spark.createDataFrame([("k012", 8, "x", 8), (None, 8, "x", 8)], "id string, ts long, p string, v long")
+    with pytest.raises(Exception, match="Record key field 'id' is null or empty in 1 record"):
+        keyless.write.format("hoodie").options(**opts).option("hoodie.datasource.write.operation", "upsert").mode(
+            "append").save(path)
+    assert snapshot(path) == model
     assert_record_index_true(path)
 
 
