@@ -5,11 +5,13 @@ incoming keys, half of them stored (random, over the whole table) and half new, 
 Tagging is the write pipeline's own (``spark.write_dag``): a write session is started on the table (``start_write``,
 not timed), then its keys are tagged as the upsert would tag them and the keys found counted in one Spark job; the
 session is aborted (its instant rolled back), so every run tags the same table. The bucket index keys and hashes
-each batch. RECORD_INDEX names each key's record-index file group as it keys the records, shuffles the records to
-a task per group, which combines them, looks its keys up and tags them; the tagged records are persisted, as the
-write persists them before it counts its inserts. GLOBAL_BLOOM's records are keyed once and persisted, as the
-write persists them before it looks keys up, then looked up in two distributed steps: the keys paired with
-candidate base files per batch, the pairs shuffled by file, the locations found broadcast. GLOBAL_BLOOM and
+each batch in one pass, as the write does. RECORD_INDEX runs the write's own function
+(``write_dag._tagged_in_lookup_tasks``): Spark names each key's record-index file group from the key field
+(``spark.lookup_routing``), shuffles the records to a task per group, which keys and combines them, looks its keys
+up and tags them; the tagged records are persisted, as the write persists them before it counts its inserts.
+GLOBAL_BLOOM's records are keyed once and persisted, as the write persists them before it looks keys up, then looked
+up in two distributed steps: the keys paired with candidate base files per batch, the pairs shuffled by file, the
+locations found broadcast. GLOBAL_BLOOM and
 RECORD_INDEX tag the same copy-on-write table (bulk-inserted, then its record index built by a one-row upsert with
 ``hoodie.metadata.record.index.enable=true``); BUCKET tags a table bulk-inserted under a bucket index of 4 buckets
 a partition. Cases interleave (``timing.interleave``), medians of ``--runs`` after a warm-up round (footers and
@@ -50,16 +52,13 @@ from hoodie_datasource import HoodieTable
 from hoodie_datasource.client.write_client import start_write
 from hoodie_datasource.index.index import located
 from hoodie_datasource.read.key_lookup import KeyLookup
-from hoodie_datasource.spark.arrow_steps import per_batch
 from hoodie_datasource.spark.write_dag import (
     LOCATION_FIELDS,
-    _add_keys,
-    _Batches,
+    _keying,
     _looked_up,
     _schema_with,
     _tagged_in_lookup_tasks,
     _tags_in_lookup_tasks,
-    _with_lookup_task,
 )
 from hoodie_datasource.storage.registry import open_storage
 from hoodie_datasource.table.meta_columns import (
@@ -70,7 +69,6 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
 )
 from hoodie_datasource.table.table import Table
-from hoodie_datasource.write import record_keys
 
 logger = logging.getLogger(__name__)
 
@@ -119,15 +117,13 @@ def tag_once(path: Path, options: dict[str, str], batch: DataFrame, seen: dict[s
         files = writer.key_ranges(None)
         keyed_schema = _schema_with(batch.schema, (RECORD_KEY_COLUMN, T.StringType()),
                                     (PARTITION_PATH_COLUMN, T.StringType()), (IS_DELETE_COLUMN, T.BooleanType()))
-        keyed = batch.mapInArrow(_add_keys(session.config), keyed_schema)
-        keys = _Batches(batch, batch.schema).then(lambda records: record_keys.keyed(records, session.config),
-                                                  keyed_schema)
+        keys = _keying(session.config, batch, keyed_schema)
         if index.places_by_hash:
             scope = writer.scope
-            tagged = keyed.mapInArrow(per_batch(lambda records: index.tag(records, files, scope)[0]),
-                                      _schema_with(keyed_schema, *LOCATION_FIELDS))
-        elif _tags_in_lookup_tasks(session):  # shuffled to their lookup tasks, tagged there and persisted, as the write
-            persisted = _tagged_in_lookup_tasks(session, _with_lookup_task(session, keys), writer, files).persist(
+            tagged = keys.then(lambda records: index.tag(records, files, scope)[0],
+                               _schema_with(keyed_schema, *LOCATION_FIELDS)).frame()
+        elif _tags_in_lookup_tasks(session):  # the write's own tagging, persisted as the write persists it
+            persisted = _tagged_in_lookup_tasks(session, batch, keyed_schema, writer, files).persist(
                 StorageLevel.MEMORY_AND_DISK)
             tagged = persisted
         else:  # keyed as the write keys them and persisted, then looked up
@@ -207,12 +203,12 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
     if note:
         lines += [note, ""]
     lines += ["Tagging: incoming keys, half stored (random over the whole table), half new, as an "
-              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch; RECORD_INDEX "
-              "shuffles the records to a task per record-index file group, named as they are keyed, which "
-              "combines them, looks their keys up and tags them, the tagged records persisted as the write "
-              "persists them; GLOBAL_BLOOM keys the records once, persisted as the write persists them, and "
-              "looks keys up in two distributed steps, (key, candidate base file) pairs shuffled by file, the "
-              "locations broadcast), one Spark job counting the keys found; the write "
+              "upsert's tagging step runs it (`spark.write_dag`: BUCKET keys and hashes each batch in one pass; "
+              "RECORD_INDEX shuffles the records to a task per record-index file group, named by Spark from the "
+              "key field, which keys and combines them, looks their keys up and tags them, the tagged records "
+              "persisted as the write persists them; GLOBAL_BLOOM keys the records once, persisted as the "
+              "write persists them, and looks keys up in two distributed steps, (key, candidate base file) "
+              "pairs shuffled by file, the locations broadcast), one Spark job counting the keys found; the write "
               "session started before the timed region and aborted after it. `tag s`: that job, and for "
               "GLOBAL_BLOOM the driver's read of the base files' key ranges (footers, cached after the warm-up "
               "round). local[2], tables bulk-inserted copy-on-write with the library's defaults (30 day "

@@ -14,7 +14,8 @@ of index it is. An index tells what it can do, as Hudi's does:
                           index is global
     routes_by_key         a key's lookup reads one file known from the key alone (the record index's file group):
                           a distributed engine finds each key's lookup task as it keys the records
-                          (``lookup_task_of``), with no candidates step
+                          (``lookup_task_of``), or Spark does before keying them when the key is one field's
+                          value (``spark.lookup_routing``), with no candidates step
     tags_records          the keys are looked up in a store outside the table (HBase), by ``tag`` in the task that
                           holds the records, as Hudi's ``HoodieIndex.isImplicitWithStorage`` false says: no
                           candidates step, no shuffle

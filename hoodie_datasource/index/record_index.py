@@ -5,8 +5,9 @@ keeps in the same transaction (``metadata.sync``).
 A key lives in one of the partition's file groups, the one ``mapRecordKeyToFileGroupIndex`` names
 (``metadata.keys.file_group_indexes``); a lookup reads, in each file group its keys map to, only the HFile blocks
 that may hold them (``MetadataTableReader.record_locations``). In a distributed write the records are shuffled by
-that file group (``routes_by_key``: the keying pass adds each record's ``lookup_task_of``, a task per file group,
-``lookup_tasks``) and each task tags its records (``tag``), as Hudi 0.15's ``SparkMetadataTableRecordIndex
+that file group (``routes_by_key``: a task per file group, ``lookup_tasks``; the keying pass adds each record's
+``lookup_task_of``, or Spark computes it from a key that is one field's value, ``spark.lookup_routing``) and each
+task tags its records (``tag``), as Hudi 0.15's ``SparkMetadataTableRecordIndex
 .tagLocation`` sends keys (``keyBy(mapRecordKeyToFileGroupIndex)``, ``partitionBy(PartitionIdPassthrough)``,
 ``RecordIndexFileGroupLookupFunction``) before it joins the locations back to the records
 (``tagGlobalLocationBackToRecords``); the locations never go through the driver.

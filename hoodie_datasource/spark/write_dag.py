@@ -19,8 +19,9 @@ overwrites, bulk inserts that combine records)::
       looks keys up:   keyed --mapInArrow(candidates)--repartition(file)--mapInArrow(confirm)--> locations
                        keyed LEFT JOIN broadcast(locations) --> placed (persisted) --count inserts per partition-->
                        profile -> insert plan
-      routes by key:   keyed (each key's lookup task added as it is keyed) --repartition(task)--mapInArrow(
-                       combine, tag, settle partition changes)--> placed (persisted) --count inserts ...
+      routes by key:   input (each key's lookup task computed by Spark from the key field; else keyed, the
+                       task added as it is keyed) --repartition(task)--mapInArrow(keys, combine, tag, settle
+                       partition changes)--> placed (persisted) --count inserts ...
       tags records:    keyed --mapInArrow(tag: batched gets from the index's store, HBase)--> placed ...
     placed --mapInArrow(route)--groupBy(partition, file).applyInArrow(write file group)--> write stats
 
@@ -62,6 +63,7 @@ from hoodie_datasource.spark.bulk_insert_partitioning import bulk_insert_input
 from hoodie_datasource.spark.clustering import spark_group_runner
 from hoodie_datasource.spark.input_size import PlanSize, cores, plan_size
 from hoodie_datasource.spark.job_status import job_description
+from hoodie_datasource.spark.lookup_routing import lookup_task_sql
 from hoodie_datasource.spark.partition_balance import balanced_task_key, clustering_values, sql_string, task_keys
 from hoodie_datasource.spark.partition_clustering import partition_clustering, sql_identifier
 from hoodie_datasource.spark.planned_input import planned_once
@@ -126,6 +128,11 @@ class _Batches:
                 records = step(records)
             return records
         return self.df.mapInArrow(per_batch(run), self.schema)
+
+
+def _keying(cfg: WriteConfig, df: DataFrame, keyed_schema: T.StructType) -> _Batches:
+    """``df`` to be keyed (``record_keys.keyed``) in the pass of the per-batch steps that follow."""
+    return _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
 
 
 def _stat_schema(stages: Sequence[str] = (), counts: Sequence[str] = ()) -> T.StructType:
@@ -358,28 +365,6 @@ def _write_groups(session: WriteSession, targets: Mapping[tuple[str, str], Write
     return run
 
 
-def _lookup_task_step(session: WriteSession) -> Step | None:
-    """The step adding the task that looks each record's key up (``LOOKUP_TASK_COLUMN``) when the write looks keys
-    up by an index that ``routes_by_key``, else None: file group ``i`` of the record index goes to task ``i`` (an
-    integer Spark's hash sends there, ``partition_balance.task_keys``), as Hudi's ``PartitionIdPassthrough`` sends
-    it. It runs in the pass that keys (or combines) the records: no pass of its own."""
-    index = session.index
-    if not (index.routes_by_key and session.looks_up_keys):
-        return None
-    keys = np.array(task_keys(index.lookup_tasks(())), np.int32)
-
-    def add(records: pa.Table) -> pa.Table:
-        tasks = keys[index.lookup_task_of(records.column(RECORD_KEY_COLUMN))]
-        return records.append_column(LOOKUP_TASK_COLUMN, pa.array(tasks, pa.int32()))
-    return add
-
-
-def _with_lookup_task(session: WriteSession, keyed: _Batches) -> _Batches:
-    """``keyed`` with the lookup task of each record's key, when the write needs it (``_lookup_task_step``)."""
-    add = _lookup_task_step(session)
-    return keyed if add is None else keyed.then(add, _schema_with(keyed.schema, LOOKUP_TASK_FIELD))
-
-
 def _tags_in_lookup_tasks(session: WriteSession) -> bool:
     """The write's records are tagged where their keys are looked up (``_tagged_in_lookup_tasks``): it looks its
     keys up (an upsert or a delete: never an overwrite, which would ask for the batch's partitions first) by an
@@ -387,23 +372,46 @@ def _tags_in_lookup_tasks(session: WriteSession) -> bool:
     return session.index.routes_by_key and session.looks_up_keys
 
 
-def _tagged_in_lookup_tasks(session: WriteSession, keyed: _Batches, writer: RecordWriter,
+def _routed_to_lookup_tasks(session: WriteSession, df: DataFrame, keyed_schema: T.StructType
+                            ) -> tuple[DataFrame, bool]:
+    """The records with the task that looks each one's key up (``LOOKUP_TASK_COLUMN``: file group ``i`` of the record
+    index goes to task ``i``, an integer Spark's hash sends there, ``partition_balance.task_keys``, as Hudi's
+    ``PartitionIdPassthrough`` sends it), and whether they are keyed yet. When the key is one field's value, Spark
+    computes the task from that field (``lookup_routing.lookup_task_sql``) and the records, unkeyed, go through
+    Python once, after the shuffle; otherwise the pass keying them adds it (``RecordIndex.lookup_task_of``)."""
+    cfg, index = session.config, session.index
+    count = index.lookup_tasks(())
+    task = lookup_task_sql(df.schema, cfg.keygen, count)
+    if task is not None:
+        return df.withColumn(LOOKUP_TASK_COLUMN, F.expr(task)), False
+    keys = np.array(task_keys(count), np.int32)
+
+    def add(records: pa.Table) -> pa.Table:
+        tasks = keys[index.lookup_task_of(records.column(RECORD_KEY_COLUMN))]
+        return records.append_column(LOOKUP_TASK_COLUMN, pa.array(tasks, pa.int32()))
+    return _keying(cfg, df, keyed_schema).then(add, _schema_with(keyed_schema, LOOKUP_TASK_FIELD)).frame(), True
+
+
+def _tagged_in_lookup_tasks(session: WriteSession, df: DataFrame, keyed_schema: T.StructType, writer: RecordWriter,
                             files: list[FileKeyRange]) -> DataFrame:
-    """``keyed`` (with each key's lookup task, ``_with_lookup_task``) tagged in one shuffle: every record goes to
-    the task of its key's record-index file group, which holds every record of its keys, so it combines them
-    (``record_keys.combined_across_partitions``), looks up exactly its keys (sorted, one read of its file group)
-    and settles the keys found in another partition (``routing.partition_changes``). Hudi 0.15 shuffles for each
-    of these steps: the combine (``HoodieWriteHelper.deduplicateRecords``' ``reduceByKey``), the keys to their file
-    groups (``SparkMetadataTableRecordIndex.tagLocation``'s ``partitionBy``) and the locations back to the records
+    """The input ``df`` keyed (``keyed_schema``) and tagged in one shuffle: every record goes to the task of
+    its key's record-index file group (``_routed_to_lookup_tasks``), which holds every record of its keys, so it
+    keys them if the route did not, combines them (``record_keys.combined_across_partitions``), looks up exactly
+    its keys (sorted, one read of its file group) and settles the keys found in another partition
+    (``routing.partition_changes``). Hudi 0.15 shuffles for each of these steps: the combine
+    (``HoodieWriteHelper.deduplicateRecords``' ``reduceByKey``), the keys to their file groups
+    (``SparkMetadataTableRecordIndex.tagLocation``'s ``partitionBy``) and the locations back to the records
     (``tagGlobalLocationBackToRecords``' join); the records arrive at the lookup task here instead, with no join
     and nothing persisted before it."""
     cfg, index, scope = session.config, session.index, writer.scope
+    routed, is_keyed = _routed_to_lookup_tasks(session, df, keyed_schema)
 
     def tag(records: pa.Table) -> pa.Table:
-        combined = record_keys.combined_across_partitions(records.drop_columns([LOOKUP_TASK_COLUMN]), cfg)
+        records = records.drop_columns([LOOKUP_TASK_COLUMN])
+        combined = record_keys.combined_across_partitions(
+            records if is_keyed else record_keys.keyed(records, cfg), cfg)
         return routing.partition_changes(index.tag(combined, files, scope)[0], index)
-    keyed_schema = T.StructType([f for f in keyed.schema.fields if f.name != LOOKUP_TASK_COLUMN])
-    return keyed.frame().repartition(index.lookup_tasks(files), LOOKUP_TASK_COLUMN).mapInArrow(
+    return routed.repartition(index.lookup_tasks(files), LOOKUP_TASK_COLUMN).mapInArrow(
         per_task(tag), _schema_with(keyed_schema, *LOCATION_FIELDS))
 
 
@@ -439,11 +447,9 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
     cfg, index, operation = session.config, session.index, session.operation
     timer = StageTimer(session.stage_seconds)
     df = planned_once(df)  # read by several jobs: each would plan a union of many relations again
-    keyed = _Batches(df, df.schema).then(lambda records: record_keys.keyed(records, cfg), keyed_schema)
-    in_lookup_tasks = _tags_in_lookup_tasks(session)
-    if in_lookup_tasks:  # combined where they are tagged
-        keyed = _with_lookup_task(session, keyed)
-    elif index.is_global and cfg.dedupes:  # the same key may arrive in several partitions: one shuffle by key
+    keyed = _keying(cfg, df, keyed_schema)
+    in_lookup_tasks = _tags_in_lookup_tasks(session)  # then keyed and combined where they are tagged
+    if not in_lookup_tasks and index.is_global and cfg.dedupes:  # a key in several partitions: one shuffle by key
         keyed = _Batches(keyed.frame().repartition(RECORD_KEY_COLUMN).mapInArrow(
             per_task(lambda records: record_keys.combined_across_partitions(records, cfg)), keyed_schema),
             keyed_schema)
@@ -476,7 +482,7 @@ def _write_by_file_group(session: WriteSession, df: DataFrame, keyed_schema: T.S
         if in_lookup_tasks or (session.looks_up_keys and files):
             index.check_lookup_files(files)  # on the driver: the tasks' lookups would fail each alike
             if in_lookup_tasks:
-                located = _tagged_in_lookup_tasks(session, keyed, writer, files)
+                located = _tagged_in_lookup_tasks(session, df, keyed_schema, writer, files)
             else:
                 located = _looked_up(session, keyed.frame(), writer, files)
                 if index.is_global:  # a key found in another partition moves, or is updated where it is

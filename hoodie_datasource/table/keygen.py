@@ -108,7 +108,7 @@ class KeyGenerator:
             raise KeyGeneratorConfigError(self.incomplete)
 
     @property
-    def _simple_key(self) -> bool:
+    def simple_key(self) -> bool:
         """The key is the field's value as it is, not ``field:value`` pairs (Hudi's complex key)."""
         return len(self.record_key_fields) == 1 and self.class_name != KEYGEN_COMPLEX
 
@@ -117,7 +117,7 @@ class KeyGenerator:
         generators refuse it."""
         keys, keyless = self._keys(table)
         count = pc.sum(keyless).as_py() or 0
-        if count and self._simple_key:
+        if count and self.simple_key:
             raise InvalidRecordError(
                 f"Record key field {self.record_key_fields[0]!r} is null or empty in {count} record(s); "
                 "every record needs a record key"
@@ -140,7 +140,7 @@ class KeyGenerator:
     def _keys(self, table: pa.Table) -> tuple[pa.ChunkedArray | pa.Array, pa.ChunkedArray | pa.Array]:
         """(record key, whether the row has none) of every row: a simple key is missing when null or empty, a
         complex one when all its fields are null."""
-        if self._simple_key:
+        if self.simple_key:
             keys = _as_strings(table.column(self.record_key_fields[0]))
             return keys, pc.fill_null(pc.or_kleene(pc.is_null(keys), pc.equal(keys, "")), True)
         parts = []

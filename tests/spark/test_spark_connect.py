@@ -13,6 +13,8 @@ def test_write_modes_and_reads_over_spark_connect(over_spark_connect):
     assert result["snapshot"] == [["a", 5.0]]
     assert result["incremental"] == ["a"]
     assert result["filtered"] == ["a"]
+    assert result["record_index_ready"] == [True, True]
+    assert result["record_index"] == [["a", 5.0], ["b", 2.0], ["c", 3.0]]
 
 
 def test_stream_into_a_table_over_spark_connect(over_spark_connect):
