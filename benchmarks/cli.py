@@ -30,6 +30,12 @@ def _variants(choices: Collection[str]) -> Callable[[str], list[str]]:
     return parse
 
 
+def add_driver_memory(parser: argparse.ArgumentParser, default: str = DRIVER_MEMORY, why: str = "") -> None:
+    """``--driver-memory``: the ``spark.driver.memory`` of the benchmark's Spark session (local mode: its heap)."""
+    parser.add_argument("--driver-memory", default=default,
+                        help=f"spark.driver.memory of each Spark session (default {default}){why}")
+
+
 def parser(description: str) -> argparse.ArgumentParser:
     """The arguments every benchmark takes: sizes, runs and the results folder."""
     found = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,8 +57,7 @@ def parse_run(description: str, argv: list[str] | None = None, variants: Collect
                        help=f"results name: <out>/<name>.md and its charts (default {name or 'bench_<rows>'})")
     found.add_argument("--work", type=Path, help="folder for the scratch tables (default: the system's temporary one)")
     found.add_argument("--note", default="", help="a remark printed in the results (e.g. what else ran on the machine)")
-    found.add_argument("--driver-memory", default=DRIVER_MEMORY,
-                       help=f"spark.driver.memory of each Spark session (default {DRIVER_MEMORY})")
+    add_driver_memory(found)
     args = found.parse_args(argv)
     if args.runs < 1 or args.warmup < 0:
         found.error("--runs must be at least 1 and --warmup at least 0")

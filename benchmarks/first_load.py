@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks import ours, peer_delta, spark_session
+from benchmarks import cli, ours, peer_delta, spark_session
 from benchmarks.copies import restore
 from benchmarks.fixtures import stage
 from benchmarks.machine import load_average
@@ -215,9 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, help="markdown results (default: printed)")
     parser.add_argument("--shared", action="store_true", help="say in the results that the machine was shared")
-    parser.add_argument("--driver-memory", default=spark_session.DRIVER_MEMORY,
-                        help="the session's heap (Spark's own write of 5M rows as 200 unioned Arrow slices needs more "
-                             "than 8g)")
+    cli.add_driver_memory(parser, why=": Spark's own write of 5M rows as 200 unioned Arrow slices needs more than 8g")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logger.setLevel(logging.INFO)

@@ -152,8 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--get-batch-size", type=int, default=GET_BATCH_SIZE,
                         help=f"hoodie.index.hbase.get.batch.size (default {GET_BATCH_SIZE})")
     parser.add_argument("--upsert-rows", type=int, default=UPSERT_ROWS, help=f"default {UPSERT_ROWS:,}")
-    parser.add_argument("--driver-memory", default=spark_session.DRIVER_MEMORY,
-                        help=f"spark.driver.memory (default {spark_session.DRIVER_MEMORY}; 12g for 20M rows)")
+    cli.add_driver_memory(parser, why="; 12g for 20M rows")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     for name in (__name__, "benchmarks.timing"):

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from benchmarks import machine, ours, peer_hudi, spark_session  # noqa: E402
+from benchmarks import cli, machine, ours, peer_hudi, spark_session  # noqa: E402
 from benchmarks.fixtures import stage  # noqa: E402
 from benchmarks.hudi_driver import read_phases  # noqa: E402
 from benchmarks.markdown import markdown_table  # noqa: E402
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                 "over its first ten or so runs)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/read_phases"), help="scratch folder (emptied)")
     parser.add_argument("--out", type=Path, help="markdown results file (default: printed)")
-    parser.add_argument("--driver-memory", default="6g")
+    cli.add_driver_memory(parser, "6g")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     command = "python benchmarks/read_phases.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--indexes", type=cli._variants(tuple(INDEXES)), default=list(INDEXES),
                         help=f"the indexes measured, comma separated (default {','.join(INDEXES)})")
     parser.add_argument("--name", default="record_index", help="the results file's name (default record_index)")
+    cli.add_driver_memory(parser, why="; 12g for 20M rows")
     args = parser.parse_args(argv)
     if "record_index" not in args.indexes:
         parser.error("--indexes: record_index is what the others are compared with; it is always measured")
@@ -252,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in (__name__, "benchmarks.timing"):
         logging.getLogger(name).setLevel(logging.INFO)
     started, began, load_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic(), load_average()
-    spark = spark_session.start()
+    spark = spark_session.start(driver_memory=args.driver_memory)
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     memory = PeakMemory(spark_session.jvm_pid(spark))
     results = []
