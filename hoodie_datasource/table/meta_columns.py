@@ -33,6 +33,12 @@ def constant(value: str, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(value, pa.string()), n)
 
 
+def repeated(value: str, n: int) -> pa.DictionaryArray:
+    """``value`` ``n`` times as a dictionary array of one value: a parquet encoder writes its dictionary as it
+    is, where it hashes every value of a plain string column into one."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
+
+
 def meta_schema() -> pa.Schema:
     return pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS])
 
@@ -71,20 +77,25 @@ def with_meta_columns(
     task_partition: int,
     file_name: str,
     positions: np.ndarray | None = None,
+    dictionaries: bool = False,
 ) -> pa.Table:
     """Prepend the five ``_hoodie_*`` columns for records written by this instant.
 
-    The sequence number is ``<instant>_<task partition>_<row position in the file>``."""
+    The sequence number is ``<instant>_<task partition>_<row position in the file>``. ``dictionaries``: the
+    columns of one value per commit or file (commit time, partition path, file name) come as ``repeated``
+    dictionary arrays, for an encoder told the table's schema (``BaseFileEncoder``'s ``stored_schema``)."""
     n = data.num_rows
     if positions is None:
         positions = np.arange(n, dtype=np.int64)
     seq = pc.binary_join_element_wise(f"{instant}_{task_partition}_", pc.cast(pa.array(positions), pa.string()), "")
+    one_value = repeated if dictionaries else constant
     meta = [
-        constant(instant, n),
+        one_value(instant, n),
         seq,
         keys if isinstance(keys, pa.Array) else keys.combine_chunks(),
-        constant(partition, n),
-        constant(file_name, n),
+        one_value(partition, n),
+        one_value(file_name, n),
     ]
+    fields = [pa.field(name, array.type) for name, array in zip(META_COLUMNS, meta)]
     arrays = meta + [data.column(i) for i in range(data.num_columns)]
-    return pa.Table.from_arrays(arrays, schema=pa.unify_schemas([meta_schema(), data.schema]))
+    return pa.Table.from_arrays(arrays, schema=pa.unify_schemas([pa.schema(fields), data.schema]))

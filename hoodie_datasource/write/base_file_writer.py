@@ -79,11 +79,6 @@ def with_dictionaries(schema: pa.Schema, names: set[str]) -> pa.Schema:
                       else f for f in schema])
 
 
-def repeated(value: str, n: int) -> pa.DictionaryArray:
-    """``value`` ``n`` times, as a column of ``with_dictionaries``."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
-
-
 def _looks_unique(column: pa.ChunkedArray) -> bool:
     """Are the sampled rows of ``column`` (``_sampled``) all distinct? Then a dictionary cannot pay
     (measurements, coordinates, ids): building one only costs time (2 ms of a 25 ms write per

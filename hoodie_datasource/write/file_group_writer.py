@@ -31,6 +31,7 @@ from hoodie_datasource.table.meta_columns import (
     RECORD_KEY_COLUMN,
     conform,
     meta_schema,
+    repeated,
     with_meta_columns,
 )
 from hoodie_datasource.timeline.commit_metadata import WriteStat
@@ -38,7 +39,6 @@ from hoodie_datasource.write.append_handle import append_to_file_group
 from hoodie_datasource.write.base_file_writer import (
     footer_metadata,
     new_filter_for,
-    repeated,
     with_dictionaries,
     write_base_file_with_footer,
 )
