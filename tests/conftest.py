@@ -69,8 +69,15 @@ def shared_tables() -> Path:
     return require_shared()
 
 
-def local_builder(app: str):
-    """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC.
+# a test JVM runs many short jobs on 2 busy cores: the client compiler alone and the serial collector spend far
+# less CPU than the server compiler and G1's threads (as the Hudi oracle's JVM: tests/hudi_oracle/driver.py).
+# Exported: the scripts the tests run in processes of their own start their JVMs with it too.
+TEST_JVM_OPTIONS = os.environ.setdefault("HOODIE_TEST_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
+
+def local_builder(app: str, java_options: str = ""):
+    """The builder of the test sessions: local[2], few shuffle partitions, no UI, UTC, the driver JVM started
+    with ``TEST_JVM_OPTIONS`` and ``java_options``.
 
     The jvm-shim's jar (when built) is on every test JVM's classpath: the JVM starts once per process,
     so the SQL tests can start their session after a classic one was stopped. So is hadoop-aws, Hadoop's
@@ -92,6 +99,7 @@ def local_builder(app: str):
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", f"{TEST_JVM_OPTIONS} {java_options}".strip())
         # past spark.ui.retainedStages (1000) stages the status store drops finished ones, skipped stages (no
         # completion time) first: late in a test process, a test reading its own jobs' stages found them gone
         .config("spark.ui.retainedStages", "100000")

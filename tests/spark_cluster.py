@@ -26,7 +26,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, TEST_JVM_OPTIONS
 from tests.object_stores import Server, free_port
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -94,7 +94,8 @@ class Cluster:
 def start_cluster(base: Path) -> Cluster:
     """A master and two workers (1 core, 1 GB each), all registered, with their logs under ``base``."""
     # the web UIs bind every address (no SPARK_LOCAL_IP), so each answers on 127.0.0.1 too
-    env = {"SPARK_HOME": str(SPARK_HOME), "SPARK_DAEMON_MEMORY": "256m", "PYSPARK_PYTHON": sys.executable}
+    env = {"SPARK_HOME": str(SPARK_HOME), "SPARK_DAEMON_MEMORY": "256m", "PYSPARK_PYTHON": sys.executable,
+           "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTIONS}
     port, ui = free_port(), free_port()
     master = Server("spark-master", _spark_class("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                                  "--port", str(port), "--webui-port", str(ui)),
@@ -145,6 +146,8 @@ def cluster_session(cluster: Cluster, app: str, conf: Mapping[str, str] = {}):  
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.driver.memory", "1g")
+               .config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
+               .config("spark.executor.extraJavaOptions", TEST_JVM_OPTIONS)
                .config("spark.executor.cores", "1")
                .config("spark.executor.memory", "512m")
                .config("spark.cores.max", "2")

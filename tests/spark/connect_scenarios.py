@@ -27,7 +27,8 @@ SCENARIOS = {"errors": connect_errors, "roundtrip": connect_roundtrip, "streamin
 
 def main(work: str) -> None:
     spark = (SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "4")
-             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate())
     for name, scenario in SCENARIOS.items():
         try:
             result = scenario.run(spark, os.path.join(work, name))

@@ -19,7 +19,8 @@ logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(mes
 logging.getLogger("hoodie_datasource.spark.stream_sink").setLevel(logging.INFO)
 source, table, checkpoint = sys.argv[1:4]
 spark = (SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "2")
-         .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+         .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+         .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate())
 hoodie_datasource.register(spark)
 query = run_to_end(spark, source, table, checkpoint, operation="insert")
 spark.stop()

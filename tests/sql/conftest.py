@@ -32,8 +32,7 @@ def sql(tmp_path_factory):
         jvm.java.lang.System.setProperty("derby.system.home", str(work))  # the JVM already runs
     import hoodie_datasource
 
-    builder = local_builder("hoodie-sql-tests").config(
-        "spark.driver.extraJavaOptions", f"-Dderby.system.home={work}")
+    builder = local_builder("hoodie-sql-tests", java_options=f"-Dderby.system.home={work}")
     session = hoodie_datasource.session(builder, metastore=str(work / "metastore"), warehouse=str(work / "warehouse"))
     yield session
     session.stop()

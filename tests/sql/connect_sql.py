@@ -13,7 +13,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 import hoodie_datasource  # noqa: E402
 
 work = sys.argv[1]
-spark = hoodie_datasource.session(SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false"),
+spark = hoodie_datasource.session(SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+                                  .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")),
                                   warehouse=os.path.join(work, "warehouse"))
 spark.sql(f"CREATE TABLE c (uuid STRING, ts BIGINT, fare DOUBLE, city STRING) USING hoodie PARTITIONED BY (city) "
           f"LOCATION '{work}/c' TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = 'mor')")

@@ -103,7 +103,7 @@ sys.path.insert(0, {repo!r})
 from tests.conftest import local_builder
 import hoodie_datasource
 work, step = sys.argv[1], sys.argv[2]
-builder = local_builder("persistence").config("spark.driver.extraJavaOptions", f"-Dderby.system.home={{work}}")
+builder = local_builder("persistence", java_options=f"-Dderby.system.home={{work}}")
 spark = hoodie_datasource.session(builder, metastore=os.path.join(work, "metastore"),
                                   warehouse=os.path.join(work, "warehouse"))
 if step == "create":
