@@ -3,6 +3,7 @@ task code once, and leaves a daemon the user chose alone."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 
@@ -25,6 +26,18 @@ def test_local_task_workers_are_forked_from_the_preloading_daemon(spark):
     assert spark.sparkContext._jsc.sc().conf().get(DAEMON_MODULE) == WORKER_DAEMON
     commands = {r.command for r in spark.range(4, numPartitions=2).mapInArrow(_parent_command, "command string").collect()}
     assert commands and all(f"-m {WORKER_DAEMON} " in c for c in commands), commands
+
+
+def _frozen_objects(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pydict({"frozen": [gc.get_freeze_count()]})
+
+
+def test_task_workers_start_with_the_preloaded_objects_frozen(spark):
+    """A reused worker's collection after each task skips what the daemon imported (``gc.freeze``)."""
+    counts = [r.frozen for r in spark.range(4, numPartitions=2).mapInArrow(_frozen_objects, "frozen long").collect()]
+    assert counts and min(counts) > 50_000, counts
 
 
 def test_the_daemon_imports_every_module_it_preloads():
