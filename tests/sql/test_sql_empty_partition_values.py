@@ -82,8 +82,10 @@ def native(request, sql):
     sql.conf.unset("spark.hoodie.read.native")
 
 
-@pytest.mark.parametrize("hive_style", [True, False], ids=["hive", "plain"])
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+# each reader meets both table types and both path styles (every combination took 4 more minutes of CI)
+@pytest.mark.parametrize("native, table_type, hive_style", [
+    ("true", "cow", True), ("true", "mor", False), ("false", "cow", False), ("false", "mor", True),
+], ids=["native-cow-hive", "native-mor-plain", "python-cow-plain", "python-mor-hive"], indirect=["native"])
 def test_default_partition_rows_are_found_by_filters_delete_and_update(sql, name, location, native, table_type,
                                                                         hive_style):
     _create(sql, name, location, table_type, hive_style)
@@ -106,7 +108,8 @@ def test_default_partition_rows_are_found_by_filters_delete_and_update(sql, name
     assert _hudi_rs_rows(location) == sorted(rows, key=lambda r: r[0])
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("native, table_type", [("true", "cow"), ("false", "mor")], ids=["native-cow", "python-mor"],
+                         indirect=["native"])
 def test_default_partition_of_one_field_of_several(sql, name, location, native, table_type):
     """A complex key generator's path: only the null/empty field's part is the default partition."""
     _create(sql, name, location, table_type, hive_style=True, partitioned_by="zone, city")
