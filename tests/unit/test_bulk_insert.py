@@ -47,6 +47,12 @@ def test_bulk_insert_rolls_over_to_new_file_groups_with_hudis_footers(tmp_path, 
         assert read_bloom_filter(storage, name).might_contain(keys).all()
         assert data.column("_hoodie_commit_seqno").to_pylist() == [f"{instant}_0_{i}" for i in range(data.num_rows)]
         assert set(data.column("_hoodie_file_name").to_pylist()) == {name.split("/")[1]}
+        # the per-commit and per-file columns are dictionary encoded and read back as the strings they are
+        row_group = pq.read_metadata(os.path.join(path, name)).row_group(0)
+        pages = {row_group.column(i).path_in_schema: row_group.column(i).has_dictionary_page
+                 for i in range(row_group.num_columns)}
+        for column in ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"):
+            assert pages[column] and data.schema.field(column).type == pa.string(), column
     meta = HoodieTable(path).commit_metadata(instant)
     stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
     assert meta["operationType"] == "BULK_INSERT" and len(stats) == len(files)
