@@ -16,8 +16,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 from hoodie_datasource.streamer.config import parse_config  # noqa: E402
 from hoodie_datasource.streamer.streamer import read_file, run  # noqa: E402
 
-spark = SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "4")
-         .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate()
+spark = (SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "4")
+         .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate())
 summary = run(spark, parse_config(sys.argv[1:], read_file=read_file))
 print("RESULT " + json.dumps({"rows": summary.rows, "commits": summary.commits, "session": type(spark).__module__}))
 spark.stop()

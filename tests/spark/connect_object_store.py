@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 import hoodie_datasource  # noqa: E402
 
 path, options = sys.argv[1], json.loads(sys.argv[2])
-spark = SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "4")
-         .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate()
+spark = (SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "4")
+         .config("spark.driver.extraJavaOptions", os.environ.get("HOODIE_TEST_JVM_OPTIONS", "")).getOrCreate())
 hoodie_datasource.register(spark)
 schema = "uuid string, ts long, city string, fare double"
 opts = {"table.name": "trips", "recordkey.field": "uuid", "partitionpath.field": "city", "precombine.field": "ts",
