@@ -199,10 +199,11 @@ test: install  ## run the whole test suite (SQL, the slow object-store and fault
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-local test-lane-services
 	$(PY) -m pytest -q -m cluster
 
-# the lanes take about as long as each other (measured on 2 cores, both lanes running, 2026-11-29: the default
-# tests 26.5 min and Java Hudi's tests/hudi_oracle 14 in one, 41 in all; tests/sql 23.5, the object-store and fault
-# suites 5, Java's data skipping 3.5, properties 1, Kafka with the schema registry 2, the HBase index 2, the Delta
-# Sharing server 1, docs 1.5 and the unit tests on the oldest pyarrow 1.5 in the other, 41.5 in all)
+# the lanes take about as long as each other (measured on 2 cores, both lanes running, 2026-11-29, the CPU busy:
+# the default tests 21 min and Java Hudi's tests/hudi_oracle 16.5 in one, 37.5 in all; tests/sql 15, the
+# object-store and fault suites 6, Java's data skipping 4, properties 0.5, Kafka with the schema registry 2.5, the
+# HBase index 2, the Delta Sharing server 1.5, the unit tests on the oldest pyarrow 2.5 and docs 2 in the other,
+# 36.5 in all)
 test-lane-local: install
 	$(PY) -m pytest -q --durations=10 --ignore=tests/sql --ignore=tests/sharing
 	$(PY) -m pytest -q --durations=10 -m hudi_oracle tests/hudi_oracle
