@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from hoodie_datasource import HoodieTable
@@ -67,12 +67,23 @@ class Model:
     savepoints: list[str] = field(default_factory=list)
     # the first write of ``history`` time travel reaches: a restore goes back past cleans that ran after it
     reachable_from: int = 0
+    # every completed commit the cleaner counts (writes, compactions, clusterings), and the earliest one the
+    # last clean retained: a clustering or compaction moves the cleaner's window as a write does
+    commits: list[str] = field(default_factory=list)
+    retained_from: str = ""
 
     def key(self, row: Row) -> Key:
         return (row[0],) if self.global_index else (row[0], row[1])
 
     def commit(self, instant: str) -> None:
         self.history.append((instant, dict(self.rows)))
+        self.commits.append(instant)
+
+    def readable(self) -> list[tuple[str, dict[Key, tuple[Row, str]]]]:
+        """The earlier writes an as-of read must serve exactly: the last ``RETAINED`` writes before the latest
+        one that the last clean kept and that a restore did not go back past."""
+        window = self.history[max(len(self.history) - RETAINED, self.reachable_from):-1]
+        return [(instant, rows) for instant, rows in window if instant >= self.retained_from]
 
     def snapshot(self, rows: dict[Key, tuple[Row, str]] | None = None) -> list[Row]:
         return _sorted(r for r, _ in (self.rows if rows is None else rows).values())
@@ -162,16 +173,18 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
     elif name == "compact":
         if table_type != "MERGE_ON_READ" or not model.history:
             return False
-        HoodieTable(path).compact()
+        model.commits.extend(HoodieTable(path).compact())
     elif name == "cluster":
         if not model.history:
             return False
-        HoodieTable(path).cluster(**{"hoodie.clustering.plan.strategy.sort.columns": "v,id",
-                                     "hoodie.layout.optimize.strategy": arg})
+        model.commits.extend(HoodieTable(path).cluster(**{"hoodie.clustering.plan.strategy.sort.columns": "v,id",
+                                                          "hoodie.layout.optimize.strategy": arg}))
     elif name == "clean":
         if not model.history:
             return False
         HoodieTable(path).clean(**SERVICES)
+        # CleanPlanner.getEarliestCommitToRetain: the RETAINED-th latest completed commit of any kind
+        model.retained_from = model.commits[max(0, len(model.commits) - RETAINED)]
     elif name == "archive":
         if not model.history:
             return False
@@ -191,7 +204,7 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
             assert "hoodie.metadata.record.index.enable" in options and options[
                 "hoodie.metadata.record.index.enable"] == "true"
             return False
-        model.history.pop()
+        model.commits.remove(model.history.pop()[0])
         model.rows = dict(model.history[-1][1]) if model.history else {}
         model.reachable_from = min(model.reachable_from, max(len(model.history) - 1, 0))
     elif name == "savepoint":  # of the latest write (``arg``: another one, counted from the latest)
@@ -215,6 +228,7 @@ def _apply(path: str, model: Model, options: dict[str, str], name: str, arg, tab
         HoodieTable(path).rollback_to_savepoint(model.savepoints[-1], **SERVICES)
         kept = [instant for instant, _ in model.history].index(model.savepoints[-1])
         model.history = model.history[:kept + 1]
+        model.commits = [instant for instant in model.commits if instant <= model.savepoints[-1]]
         model.rows = dict(model.history[-1][1])
         model.reachable_from = kept
     return True
@@ -239,8 +253,7 @@ def _check(path: str, model: Model, indexes: bool) -> None:
         pulled = None  # the previous write was cleaned or archived out of the read window
     if pulled is not None:
         assert pulled == written, f"incremental ({begin}, {instant}]"
-    window = model.history[max(len(model.history) - RETAINED, model.reachable_from):-1]  # within the cleaner's
-    for past, past_rows in window:
+    for past, past_rows in model.readable():
         assert _read(path, as_of_instant=past) == model.snapshot(past_rows), f"as of {past}"
     for past in model.savepoints:  # however far the cleaner ran
         rows_then = next(rows for instant, rows in model.history if instant == past)
@@ -248,9 +261,10 @@ def _check(path: str, model: Model, indexes: bool) -> None:
 
 
 def _hudi_rs(path: str) -> list[Row]:
-    data = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read()) if os.listdir(path) else None
-    if data is None or data.num_rows == 0:
+    batches = HudiTableBuilder.from_base_uri(path).build().read()  # none when no file slice holds a row
+    if not batches:
         return []
+    data = pa.Table.from_batches(batches)
     return _sorted(zip(data.column("id").to_pylist(), data.column("p").to_pylist(), data.column("v").to_pylist(),
                        data.column("ts").to_pylist()))
 
@@ -269,6 +283,7 @@ def test_random_sequences_match_the_model(table_type: str, index_type: str, step
         for name, arg in steps:
             if _apply(path, model, options, name, arg, table_type):
                 event(name)  # pytest --hypothesis-show-statistics counts the steps run
+                note(f"ran {name} {arg!r}")  # a failure's report lists the steps that ran
                 _check(path, model, indexes)
         if model.history:
             assert _hudi_rs(path) == model.snapshot(), "hudi-rs"
