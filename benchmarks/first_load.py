@@ -3,7 +3,9 @@ three input shapes, COW and MOR, against Spark's partitioned parquet write of th
 ``dt``; the files each table partition holds after the load against the bound ceil(bytes / target) + 1; the
 first upsert (the seed batch: 1% updates, 90% of them in the latest 3 of 30 days, 0.5% new keys) against
 delta-rs MERGE; and load + first upsert end to end against delta-rs (``write_deltalake`` + MERGE) and a Spark
-parquet reload. Cases interleave (``timing.interleave``), medians of ``--runs``; results as markdown.
+parquet reload. Beside each load and first upsert, its floor (``python_hop``: the same rows shuffled by ``dt`` into
+Python tasks and only counted there). Cases interleave (``timing.interleave``), medians of ``--runs``; results as
+markdown.
 
 Input shapes, each of the same rows; the first upsert's batch comes in the shape its table's load came in:
 
