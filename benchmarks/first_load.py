@@ -4,8 +4,9 @@ three input shapes, COW and MOR, against Spark's partitioned parquet write of th
 first upsert (the seed batch: 1% updates, 90% of them in the latest 3 of 30 days, 0.5% new keys) against
 delta-rs MERGE; and load + first upsert end to end against delta-rs (``write_deltalake`` + MERGE) and a Spark
 parquet reload. Beside each load and first upsert, its floor (``python_hop``: the same rows shuffled by ``dt`` into
-Python tasks and only counted there). Cases interleave (``timing.interleave``), medians of ``--runs``; results as
-markdown.
+Python tasks and only counted there). Cases interleave (``timing.interleave``), medians of ``--runs`` of the wall
+time and of the CPU seconds of the driver, the JVM and its Python workers (``cpu_time.CpuClock``: on 2 cores a
+case's CPU seconds over 2 is the least wall time it can take); results as markdown.
 
 Input shapes, each of the same rows; the first upsert's batch comes in the shape its table's load came in:
 
@@ -39,6 +40,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks import cli, ours, peer_delta, spark_session
 from benchmarks.copies import restore
+from benchmarks.cpu_time import CpuClock
 from benchmarks.fixtures import stage
 from benchmarks.machine import load_average
 from benchmarks.memory import PeakMemory
@@ -101,7 +103,8 @@ def layout(path: Path) -> dict:
             "mean_mb": sum(sizes) / len(sizes) / 2**20, "over_bound": over}
 
 
-def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: PeakMemory) -> SizeResult:
+def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: PeakMemory,
+                 cpu: CpuClock) -> SizeResult:
     base, batch = base_table(rows, SEED), upsert_batch(rows, SEED)
     result = SizeResult(rows, batch.num_rows)
     shapes, batches = _shapes(spark, base, root / "base"), _shapes(spark, batch, root / "batch")
@@ -112,7 +115,7 @@ def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: 
         cases.append(partitioned_write_case("spark", f'Spark repartition("{PARTITION}").write.partitionBy',
                                             df.repartition(PARTITION), loads / "spark"))
         cases.append(python_hop_case("floor", f'Spark repartition("{PARTITION}") into Python, counted (the floor)', df))
-        result.loads[shape] = interleave(f"load/{shape}", cases, runs, 0, memory)
+        result.loads[shape] = interleave(f"load/{shape}", cases, runs, 0, memory, cpu)
         result.layouts[shape] = {key: layout(loads / key) for key in FORMATS}
         logger.info("%s: %s", shape, json.dumps(result.layouts[shape]))
         pristine = root / "pristine" / shape
@@ -123,21 +126,21 @@ def measure_size(spark: SparkSession, rows: int, runs: int, root: Path, memory: 
             *(ours.upsert_case(key, f"hoodie {key.upper()} upsert", batches[shape], pristine / key,
                                root / "work" / key, table_type) for key, table_type in FORMATS.items()),
             python_hop_case("floor", f"the batch shuffled by {PARTITION} into 2 Python tasks, counted (the floor)",
-                            batches[shape], tasks=UPSERT_TASKS)], runs, UPSERT_WARMUP, memory)
-    result.peers = _peers(spark, base, batch, root, runs, memory)
+                            batches[shape], tasks=UPSERT_TASKS)], runs, UPSERT_WARMUP, memory, cpu)
+    result.peers = _peers(spark, base, batch, root, runs, memory, cpu)
     for df in (*shapes.values(), *batches.values()):
         df.unpersist()
     return result
 
 
 def _peers(spark: SparkSession, base: pa.Table, batch: pa.Table, root: Path, runs: int,
-           memory: PeakMemory) -> dict[str, Measurement]:
+           memory: PeakMemory, cpu: CpuClock) -> dict[str, Measurement]:
     """delta-rs: ``write_deltalake`` of the Arrow table, then MERGE of the batch; Spark: the reload of all
     rows with the batch applied (cached, so only the rewrite is timed)."""
     delta, pristine = root / "peers" / "delta", root / "pristine" / "delta"
     delta_load = Case("delta_load", "delta-rs write_deltalake", run=lambda: peer_delta.load(base, delta, False),
                       prepare=lambda: shutil.rmtree(delta, ignore_errors=True), spark=False)
-    measured = interleave("peers/load", [delta_load], runs, 0, memory)
+    measured = interleave("peers/load", [delta_load], runs, 0, memory, cpu)
     restore(delta, pristine)
     merged = stage(spark, apply_batch(base, batch), root / "staging" / "merged.parquet", cache=True)
     reload_pristine = root / "pristine" / "reload"
@@ -145,13 +148,18 @@ def _peers(spark: SparkSession, base: pa.Table, batch: pa.Table, root: Path, run
     measured |= interleave("peers/upsert", [
         peer_delta.merge_case("delta_merge", "delta-rs MERGE", batch, pristine, root / "work" / "delta"),
         reload_case("reload", "Spark parquet reload (all rows, batch applied)", merged, reload_pristine,
-                    root / "work" / "reload")], runs, 0, memory)
+                    root / "work" / "reload")], runs, 0, memory, cpu)
     merged.unpersist()
     return measured
 
 
 def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x"
+
+
+def _cpu(m: Measurement) -> str:
+    """The median CPU seconds of a case's runs: the driver, the JVM and the Python workers together."""
+    return f"{m.median_cpu:.2f}" if m.median_cpu is not None else "-"
 
 
 def report(results: list[SizeResult], command: str, started: str, minutes: float, loads: tuple, shared: bool) -> str:
@@ -169,13 +177,14 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
               "`files` = a read of 200 parquet files; `cached` = a cached 2-partition DataFrame. The first upsert's batch "
               "comes in the shape its table's load came in. The floor (`benchmarks/python_hop.py`): the same rows "
               "shuffled by `dt` and handed to Python tasks as Arrow, where they are only counted; every write that "
-              "shuffles by partition and writes in Python pays at least that.", ""]
+              "shuffles by partition and writes in Python pays at least that. CPU s: the driver's, the JVM's and its "
+              "Python workers' CPU seconds (on 2 cores, a run takes at least half of them).", ""]
     for r in results:
         lines += [f"## {r.rows:,} rows (first upsert: {r.batch_rows:,} rows)", "",
                   "### The load", "",
-                  "| shape | case | median s | rows/s | vs Spark | files | max files / partition | bound met | "
+                  "| shape | case | median s | CPU s | rows/s | vs Spark | files | max files / partition | bound met | "
                   "mean file MB | stage ms (profile, job; tasks: input, keys, meta, bloom, encode, upload) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for shape, measured in r.loads.items():
             spark_s = measured["spark"].median
             for key, m in measured.items():
@@ -184,20 +193,22 @@ def report(results: list[SizeResult], command: str, started: str, minutes: float
                 shown = ", ".join(str(stages.get(s, "-")) for s in (
                     "profile", "job", "input_task", "keys_task", "meta_task", "bloom_task", "encode_task", "upload_task"))
                 lines.append(
-                    f"| {shape} | {m.label} | {m.median:.2f} | {r.rows / m.median:,.0f} | {_ratio(m.median, spark_s)} | "
+                    f"| {shape} | {m.label} | {m.median:.2f} | {_cpu(m)} | {r.rows / m.median:,.0f} | "
+                    f"{_ratio(m.median, spark_s)} | "
                     + (f"{lay['files']} | {lay['max_files']} | {'yes' if not lay['over_bound'] else lay['over_bound']} | "
                        f"{lay['mean_mb']:.1f} | {shown} |" if lay else "- | - | - | - | - |"))
         merge = r.peers["delta_merge"].median
         lines += ["", "### The first upsert after the load", "",
-                  f"delta-rs MERGE of the same batch: {merge:.2f} s (median). Targets: COW <= 1.0x, MOR <= 0.3x.", "",
-                  "| shape | case | median s | vs delta-rs MERGE | target met | files written |",
-                  "|---|---|---|---|---|---|"]
+                  f"delta-rs MERGE of the same batch: {merge:.2f} s (median; {_cpu(r.peers['delta_merge'])} CPU s). "
+                  "Targets: COW <= 1.0x, MOR <= 0.3x.", "",
+                  "| shape | case | median s | CPU s | vs delta-rs MERGE | target met | files written |",
+                  "|---|---|---|---|---|---|---|"]
         for shape, measured in r.upserts.items():
             for key, m in measured.items():
                 target = UPSERT_TARGETS.get(key)
                 met = "-" if target is None else "yes" if m.median <= target * merge else "**no**"
                 files = m.median_fact("files")
-                lines.append(f"| {shape} | {m.label} | {m.median:.2f} | {_ratio(m.median, merge)} | {met} | "
+                lines.append(f"| {shape} | {m.label} | {m.median:.2f} | {_cpu(m)} | {_ratio(m.median, merge)} | {met} | "
                              f"{int(files) if files is not None else '-'} |")
         delta_total = r.peers["delta_load"].median + merge
         reload_total = None
@@ -233,10 +244,11 @@ def main(argv: list[str] | None = None) -> None:
     started, began, load_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic(), load_average()
     spark = spark_session.start(driver_memory=args.driver_memory)
     memory = PeakMemory(spark_session.jvm_pid(spark))
+    cpu = CpuClock(os.getpid(), spark_session.jvm_pid(spark))
     results = []
     for rows in (int(r) for r in args.rows.split(",")):
         shutil.rmtree(args.work, ignore_errors=True)
-        results.append(measure_size(spark, rows, args.runs, args.work / str(rows), memory))
+        results.append(measure_size(spark, rows, args.runs, args.work / str(rows), memory, cpu))
     spark.stop()
     shutil.rmtree(args.work, ignore_errors=True)
     command = "python -m benchmarks.first_load " + " ".join(argv if argv is not None else os.sys.argv[1:])
