@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from benchmarks import cli, spark_session
 from benchmarks.cpu_time import CpuClock
 from benchmarks.machine import load_average
+from benchmarks.markdown import markdown_table
 from benchmarks.memory import PeakMemory
 from benchmarks.timing import Case, interleave
 from benchmarks.workload import PARTITION, SEED, base_table
@@ -80,16 +81,12 @@ def main(argv: list[str] | None = None) -> None:
              f"`{command}` — started {started}, {(time.monotonic() - began) / 60:.1f} minutes. Load average "
              f"(1, 5, 15 min) at start: {load_start}; at end: {load_average()}.", "",
              f"{args.rows:,} trips in {PARTITIONS} partitions, counted by `hash(dt)` (the bulk insert's count by table "
-             f"partition), local[2], one warm-up round, then medians of {args.runs} interleaved runs.", "",
-             "| input | median s | CPU s (driver, JVM, Python workers) | runs s |", "|---|---|---|---|"]
-    for m in measured.values():
-        lines.append(f"| {m.label} | {m.median:.2f} | {m.median_cpu:.2f} | "
-                     f"{', '.join(f'{s:.2f}' for s in m.seconds)} |")
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)
+             f"partition), local[2], one warm-up round, then medians of {args.runs} interleaved runs.", ""]
+    lines += markdown_table(["input", "median s", "CPU s (driver, JVM, Python workers)", "runs s"],
+                            [[m.label, f"{m.median:.2f}", f"{m.median_cpu:.2f}", ", ".join(f"{s:.2f}" for s in m.seconds)]
+                             for m in measured.values()])
+    text = "\n".join(lines)
+    cli.publish(text, args.out)
 
 
 if __name__ == "__main__":

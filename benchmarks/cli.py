@@ -74,3 +74,11 @@ def command_line(script: str, argv: list[str]) -> str:
             shown.append(arg)
         skip = arg == "--note"
     return (f"python benchmarks/{script} " + shlex.join(shown)).rstrip()
+
+
+def publish(text: str, out: Path | None) -> None:
+    """A benchmark's results: written to ``out`` (``--out``) when given, else printed."""
+    if out:
+        out.write_text(text)
+    else:
+        print(text)  # noqa: T201 - the results are the output

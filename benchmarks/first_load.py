@@ -253,10 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     shutil.rmtree(args.work, ignore_errors=True)
     command = "python -m benchmarks.first_load " + " ".join(argv if argv is not None else os.sys.argv[1:])
     text = report(results, command, started, (time.monotonic() - began) / 60, (load_start, load_average()), args.shared)
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)
+    cli.publish(text, args.out)
 
 
 if __name__ == "__main__":

@@ -140,10 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         spark.stop()
     text = render(command, started, (load_at_start, machine.load_average()), args.rows, args.warmup, args.runs,
                   times)
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)  # noqa: T201 - the results are the output
+    cli.publish(text, args.out)
     shutil.rmtree(args.work, ignore_errors=True)
 
 
