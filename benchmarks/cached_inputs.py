@@ -36,8 +36,6 @@ from benchmarks.memory import PeakMemory
 from benchmarks.timing import Case, interleave
 from benchmarks.workload import PARTITION, SEED, base_table
 
-logger = logging.getLogger(__name__)
-
 PARTITIONS = 2
 
 
